@@ -1,0 +1,136 @@
+//! Command-line definitions and dispatch. Exit codes: 0 success, 1 an illegal move in `replay`,
+//! 2 bad input (unknown game, malformed FEN or move, bad flag).
+
+mod bench;
+mod rules;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "arbiter",
+    version,
+    about = "Referee and tournament harness for laser-chess and variant engines",
+    long_about = "arbiter referees games between engines with an exact built-in rules engine.\n\n\
+Games: leiserchess (2018, 8x8), leiserchess2012 (10x10).\n\
+Run `arbiter games` to list them with their start positions.",
+    after_help = "Examples:\n  \
+arbiter perft leiserchess 4\n  \
+arbiter replay leiserchess g4g5 e6e7 g5g4\n  \
+arbiter show leiserchess2012 --fen 'ss9/10/10/10/10/10/10/10/10/9NN W'\n  \
+arbiter bench --full"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaves of the move tree, one line `perft <depth> <nodes>` per depth on stdout.
+    ///
+    /// Counts follow RULINGS.md: for the Leiserchess games Ko is not applied and a move that zaps a
+    /// King is a leaf. Timing goes to stderr so the output can be compared byte for byte.
+    Perft {
+        /// Game id (see `arbiter games`).
+        game: String,
+        /// Count to this depth, printing every depth from 1.
+        depth: u32,
+        /// Start from this position instead of the start position (or a setup name).
+        #[arg(long)]
+        fen: Option<String>,
+        /// Instead, print the count below each move at DEPTH (`<move> <nodes>`), then the total.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Replay moves through the referee: one line per ply, then the final FEN and result.
+    ///
+    /// Output: `ply <n> <move>` (with `removed <piece>@<square>` when a piece is zapped or
+    /// captured), then `fen <FEN>`, then `result <1-0|0-1|1/2-1/2|*> <termination>`.
+    /// An illegal move stops the replay with its ply number and exit code 1.
+    /// Move numbers such as `12.` are skipped, so a recorded game can be pasted as is.
+    Replay {
+        game: String,
+        #[arg(long)]
+        fen: Option<String>,
+        /// Moves in the game's notation, as separate arguments or in one quoted string.
+        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        moves: Vec<String>,
+    },
+    /// Draw the board as text, after optional moves.
+    Show {
+        game: String,
+        #[arg(long)]
+        fen: Option<String>,
+        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        moves: Vec<String>,
+    },
+    /// List the games arbiter referees, with their start positions.
+    Games,
+    /// Measure move-generation speed (perft leaves per second) for every game.
+    Bench {
+        /// Deeper, slower runs (the figures quoted in the README).
+        #[arg(long)]
+        full: bool,
+        /// Only this game.
+        #[arg(long)]
+        game: Option<String>,
+        /// Also write the table as CSV to this file.
+        #[arg(long)]
+        csv: Option<std::path::PathBuf>,
+    },
+}
+
+/// A failure to report at the edge, with the exit code it deserves.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn bad_input(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    pub fn illegal(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Perft {
+            game,
+            depth,
+            fen,
+            divide,
+        } => rules::perft(&game, depth, fen.as_deref(), divide),
+        Command::Replay { game, fen, moves } => rules::replay(&game, fen.as_deref(), &moves),
+        Command::Show { game, fen, moves } => rules::show(&game, fen.as_deref(), &moves),
+        Command::Games => rules::list_games(),
+        Command::Bench { full, game, csv } => bench::run(full, game.as_deref(), csv.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The list of games arbiter knows, and a notation-level interface to a game in progress that the
+//! referee and the CLI use without knowing which game it is.
+
+use super::{perft_divide, Color, FenError, Game, MoveError, Position, Removals, Status};
+use crate::games;
+
+/// What one ply did, in the game's own notation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlyReport {
+    /// The move as the game writes it (without a zap suffix).
+    pub mv: String,
+    pub removed: Removals,
+}
+
+/// Why a move text could not be played.
+pub type PlayError = MoveError;
+
+/// A game in progress, driven by move texts. Implemented for every [`Game`].
+pub trait AnyGame: Send {
+    fn id(&self) -> &'static str;
+    fn fen(&self) -> String;
+    fn start_fen(&self) -> String;
+    fn turn(&self) -> Color;
+    fn ply_count(&self) -> usize;
+    fn status(&self) -> Status;
+    /// Ends the game for a reason outside the rules (time forfeit, crash, adjudication, move cap).
+    fn set_status(&mut self, status: Status);
+    /// The legal moves in notation, history rules included.
+    fn legal_moves(&self) -> Vec<String>;
+    fn play(&mut self, text: &str) -> Result<PlyReport, PlayError>;
+    /// The moves played so far, in notation.
+    fn moves(&self) -> Vec<String>;
+    fn render(&self) -> String;
+    fn boxed_clone(&self) -> Box<dyn AnyGame>;
+}
+
+impl<P: Position> AnyGame for Game<P> {
+    fn id(&self) -> &'static str {
+        P::ID
+    }
+
+    fn fen(&self) -> String {
+        self.position().fen()
+    }
+
+    fn start_fen(&self) -> String {
+        self.history().start().fen()
+    }
+
+    fn turn(&self) -> Color {
+        self.position().turn()
+    }
+
+    fn ply_count(&self) -> usize {
+        self.history().ply_count()
+    }
+
+    fn status(&self) -> Status {
+        Game::status(self)
+    }
+
+    fn set_status(&mut self, status: Status) {
+        Game::set_status(self, status)
+    }
+
+    fn legal_moves(&self) -> Vec<String> {
+        let pos = self.position();
+        Game::legal_moves(self)
+            .into_iter()
+            .map(|m| pos.move_text(m))
+            .collect()
+    }
+
+    fn play(&mut self, text: &str) -> Result<PlyReport, PlayError> {
+        let (_, mv, removed) = self.play_text(text)?;
+        Ok(PlyReport { mv, removed })
+    }
+
+    fn moves(&self) -> Vec<String> {
+        let mut pos = self.history().start().clone();
+        self.history()
+            .plies()
+            .iter()
+            .map(|ply| {
+                let text = pos.move_text(ply.mv);
+                pos.play(ply.mv);
+                text
+            })
+            .collect()
+    }
+
+    fn render(&self) -> String {
+        self.position().render()
+    }
+
+    fn boxed_clone(&self) -> Box<dyn AnyGame> {
+        Box::new(self.clone())
+    }
+}
+
+/// Leaf counts below each move, with the move's text.
+pub type Divide = Vec<(String, u64)>;
+
+/// A registered game: its id and the entry points the CLI and referee need.
+pub struct GameEntry {
+    pub id: &'static str,
+    pub description: &'static str,
+    pub start_fen: &'static str,
+    pub setups: &'static [(&'static str, &'static str)],
+    new_game: fn(&str) -> Result<Box<dyn AnyGame>, FenError>,
+    perft: fn(&str, u32) -> Result<u64, FenError>,
+    divide: fn(&str, u32) -> Result<Divide, FenError>,
+}
+
+impl GameEntry {
+    /// The registration of one [`Position`] type.
+    pub const fn of<P: Position>() -> GameEntry {
+        GameEntry {
+            id: P::ID,
+            description: P::DESCRIPTION,
+            start_fen: P::START_FEN,
+            setups: P::SETUPS,
+            new_game: new_game::<P>,
+            perft: perft_of::<P>,
+            divide: divide_of::<P>,
+        }
+    }
+
+    /// Resolves `--fen`: absent means the start position; a setup name selects that setup.
+    pub fn resolve_fen<'a>(&self, fen: Option<&'a str>) -> &'a str
+    where
+        'static: 'a,
+    {
+        match fen {
+            None => self.start_fen,
+            Some(f) => self
+                .setups
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(f.trim()))
+                .map(|(_, setup)| *setup)
+                .unwrap_or(f),
+        }
+    }
+
+    /// A new game from a FEN or setup name (`None`: the start position).
+    pub fn new_game(&self, fen: Option<&str>) -> Result<Box<dyn AnyGame>, FenError> {
+        (self.new_game)(self.resolve_fen(fen))
+    }
+
+    /// Leaf count at exactly `depth`.
+    pub fn perft_at(&self, fen: Option<&str>, depth: u32) -> Result<u64, FenError> {
+        (self.perft)(self.resolve_fen(fen), depth)
+    }
+
+    /// Leaf counts below each move at `depth`.
+    pub fn divide(&self, fen: Option<&str>, depth: u32) -> Result<Divide, FenError> {
+        (self.divide)(self.resolve_fen(fen), depth)
+    }
+}
+
+fn new_game<P: Position>(fen: &str) -> Result<Box<dyn AnyGame>, FenError> {
+    Ok(Box::new(Game::new(P::from_fen(fen)?)))
+}
+
+fn perft_of<P: Position>(fen: &str, depth: u32) -> Result<u64, FenError> {
+    Ok(P::from_fen(fen)?.perft(depth))
+}
+
+fn divide_of<P: Position>(fen: &str, depth: u32) -> Result<Divide, FenError> {
+    Ok(perft_divide(&P::from_fen(fen)?, depth))
+}
+
+/// Every game arbiter referees. Adding a game: one module in `games/` and one line here.
+pub static GAMES: &[GameEntry] = &[
+    GameEntry::of::<games::leiserchess::Leiserchess>(),
+    GameEntry::of::<games::leiserchess2012::Leiserchess2012>(),
+];
+
+/// Looks a game up by id (case-insensitive).
+pub fn find_game(id: &str) -> Option<&'static GameEntry> {
+    GAMES.iter().find(|g| g.id.eq_ignore_ascii_case(id))
+}
+
+/// The ids of all games, for error messages and help.
+pub fn game_ids() -> Vec<&'static str> {
+    GAMES.iter().map(|g| g.id).collect()
+}

@@ -1,0 +1,269 @@
+//! Leiserchess 2018 (MIT 6.172), 8x8: `../shared/rules/leiserchess-2018.txt` as RULINGS.md rules it.
+//!
+//! Every piece rotates, steps to an adjacent empty square, or swaps with an adjacent enemy piece and
+//! then makes one extra basic move. After the move the mover's King fires; a zapped King loses.
+
+use super::laser_board::{is_piece, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS};
+use crate::game::{
+    Color, FenError, History, MoveError, Outcome, Position, Removals, Status, Termination,
+};
+
+/// A Leiserchess 2018 position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leiserchess {
+    board: LaserBoard,
+}
+
+const NOTATION: &str = "g4L, h3g4, d5e4f5 or e4d5R";
+
+/// Plies without a Pawn zapped before the game is drawn (50 moves by each side).
+pub const MOVE_RULE_PLIES: u32 = 100;
+
+impl Leiserchess {
+    pub fn board(&self) -> &LaserBoard {
+        &self.board
+    }
+
+    /// Calls `f` with every move perft counts, Ko not applied.
+    #[inline]
+    fn for_each_move(&self, mut f: impl FnMut(LaserMove)) {
+        if self.board.board_status().is_over() {
+            return;
+        }
+        let cells = &self.board.cells;
+        let us = self.board.turn;
+        for from in self.board.squares() {
+            let cell = cells[from];
+            if !is_piece(cell) || super::laser_board::color_of(cell) != us {
+                continue;
+            }
+            for t in 1..=3 {
+                f(LaserMove::rotate(from, t));
+            }
+            for d in NEIGHBOURS {
+                let n = (from as isize + d) as usize;
+                let target = cells[n];
+                if target == EMPTY {
+                    f(LaserMove::step(from, n));
+                } else if is_piece(target) && super::laser_board::color_of(target) != us {
+                    for t in 1..=3 {
+                        f(LaserMove::swap_rotate(from, n, t));
+                    }
+                    // `from` now holds the enemy piece, so it is never empty here.
+                    for d2 in NEIGHBOURS {
+                        let to = (n as isize + d2) as usize;
+                        if cells[to] == EMPTY {
+                            f(LaserMove::swap_step(from, n, to));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The number of moves `for_each_move` would produce, without producing them.
+    fn count_moves(&self) -> u64 {
+        if self.board.board_status().is_over() {
+            return 0;
+        }
+        let cells = &self.board.cells;
+        let us = self.board.turn;
+        let mut count = 0u64;
+        for from in self.board.squares() {
+            let cell = cells[from];
+            if !is_piece(cell) || super::laser_board::color_of(cell) != us {
+                continue;
+            }
+            count += 3;
+            for d in NEIGHBOURS {
+                let n = (from as isize + d) as usize;
+                let target = cells[n];
+                if target == EMPTY {
+                    count += 1;
+                } else if is_piece(target) && super::laser_board::color_of(target) != us {
+                    count += 3;
+                    for d2 in NEIGHBOURS {
+                        count += (cells[(n as isize + d2) as usize] == EMPTY) as u64;
+                    }
+                }
+            }
+        }
+        count
+    }
+
+    /// Applies a move and fires the mover's laser; returns the zapped square and piece.
+    #[inline]
+    fn make(&mut self, mv: LaserMove) -> Option<(usize, u8)> {
+        let b = &mut self.board;
+        let (from, second, third) = (mv.from as usize, mv.second as usize, mv.third as usize);
+        if second == 0 {
+            b.cells[from] = rotated(b.cells[from], mv.turn);
+        } else if b.cells[second] == EMPTY {
+            b.cells[second] = b.cells[from];
+            b.cells[from] = EMPTY;
+            b.track_kings(from, second);
+        } else {
+            b.cells.swap(from, second);
+            b.track_kings(from, second);
+            if third != 0 {
+                b.cells[third] = b.cells[second];
+                b.cells[second] = EMPTY;
+                b.track_kings(second, third);
+            } else {
+                b.cells[second] = rotated(b.cells[second], mv.turn);
+            }
+        }
+        let mover = b.turn;
+        b.turn = mover.other();
+        b.fire(mover)
+    }
+
+    fn perft_bulk(&self, depth: u32) -> u64 {
+        if depth <= 1 {
+            return if depth == 0 { 1 } else { self.count_moves() };
+        }
+        let mut total = 0;
+        self.for_each_move(|mv| {
+            let mut child = self.clone();
+            child.make(mv);
+            total += if child.board.board_status().is_over() {
+                1
+            } else {
+                child.perft_bulk(depth - 1)
+            };
+        });
+        total
+    }
+}
+
+impl Position for Leiserchess {
+    type Move = LaserMove;
+
+    const ID: &'static str = "leiserchess";
+    const DESCRIPTION: &'static str =
+        "Leiserchess 2018 (MIT 6.172), 8x8, Kings and Pawns, swaps, Ko";
+    const START_FEN: &'static str = "ss7/3nwse3/2nwse4/1nwse3NW1/1se3NWSE1/4NWSE2/3NWSE3/7NN W";
+    const TERMINAL_IS_LEAF: bool = true;
+    const ZAP_SUFFIX: bool = true;
+
+    fn from_fen(fen: &str) -> Result<Self, FenError> {
+        Ok(Leiserchess {
+            board: LaserBoard::parse_fen(Self::ID, 8, fen)?,
+        })
+    }
+
+    fn fen(&self) -> String {
+        self.board.fen()
+    }
+
+    fn turn(&self) -> Color {
+        self.board.turn
+    }
+
+    fn generate(&self, out: &mut Vec<LaserMove>) {
+        self.for_each_move(|mv| out.push(mv));
+    }
+
+    fn play(&mut self, mv: LaserMove) -> Removals {
+        LaserBoard::removals(self.make(mv))
+    }
+
+    fn parse_move(&self, text: &str) -> Result<LaserMove, MoveError> {
+        let mv = self.board.parse_move_shape(Self::ID, NOTATION, text)?;
+        let mut found = false;
+        self.for_each_move(|m| found |= m == mv);
+        if found {
+            Ok(mv)
+        } else {
+            Err(MoveError::illegal(text, explain_illegal(&self.board, mv)))
+        }
+    }
+
+    fn move_text(&self, mv: LaserMove) -> String {
+        LaserBoard::move_text(mv)
+    }
+
+    fn key(&self) -> u64 {
+        self.board.key()
+    }
+
+    fn perft(&self, depth: u32) -> u64 {
+        self.perft_bulk(depth)
+    }
+
+    fn board_status(&self) -> Status {
+        self.board.board_status()
+    }
+
+    fn forbidden_by_history(
+        history: &History<Self>,
+        _mv: LaserMove,
+        after: &Self,
+        _removed: &Removals,
+    ) -> Option<&'static str> {
+        // Ko: the position after the move may not be the one before the opponent's last move.
+        (history.key_back(1) == Some(after.key()))
+            .then_some("Ko: the move undoes the opponent's last move")
+    }
+
+    fn judge(history: &History<Self>) -> Status {
+        judge_laser_game(history, MOVE_RULE_PLIES)
+    }
+
+    fn render(&self) -> String {
+        self.board.render("Tangerine (W)", "Lavender (B)")
+    }
+}
+
+/// Board result first, then the automatic draws shared by both Leiserchess versions.
+pub(super) fn judge_laser_game<P: Position>(history: &History<P>, move_rule_plies: u32) -> Status {
+    let status = history.current().board_status();
+    if status.is_over() {
+        status
+    } else if history.occurrences_of_current() >= 3 {
+        Status::Over(Outcome::Draw, Termination::Repetition)
+    } else if history.quiet_plies() >= move_rule_plies {
+        Status::Over(Outcome::Draw, Termination::MoveRule)
+    } else {
+        Status::Ongoing
+    }
+}
+
+/// Says why a well-formed move is not a move here, in terms a user can act on.
+pub(super) fn explain_illegal(board: &LaserBoard, mv: LaserMove) -> &'static str {
+    let cell = board.cells[mv.from as usize];
+    if !is_piece(cell) {
+        "no piece on the first square"
+    } else if super::laser_board::color_of(cell) != board.turn {
+        "the piece on the first square belongs to the opponent"
+    } else if board.board_status().is_over() {
+        "the game is already over"
+    } else {
+        "the piece cannot move that way"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::perft;
+
+    #[test]
+    fn start_position_round_trips() {
+        let p = Leiserchess::from_fen(Leiserchess::START_FEN).unwrap();
+        assert_eq!(p.fen(), Leiserchess::START_FEN);
+    }
+
+    #[test]
+    fn bulk_perft_agrees_with_plain_perft() {
+        let p = Leiserchess::from_fen(Leiserchess::START_FEN).unwrap();
+        for d in 1..=3 {
+            assert_eq!(
+                p.perft(d),
+                crate::game::perft::generic_perft(&p, d),
+                "depth {d}"
+            );
+        }
+        assert_eq!(perft(&p, 2), vec![61, 3757]);
+    }
+}

@@ -1,0 +1,201 @@
+//! Leiserchess 2012, 10x10: `../shared/rules/leiserchess-2012.txt` as RULINGS.md rules it.
+//!
+//! A piece rotates or steps to any adjacent square, swapping with whatever stands there (own or
+//! enemy). The King may make a null move (`j0j0`) that only fires the laser. Moves may carry an
+//! `x<square>` suffix naming the zapped piece.
+
+use super::laser_board::{color_of, is_piece, rotated, LaserBoard, LaserMove, NEIGHBOURS, OFF};
+use super::leiserchess::{explain_illegal, judge_laser_game};
+use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
+
+/// A Leiserchess 2012 position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leiserchess2012 {
+    board: LaserBoard,
+}
+
+const NOTATION: &str = "g1R (rotation), j4i5 (step or swap), j0j0 (null move)";
+
+/// Plies without any zap before the game is drawn (100 moves by each side).
+pub const MOVE_RULE_PLIES: u32 = 200;
+
+impl Leiserchess2012 {
+    pub fn board(&self) -> &LaserBoard {
+        &self.board
+    }
+
+    #[inline]
+    fn for_each_move(&self, mut f: impl FnMut(LaserMove)) {
+        if self.board.board_status().is_over() {
+            return;
+        }
+        let cells = &self.board.cells;
+        let us = self.board.turn;
+        let king = self.board.kings[us.index()] as usize;
+        f(LaserMove::step(king, king));
+        for from in self.board.squares() {
+            let cell = cells[from];
+            if !is_piece(cell) || color_of(cell) != us {
+                continue;
+            }
+            for t in 1..=3 {
+                f(LaserMove::rotate(from, t));
+            }
+            for d in NEIGHBOURS {
+                let to = (from as isize + d) as usize;
+                if cells[to] != OFF {
+                    f(LaserMove::step(from, to));
+                }
+            }
+        }
+    }
+
+    fn count_moves(&self) -> u64 {
+        if self.board.board_status().is_over() {
+            return 0;
+        }
+        let cells = &self.board.cells;
+        let us = self.board.turn;
+        let mut count = 1; // the null move
+        for from in self.board.squares() {
+            let cell = cells[from];
+            if is_piece(cell) && color_of(cell) == us {
+                count += 3;
+                for d in NEIGHBOURS {
+                    count += (cells[(from as isize + d) as usize] != OFF) as u64;
+                }
+            }
+        }
+        count
+    }
+
+    #[inline]
+    fn make(&mut self, mv: LaserMove) -> Option<(usize, u8)> {
+        let b = &mut self.board;
+        let (from, to) = (mv.from as usize, mv.second as usize);
+        if to == 0 {
+            b.cells[from] = rotated(b.cells[from], mv.turn);
+        } else if to != from {
+            b.cells.swap(from, to);
+            b.track_kings(from, to);
+        }
+        let mover = b.turn;
+        b.turn = mover.other();
+        b.fire(mover)
+    }
+
+    fn perft_bulk(&self, depth: u32) -> u64 {
+        if depth <= 1 {
+            return if depth == 0 { 1 } else { self.count_moves() };
+        }
+        let mut total = 0;
+        self.for_each_move(|mv| {
+            let mut child = self.clone();
+            child.make(mv);
+            total += if child.board.board_status().is_over() {
+                1
+            } else {
+                child.perft_bulk(depth - 1)
+            };
+        });
+        total
+    }
+}
+
+impl Position for Leiserchess2012 {
+    type Move = LaserMove;
+
+    const ID: &'static str = "leiserchess2012";
+    const DESCRIPTION: &'static str =
+        "Leiserchess 2012, 10x10, swaps with any adjacent piece, null move, Ko";
+    const START_FEN: &'static str =
+        "ss3nw5/3nw6/2nw7/1nw8/nw3nwne4/4SWSE3SE/8SE1/7SE2/6SE3/5SE3NN W";
+    const TERMINAL_IS_LEAF: bool = true;
+    const ZAP_SUFFIX: bool = true;
+
+    fn from_fen(fen: &str) -> Result<Self, FenError> {
+        Ok(Leiserchess2012 {
+            board: LaserBoard::parse_fen(Self::ID, 10, fen)?,
+        })
+    }
+
+    fn fen(&self) -> String {
+        self.board.fen()
+    }
+
+    fn turn(&self) -> Color {
+        self.board.turn
+    }
+
+    fn generate(&self, out: &mut Vec<LaserMove>) {
+        self.for_each_move(|mv| out.push(mv));
+    }
+
+    fn play(&mut self, mv: LaserMove) -> Removals {
+        LaserBoard::removals(self.make(mv))
+    }
+
+    fn parse_move(&self, text: &str) -> Result<LaserMove, MoveError> {
+        let shape = self.board.parse_move_shape(Self::ID, NOTATION, text)?;
+        if shape.third != 0 || (shape.second != 0 && shape.turn != 0) {
+            return Err(MoveError::malformed(
+                text,
+                format!("a leiserchess2012 move is one of {NOTATION}"),
+            ));
+        }
+        let mut found = false;
+        self.for_each_move(|m| found |= m == shape);
+        if found {
+            Ok(shape)
+        } else {
+            Err(MoveError::illegal(
+                text,
+                explain_illegal(&self.board, shape),
+            ))
+        }
+    }
+
+    fn move_text(&self, mv: LaserMove) -> String {
+        LaserBoard::move_text(mv)
+    }
+
+    fn key(&self) -> u64 {
+        self.board.key()
+    }
+
+    fn perft(&self, depth: u32) -> u64 {
+        self.perft_bulk(depth)
+    }
+
+    fn board_status(&self) -> Status {
+        self.board.board_status()
+    }
+
+    fn forbidden_by_history(
+        history: &History<Self>,
+        mv: LaserMove,
+        after: &Self,
+        removed: &Removals,
+    ) -> Option<&'static str> {
+        if !removed.is_empty() {
+            return None;
+        }
+        if mv.second == mv.from {
+            Some("a null move must zap a piece")
+        } else if after.board.cells == history.current().board.cells {
+            Some("Ko: the move zaps nothing and leaves the position unchanged")
+        } else if history.key_back(1) == Some(after.key()) {
+            Some("Ko: the move zaps nothing and undoes the opponent's last move")
+        } else {
+            None
+        }
+    }
+
+    fn judge(history: &History<Self>) -> Status {
+        judge_laser_game(history, MOVE_RULE_PLIES)
+    }
+
+    fn render(&self) -> String {
+        self.board.render("Tangerine (W)", "Lavender (B)")
+    }
+}

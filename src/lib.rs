@@ -1,0 +1,8 @@
+//! arbiter: a referee and tournament harness for laser-chess and variant engines.
+//!
+//! The library holds the reference rules ([`game`], [`games`]); the `arbiter` binary is a thin
+//! command-line layer over it.
+
+pub mod game;
+pub mod games;
+mod zobrist;

@@ -1,0 +1,82 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use arbiter::game::{Game, Position, Status};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// `../shared/rules/<name>`: the rule texts live beside the repository, as in CI.
+pub fn rule_text(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/rules")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The moves of a recorded game: every line that is a move number `N.` followed by moves.
+pub fn recorded_moves(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let mut tokens = line.split_whitespace();
+            let first = tokens.next()?;
+            let number = first.strip_suffix('.')?;
+            number.parse::<u32>().ok()?;
+            let moves: Vec<String> = tokens.map(str::to_string).collect();
+            let move_like = |m: &String| {
+                let b = m.as_bytes();
+                b.len() >= 3 && b[0].is_ascii_lowercase() && b[1].is_ascii_digit()
+            };
+            (!moves.is_empty() && moves.iter().all(move_like)).then_some(moves)
+        })
+        .flatten()
+        .collect()
+}
+
+/// Runs the `arbiter` binary.
+pub fn arbiter(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .output()
+        .expect("arbiter binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Plays a pseudo-random game guided by `choices`, checking at every ply that FEN writes and
+/// parses back to the same position and key, and that every move prints and parses to itself.
+pub fn check_playout<P: Position>(start: &str, choices: &[usize]) {
+    let mut game = Game::new(P::from_fen(start).expect("start FEN parses"));
+    for &choice in choices {
+        let pos = game.position().clone();
+        let fen = pos.fen();
+        let reparsed = P::from_fen(&fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+        assert_eq!(reparsed.fen(), fen);
+        assert_eq!(
+            reparsed.key(),
+            pos.key(),
+            "key differs after FEN round trip of {fen}"
+        );
+        let mut moves = Vec::new();
+        pos.generate(&mut moves);
+        for &mv in &moves {
+            let text = pos.move_text(mv);
+            assert_eq!(pos.parse_move(&text), Ok(mv), "{text} in {fen}");
+        }
+        let legal = game.legal_moves();
+        if legal.is_empty() || game.status() != Status::Ongoing {
+            break;
+        }
+        let mv = legal[choice % legal.len()];
+        let mut copy = pos.clone();
+        copy.play(mv);
+        game.play(mv).expect("a legal move plays");
+        assert_eq!(game.position().key(), copy.key());
+        assert_eq!(game.position().fen(), copy.fen());
+    }
+}
