@@ -11,6 +11,9 @@ fn depths(id: &str) -> (u32, u32) {
     match id {
         "leiserchess" => (4, 5),
         "leiserchess2012" => (4, 5),
+        "laserchess" => (4, 5),
+        "leaperhouse" => (4, 5),
+        "ultima" => (3, 4),
         _ => (3, 4),
     }
 }

@@ -13,12 +13,15 @@ use std::process::ExitCode;
     version,
     about = "Referee and tournament harness for laser-chess and variant engines",
     long_about = "arbiter referees games between engines with an exact built-in rules engine.\n\n\
-Games: leiserchess (2018, 8x8), leiserchess2012 (10x10).\n\
+Games: leiserchess (2018, 8x8), leiserchess2012 (10x10), laserchess (10x8),\n\
+leaperhouse (10x10 with drops), ultima (Baroque chess).\n\
 Run `arbiter games` to list them with their start positions.",
     after_help = "Examples:\n  \
 arbiter perft leiserchess 4\n  \
 arbiter replay leiserchess g4g5 e6e7 g5g4\n  \
 arbiter show leiserchess2012 --fen 'ss9/10/10/10/10/10/10/10/10/9NN W'\n  \
+arbiter perft laserchess 3 --setup curiosity\n  \
+arbiter replay leaperhouse e3e4 e8e7 P@e5\n  \
 arbiter bench --full"
 )]
 struct Cli {
@@ -38,8 +41,11 @@ enum Command {
         /// Count to this depth, printing every depth from 1.
         depth: u32,
         /// Start from this position instead of the start position (or a setup name).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "setup")]
         fen: Option<String>,
+        /// Start from a named setup (laserchess: ace, curiosity, grail, mercury, sophie).
+        #[arg(long)]
+        setup: Option<String>,
         /// Instead, print the count below each move at DEPTH (`<move> <nodes>`), then the total.
         #[arg(long)]
         divide: bool,
@@ -52,8 +58,12 @@ enum Command {
     /// Move numbers such as `12.` are skipped, so a recorded game can be pasted as is.
     Replay {
         game: String,
-        #[arg(long)]
+        /// Start from this position (or a setup name) instead of the start position.
+        #[arg(long, conflicts_with = "setup")]
         fen: Option<String>,
+        /// Start from a named setup (laserchess: ace, curiosity, grail, mercury, sophie).
+        #[arg(long)]
+        setup: Option<String>,
         /// Moves in the game's notation, as separate arguments or in one quoted string.
         #[arg(num_args = 0.., allow_hyphen_values = true)]
         moves: Vec<String>,
@@ -61,8 +71,12 @@ enum Command {
     /// Draw the board as text, after optional moves.
     Show {
         game: String,
-        #[arg(long)]
+        /// Start from this position (or a setup name) instead of the start position.
+        #[arg(long, conflicts_with = "setup")]
         fen: Option<String>,
+        /// Start from a named setup (laserchess: ace, curiosity, grail, mercury, sophie).
+        #[arg(long)]
+        setup: Option<String>,
         #[arg(num_args = 0.., allow_hyphen_values = true)]
         moves: Vec<String>,
     },
@@ -119,10 +133,24 @@ pub fn run() -> ExitCode {
             game,
             depth,
             fen,
+            setup,
             divide,
-        } => rules::perft(&game, depth, fen.as_deref(), divide),
-        Command::Replay { game, fen, moves } => rules::replay(&game, fen.as_deref(), &moves),
-        Command::Show { game, fen, moves } => rules::show(&game, fen.as_deref(), &moves),
+        } => rules::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rules::perft(entry, depth, fen.as_deref(), divide)),
+        Command::Replay {
+            game,
+            fen,
+            setup,
+            moves,
+        } => rules::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rules::replay(entry, fen.as_deref(), &moves)),
+        Command::Show {
+            game,
+            fen,
+            setup,
+            moves,
+        } => rules::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves)),
         Command::Games => rules::list_games(),
         Command::Bench { full, game, csv } => bench::run(full, game.as_deref(), csv.as_deref()),
     };

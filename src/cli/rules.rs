@@ -20,8 +20,45 @@ fn new_game(entry: &GameEntry, fen: Option<&str>) -> Result<Box<dyn AnyGame>, Fa
         .map_err(|e| Failure::bad_input(e.to_string()))
 }
 
-pub fn perft(id: &str, depth: u32, fen: Option<&str>, divide: bool) -> Result<(), Failure> {
+/// The game and starting FEN from `--fen` / `--setup` (a setup must be one the game names).
+pub fn start(
+    id: &str,
+    fen: Option<String>,
+    setup: Option<String>,
+) -> Result<(&'static GameEntry, Option<String>), Failure> {
     let entry = game_entry(id)?;
+    let Some(name) = setup else {
+        return Ok((entry, fen));
+    };
+    match entry
+        .setups
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+    {
+        Some((_, setup)) => Ok((entry, Some(setup.to_string()))),
+        None if entry.setups.is_empty() => Err(Failure::bad_input(format!(
+            "{} has no named setups; use --fen",
+            entry.id
+        ))),
+        None => Err(Failure::bad_input(format!(
+            "unknown setup '{name}' for {} (known: {})",
+            entry.id,
+            entry
+                .setups
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+pub fn perft(
+    entry: &'static GameEntry,
+    depth: u32,
+    fen: Option<&str>,
+    divide: bool,
+) -> Result<(), Failure> {
     if depth == 0 {
         return Err(Failure::bad_input("depth must be at least 1"));
     }
@@ -100,8 +137,7 @@ fn result_line(status: Status) -> String {
     }
 }
 
-pub fn replay(id: &str, fen: Option<&str>, moves: &[String]) -> Result<(), Failure> {
-    let entry = game_entry(id)?;
+pub fn replay(entry: &GameEntry, fen: Option<&str>, moves: &[String]) -> Result<(), Failure> {
     let mut game = new_game(entry, fen)?;
     let mut out = std::io::stdout().lock();
     play_all(game.as_mut(), moves, |ply, report| {
@@ -116,8 +152,7 @@ pub fn replay(id: &str, fen: Option<&str>, moves: &[String]) -> Result<(), Failu
     Ok(())
 }
 
-pub fn show(id: &str, fen: Option<&str>, moves: &[String]) -> Result<(), Failure> {
-    let entry = game_entry(id)?;
+pub fn show(entry: &GameEntry, fen: Option<&str>, moves: &[String]) -> Result<(), Failure> {
     let mut game = new_game(entry, fen)?;
     play_all(game.as_mut(), moves, |_, _| {})?;
     print!("{}", game.render());

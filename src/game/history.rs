@@ -10,6 +10,8 @@ pub struct PlyRecord<M> {
     /// Key of the position after the move.
     pub key: u64,
     pub removed: Removals,
+    /// Whether the move left the opponent in check.
+    pub check: bool,
 }
 
 /// The positions of a game so far, with the counters draw rules read.
@@ -32,11 +34,11 @@ impl<P: Position> History<P> {
         occurrences.insert(start_key, 1);
         History {
             current: start.clone(),
+            quiet_plies: start.initial_quiet_plies(),
             start,
             start_key,
             plies: Vec::new(),
             occurrences,
-            quiet_plies: 0,
         }
     }
 
@@ -78,7 +80,7 @@ impl<P: Position> History<P> {
         self.occurrences.get(&key).copied().unwrap_or(0)
     }
 
-    /// Plies since the last move that removed a piece (or since the start).
+    /// Plies since the last move that reset the move-count rule (see `Position::resets_move_rule`).
     pub fn quiet_plies(&self) -> u32 {
         self.quiet_plies
     }
@@ -86,12 +88,18 @@ impl<P: Position> History<P> {
     fn push(&mut self, mv: P::Move, after: P, removed: Removals) {
         let key = after.key();
         *self.occurrences.entry(key).or_insert(0) += 1;
-        self.quiet_plies = if removed.is_empty() {
-            self.quiet_plies + 1
-        } else {
+        self.quiet_plies = if P::resets_move_rule(mv, &removed) {
             0
+        } else {
+            self.quiet_plies + 1
         };
-        self.plies.push(PlyRecord { mv, key, removed });
+        let check = after.in_check();
+        self.plies.push(PlyRecord {
+            mv,
+            key,
+            removed,
+            check,
+        });
         self.current = after;
     }
 }

@@ -329,6 +329,22 @@ pub trait Position: Clone + Send + Sync + 'static {
         perft::generic_perft(self, depth)
     }
 
+    /// Whether the side to move is in check (games without check say no). Recorded for every ply
+    /// so that repetition rulings can tell a perpetual check.
+    fn in_check(&self) -> bool {
+        false
+    }
+
+    /// Whether a move restarts the count of the move-count draw rule (by default: it removed a piece).
+    fn resets_move_rule(_mv: Self::Move, removed: &Removals) -> bool {
+        !removed.is_empty()
+    }
+
+    /// Plies already counted toward the move-count rule in this position (a FEN's halfmove clock).
+    fn initial_quiet_plies(&self) -> u32 {
+        0
+    }
+
     /// The result decided by the board alone (king zapped, mate...), before history is considered.
     fn board_status(&self) -> Status;
 

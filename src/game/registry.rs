@@ -174,6 +174,9 @@ fn divide_of<P: Position>(fen: &str, depth: u32) -> Result<Divide, FenError> {
 pub static GAMES: &[GameEntry] = &[
     GameEntry::of::<games::leiserchess::Leiserchess>(),
     GameEntry::of::<games::leiserchess2012::Leiserchess2012>(),
+    GameEntry::of::<games::laserchess::LaserChess>(),
+    GameEntry::of::<games::leaperhouse::Leaperhouse>(),
+    GameEntry::of::<games::ultima::Ultima>(),
 ];
 
 /// Looks a game up by id (case-insensitive).

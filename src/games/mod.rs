@@ -1,5 +1,8 @@
 //! The rules of each game, one module per game.
 
 mod laser_board;
+pub mod laserchess;
+pub mod leaperhouse;
 pub mod leiserchess;
 pub mod leiserchess2012;
+pub mod ultima;
