@@ -132,6 +132,15 @@ fn may_enter(c: Color, s: usize) -> bool {
     }
 }
 
+/// How a beam ends: destroying the piece on a square, stopped by a shield or a Laser, or leaving
+/// the board travelling in a direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BeamEnd {
+    Destroyed(usize),
+    Blocked(usize),
+    Left(usize),
+}
+
 /// A Laser Chess action. `turn` is 1 (clockwise, `+`) or 3 (counter-clockwise, `-`) for a
 /// rotation or aim; `swap` marks a Switch exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -253,8 +262,23 @@ impl LaserChess {
 
     /// Fires `shooter`'s Laser; removes and returns what it destroys.
     fn fire(&mut self, shooter: Color) -> Option<(usize, u8)> {
-        let mut s = self.lasers[shooter.index()] as i32;
-        let mut dir = orientation(self.cells[s as usize]) as usize;
+        let laser = self.lasers[shooter.index()] as usize;
+        match self.trace(laser, orientation(self.cells[laser]) as usize) {
+            BeamEnd::Destroyed(s) => {
+                let cell = self.cells[s];
+                self.cells[s] = EMPTY;
+                if cell & KIND == KING {
+                    self.kings[color_of(cell).index()] = 0;
+                }
+                Some((s, cell))
+            }
+            BeamEnd::Blocked(_) | BeamEnd::Left(_) => None,
+        }
+    }
+
+    /// Follows a beam leaving `start` in direction `dir` until something ends it.
+    fn trace(&self, start: usize, mut dir: usize) -> BeamEnd {
+        let mut s = start as i32;
         // The beam's path is reversible and begins at the Laser, which stops any beam that comes
         // back to it, so it cannot loop; the bound only guards against a corrupt board.
         for _ in 0..4 * CELLS {
@@ -264,7 +288,7 @@ impl LaserChess {
                 continue;
             }
             if cell == OFF {
-                return None;
+                return BeamEnd::Left(dir);
             }
             let o = orientation(cell) as usize;
             let next = match cell & KIND {
@@ -272,28 +296,17 @@ impl LaserChess {
                 KING => KILL,
                 DEFLECTOR => DEFLECT[o][dir],
                 SWITCH => SWITCH_REFLECT[o & 1][dir],
-                _ => {
-                    // Defender: the shield faces `o`; a beam travelling the opposite way hits it.
-                    if dir == (o + 2) % 4 {
-                        STOP
-                    } else {
-                        KILL
-                    }
-                }
+                // Defender: the shield faces `o`; a beam travelling the opposite way meets it.
+                _ if dir == (o + 2) % 4 => STOP,
+                _ => KILL,
             };
             match next {
-                STOP => return None,
-                KILL => {
-                    self.cells[s as usize] = EMPTY;
-                    if cell & KIND == KING {
-                        self.kings[color_of(cell).index()] = 0;
-                    }
-                    return Some((s as usize, cell));
-                }
+                STOP => return BeamEnd::Blocked(s as usize),
+                KILL => return BeamEnd::Destroyed(s as usize),
                 d => dir = d as usize,
             }
         }
-        None
+        BeamEnd::Blocked(s as usize)
     }
 
     fn make(&mut self, mv: LaserChessMove) -> Option<(usize, u8)> {
@@ -733,14 +746,69 @@ fn side(c: Color) -> &'static str {
 mod tests {
     use super::*;
 
+    /// What a beam travelling each way (N, E, S, W) does at a piece, in the ruling's words:
+    /// a direction letter for a turn, `x` destroyed, `|` stopped.
+    fn expected(kind: u8, o: u8) -> [char; 4] {
+        let table: &[(u8, u8, &str)] = &[
+            // Deflector 0: N->W, E->S, S/W kill; 90: E->N, S->W, N/W kill;
+            // 180: S->E, W->N, N/E kill; 270: N->E, W->S, S/E kill.
+            (DEFLECTOR, 0, "WSxx"),
+            (DEFLECTOR, 1, "xNWx"),
+            (DEFLECTOR, 2, "xxEN"),
+            (DEFLECTOR, 3, "ExxS"),
+            // Switch 0 (=180): N->W, E->S, S->E, W->N; 90 (=270): N->E, E->N, S->W, W->S.
+            (SWITCH, 0, "WSEN"),
+            (SWITCH, 1, "ENWS"),
+            (SWITCH, 2, "WSEN"),
+            (SWITCH, 3, "ENWS"),
+            // Defender: the shield faces N/E/S/W; a beam arriving at the shield stops.
+            (DEFENDER, 0, "xx|x"),
+            (DEFENDER, 1, "xxx|"),
+            (DEFENDER, 2, "|xxx"),
+            (DEFENDER, 3, "x|xx"),
+            (KING, 0, "xxxx"),
+            (LASER, 0, "||||"),
+        ];
+        let row = table
+            .iter()
+            .find(|(k, orient, _)| *k == kind && *orient == o)
+            .map(|(_, _, r)| *r)
+            .unwrap_or_else(|| panic!("no expectation for kind {kind} orientation {o}"));
+        let c: Vec<char> = row.chars().collect();
+        [c[0], c[1], c[2], c[3]]
+    }
+
     #[test]
-    fn deflector_table_matches_the_ruling() {
-        // 90: E->N, S->W, N/W kill; 180: S->E, W->N; 270: N->E, W->S.
-        assert_eq!(DEFLECT[1], [KILL, 0, 3, KILL]);
-        assert_eq!(DEFLECT[2][2], 1);
-        assert_eq!(DEFLECT[2][3], 0);
-        assert_eq!(DEFLECT[3][0], 1);
-        assert_eq!(DEFLECT[3][3], 2);
+    fn every_face_of_every_piece_meets_the_beam_as_ruled() {
+        let target = sq(4, 3);
+        let cases = [
+            (DEFLECTOR, 0..4),
+            (SWITCH, 0..4),
+            (DEFENDER, 0..4),
+            (KING, 0..1),
+            (LASER, 0..1),
+        ];
+        for (kind, orientations) in cases {
+            for o in orientations {
+                for (dir, &want) in expected(kind, o).iter().enumerate() {
+                    let mut board = LaserChess::from_fen(LaserChess::START_FEN).unwrap();
+                    for f in 0..FILES {
+                        for r in 0..RANKS {
+                            board.cells[sq(f, r)] = EMPTY;
+                        }
+                    }
+                    board.cells[target] = with_orientation(RED | kind, o);
+                    let start = (target as i32 - 3 * DIR[dir]) as usize;
+                    let got = match board.trace(start, dir) {
+                        BeamEnd::Destroyed(s) if s == target => 'x',
+                        BeamEnd::Blocked(s) if s == target => '|',
+                        BeamEnd::Left(d) => ['N', 'E', 'S', 'W'][d],
+                        other => panic!("unexpected {other:?}"),
+                    };
+                    assert_eq!(got, want, "kind {kind} orientation {o} beam {dir}");
+                }
+            }
+        }
     }
 
     #[test]
