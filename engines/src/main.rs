@@ -1,11 +1,71 @@
-//! `arbiter-engine`: the engines bundled with arbiter. The UCI engine arrives with the engines issue;
-//! until then this binary only names itself, so the workspace layout is in place.
+//! `arbiter-engine`: the engines bundled with arbiter, for all five games, over UCI.
+//!
+//! ```text
+//! arbiter-engine                      standard UCI (options UCI_Variant, Style, Seed)
+//! arbiter-engine --dialect leiserchess   speak like the MIT 6.172 Leiserchess player
+//! arbiter-engine --fault crash --fault-after 3   misbehave, for testing referees
+//! ```
+
+mod fault;
+mod mit;
+mod search;
+mod session;
+mod uci;
+
+use fault::Fault;
+use std::io::BufRead;
+use std::sync::mpsc;
+
+const USAGE: &str =
+    "usage: arbiter-engine [--dialect uci|leiserchess] [--fault KIND [--fault-after N]]";
 
 fn main() {
-    let games: Vec<&str> = arbiter::game::game_ids();
-    eprintln!(
-        "arbiter-engine: no engine yet; the rules library knows {}",
-        games.join(", ")
-    );
-    std::process::exit(2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut dialect = "uci".to_string();
+    let mut fault_kind = "none".to_string();
+    let mut fault_after = 0u64;
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).cloned();
+        match (args[i].as_str(), value) {
+            ("--dialect", Some(v)) => dialect = v,
+            ("--fault", Some(v)) => fault_kind = v,
+            ("--fault-after", Some(v)) => fault_after = v.parse().unwrap_or(0),
+            ("--help" | "-h", _) => {
+                println!("{USAGE}\nfaults: {}", Fault::KINDS);
+                return;
+            }
+            (other, _) => {
+                eprintln!("arbiter-engine: unexpected argument '{other}'\n{USAGE}");
+                std::process::exit(2);
+            }
+        }
+        i += 2;
+    }
+    let Some(fault) = Fault::parse(&fault_kind, fault_after) else {
+        eprintln!(
+            "arbiter-engine: unknown fault '{fault_kind}' (known: {})",
+            Fault::KINDS
+        );
+        std::process::exit(2);
+    };
+
+    // A reader thread feeds commands in, so the engine can take `stop` while it searches.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    match dialect.as_str() {
+        "uci" => uci::Engine::new(fault).run(rx),
+        "leiserchess" | "mit" => mit::MitPlayer::new().run(rx),
+        other => {
+            eprintln!("arbiter-engine: unknown dialect '{other}' (uci or leiserchess)");
+            std::process::exit(2);
+        }
+    }
 }

@@ -2,9 +2,10 @@
 //! 2 bad input (unknown game, malformed FEN or move, bad flag).
 
 mod bench;
+mod matchcmd;
 mod rules;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -82,6 +83,15 @@ enum Command {
     },
     /// List the games arbiter referees, with their start positions.
     Games,
+    /// Play a match between two engines: game pairs with colours reversed, concurrently.
+    ///
+    /// Example (the bundled engines, searching vs random):
+    ///   arbiter match --game leiserchess --games 10 --concurrency 2 \
+    ///     --engine cmd=target/release/arbiter-engine name=searcher option.Style=search \
+    ///     --engine cmd=target/release/arbiter-engine name=random option.Style=random \
+    ///     --each tc=2+0.02
+    #[command(verbatim_doc_comment)]
+    Match(Box<matchcmd::MatchArgs>),
     /// Measure move-generation speed (perft leaves per second) for every game.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
@@ -119,15 +129,30 @@ impl Failure {
     }
 }
 
+/// `--engine a=1 b=2 --engine c=3` as one group of settings per `--engine`.
+fn engine_groups(matches: &clap::ArgMatches) -> Vec<Vec<String>> {
+    matches
+        .subcommand()
+        .and_then(|(_, sub)| sub.try_get_occurrences::<String>("engine").ok().flatten())
+        .map(|occurrences| occurrences.map(|o| o.cloned().collect()).collect())
+        .unwrap_or_default()
+}
+
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, engine_groups(&m))));
+    let (mut cli, groups) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             return ExitCode::from(code);
         }
     };
+    if let Command::Match(args) = &mut cli.command {
+        args.engine_groups = groups;
+    }
     let result = match cli.command {
         Command::Perft {
             game,
@@ -152,6 +177,7 @@ pub fn run() -> ExitCode {
         } => rules::start(&game, fen, setup)
             .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves)),
         Command::Games => rules::list_games(),
+        Command::Match(args) => matchcmd::run(*args),
         Command::Bench { full, game, csv } => bench::run(full, game.as_deref(), csv.as_deref()),
     };
     match result {

@@ -10,7 +10,9 @@ mod registry;
 
 pub use history::{Game, History, PlyRecord};
 pub use perft::{perft, perft_divide};
-pub use registry::{find_game, game_ids, AnyGame, GameEntry, PlayError, PlyReport, GAMES};
+pub use registry::{
+    find_game, game_ids, visit_game, AnyGame, GameEntry, GameVisitor, PlayError, PlyReport, GAMES,
+};
 
 use std::fmt;
 use thiserror::Error;
@@ -327,6 +329,12 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// Counts leaves of the move tree; games may override with a faster bulk count.
     fn perft(&self, depth: u32) -> u64 {
         perft::generic_perft(self, depth)
+    }
+
+    /// Material balance in centipawns from the side to move's point of view. Not a rule: the
+    /// bundled engines' evaluation starts here, and adjudication tests use it.
+    fn material(&self) -> i32 {
+        0
     }
 
     /// Whether the side to move is in check (games without check say no). Recorded for every ply

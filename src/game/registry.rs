@@ -102,6 +102,7 @@ impl<P: Position> AnyGame for Game<P> {
 pub type Divide = Vec<(String, u64)>;
 
 /// A registered game: its id and the entry points the CLI and referee need.
+#[derive(Debug)]
 pub struct GameEntry {
     pub id: &'static str,
     pub description: &'static str,
@@ -170,14 +171,39 @@ fn divide_of<P: Position>(fen: &str, depth: u32) -> Result<Divide, FenError> {
     Ok(perft_divide(&P::from_fen(fen)?, depth))
 }
 
-/// Every game arbiter referees. Adding a game: one module in `games/` and one line here.
-pub static GAMES: &[GameEntry] = &[
-    GameEntry::of::<games::leiserchess::Leiserchess>(),
-    GameEntry::of::<games::leiserchess2012::Leiserchess2012>(),
-    GameEntry::of::<games::laserchess::LaserChess>(),
-    GameEntry::of::<games::leaperhouse::Leaperhouse>(),
-    GameEntry::of::<games::ultima::Ultima>(),
-];
+/// Code that needs a game's concrete [`Position`] type (a search, a generic tool) implements this
+/// and is run with the right type by [`visit_game`].
+pub trait GameVisitor {
+    type Output;
+    fn visit<P: Position>(self) -> Self::Output;
+}
+
+/// Declares the one list of games: [`GAMES`] and [`visit_game`] both come from it.
+macro_rules! register_games {
+    ($($game:ty),* $(,)?) => {
+        /// Every game arbiter referees.
+        pub static GAMES: &[GameEntry] = &[$(GameEntry::of::<$game>()),*];
+
+        /// Runs `visitor` with the [`Position`] type of game `id` (case-insensitive).
+        pub fn visit_game<V: GameVisitor>(id: &str, visitor: V) -> Option<V::Output> {
+            $(
+                if <$game as Position>::ID.eq_ignore_ascii_case(id) {
+                    return Some(visitor.visit::<$game>());
+                }
+            )*
+            None
+        }
+    };
+}
+
+// Adding a game: one module in `games/` and its type on this line.
+register_games!(
+    games::leiserchess::Leiserchess,
+    games::leiserchess2012::Leiserchess2012,
+    games::laserchess::LaserChess,
+    games::leaperhouse::Leaperhouse,
+    games::ultima::Ultima,
+);
 
 /// Looks a game up by id (case-insensitive).
 pub fn find_game(id: &str) -> Option<&'static GameEntry> {

@@ -375,6 +375,22 @@ impl LaserBoard {
         }
     }
 
+    /// Pawns of the side to move minus the opponent's, at 100 each.
+    pub fn material(&self) -> i32 {
+        let mut balance = 0;
+        for sq in self.squares() {
+            let cell = self.cells[sq];
+            if is_piece(cell) && !is_king(cell) {
+                balance += if color_of(cell) == self.turn {
+                    100
+                } else {
+                    -100
+                };
+            }
+        }
+        balance
+    }
+
     pub fn key(&self) -> u64 {
         let mut h = match self.turn {
             Color::White => 0,

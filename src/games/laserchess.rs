@@ -675,6 +675,25 @@ impl Position for LaserChess {
         self.perft_bulk(depth)
     }
 
+    fn material(&self) -> i32 {
+        let mut balance = 0;
+        for cell in self.cells {
+            if is_piece(cell) {
+                let value = match cell & KIND {
+                    DEFLECTOR => 100,
+                    DEFENDER => 150,
+                    _ => 0,
+                };
+                balance += if color_of(cell) == self.turn {
+                    value
+                } else {
+                    -value
+                };
+            }
+        }
+        balance
+    }
+
     fn board_status(&self) -> Status {
         if self.kings[Color::White.index()] == 0 {
             Status::Over(Outcome::BlackWins, Termination::KingZapped)

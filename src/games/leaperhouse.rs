@@ -746,6 +746,30 @@ impl Position for Leaperhouse {
         self.perft_bulk(depth)
     }
 
+    fn material(&self) -> i32 {
+        const VALUE: [i32; 9] = [0, 100, 250, 300, 350, 300, 350, 350, 0];
+        let mut balance = 0;
+        for cell in self.cells {
+            if Self::is_piece(cell) {
+                let v = VALUE[(cell & 0x0f) as usize];
+                balance += if Self::color_of(cell) == self.turn {
+                    v
+                } else {
+                    -v
+                };
+            }
+        }
+        for (side, hand) in self.hands.iter().enumerate() {
+            let v: i32 = hand
+                .iter()
+                .enumerate()
+                .map(|(t, &n)| VALUE[t] * n as i32 * 9 / 10)
+                .sum();
+            balance += if side == self.turn.index() { v } else { -v };
+        }
+        balance
+    }
+
     fn board_status(&self) -> Status {
         if self.campmate() {
             return Status::Over(self.turn.other().wins(), Termination::Campmate);

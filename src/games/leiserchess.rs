@@ -187,6 +187,10 @@ impl Position for Leiserchess {
         self.board.key()
     }
 
+    fn material(&self) -> i32 {
+        self.board.material()
+    }
+
     fn perft(&self, depth: u32) -> u64 {
         self.perft_bulk(depth)
     }

@@ -163,6 +163,10 @@ impl Position for Leiserchess2012 {
         self.board.key()
     }
 
+    fn material(&self) -> i32 {
+        self.board.material()
+    }
+
     fn perft(&self, depth: u32) -> u64 {
         self.perft_bulk(depth)
     }

@@ -648,6 +648,22 @@ impl Position for Ultima {
         self.king_capturable(self.turn)
     }
 
+    fn material(&self) -> i32 {
+        const VALUE: [i32; 8] = [0, 0, 100, 400, 450, 350, 500, 450];
+        let mut balance = 0;
+        for cell in self.cells {
+            if Self::is_piece(cell) {
+                let v = VALUE[(cell & 7) as usize];
+                balance += if Self::is_color(cell, self.turn) {
+                    v
+                } else {
+                    -v
+                };
+            }
+        }
+        balance
+    }
+
     fn board_status(&self) -> Status {
         let mut any = false;
         self.for_each_legal(|_, _| any = true);

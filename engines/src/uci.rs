@@ -1,0 +1,233 @@
+//! Standard UCI with `UCI_Variant`: the engine reads commands while it searches, so `stop`,
+//! `isready` and `quit` are answered at once.
+
+use crate::fault::Fault;
+use crate::search::{Iteration, Limits, Rng, Style, MATE};
+use crate::session::{new_session, Session};
+use arbiter::game::{game_ids, Color};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn score_text(score: i32) -> String {
+    if score.abs() >= MATE - 1000 {
+        let plies = MATE - score.abs();
+        let moves = (plies + 1) / 2;
+        format!("mate {}", if score > 0 { moves } else { -moves })
+    } else {
+        format!("cp {score}")
+    }
+}
+
+/// Reads `go` parameters into search limits, budgeting time for the side to move.
+fn limits(args: &[&str], turn: Color, now: Instant) -> Limits {
+    let value = |key: &str| -> Option<u64> {
+        args.iter()
+            .position(|a| *a == key)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse::<i64>().ok())
+            .map(|v| v.max(0) as u64)
+    };
+    let (time, inc) = match turn {
+        Color::White => (value("wtime"), value("winc")),
+        Color::Black => (value("btime"), value("binc")),
+    };
+    let budget_ms = if let Some(ms) = value("movetime") {
+        Some(ms.saturating_sub(5).max(1))
+    } else {
+        time.map(|t| {
+            let moves_left = value("movestogo").unwrap_or(30).max(1);
+            let inc = inc.unwrap_or(0);
+            (t / moves_left + inc * 3 / 4).min(t / 2).max(1)
+        })
+    };
+    Limits {
+        depth: value("depth").map(|d| d as u32),
+        nodes: value("nodes"),
+        deadline: budget_ms.map(|ms| now + Duration::from_millis(ms)),
+    }
+}
+
+struct Running {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<()>,
+}
+
+impl Running {
+    fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.handle.join();
+    }
+}
+
+pub struct Engine {
+    variant: String,
+    session: Box<dyn Session>,
+    style: Style,
+    seed: u64,
+    searches: u64,
+    fault: Fault,
+    running: Option<Running>,
+}
+
+impl Engine {
+    pub fn new(fault: Fault) -> Engine {
+        Engine {
+            variant: "leiserchess".into(),
+            session: new_session("leiserchess").expect("leiserchess is registered"),
+            style: Style::Search,
+            seed: 0,
+            searches: 0,
+            fault,
+            running: None,
+        }
+    }
+
+    fn options(&self) {
+        let vars: String = game_ids().iter().map(|g| format!(" var {g}")).collect();
+        say(&format!(
+            "option name UCI_Variant type combo default leiserchess{vars}"
+        ));
+        say("option name Style type combo default search var random var greedy var search");
+        say("option name Seed type spin default 0 min 0 max 2147483647");
+    }
+
+    fn set_option(&mut self, args: &[&str]) {
+        // setoption name <name...> value <value...>
+        let text = args.join(" ");
+        let rest = text.strip_prefix("name ").unwrap_or(&text);
+        let (name, value) = match rest.split_once(" value ") {
+            Some((n, v)) => (n.trim(), v.trim()),
+            None => (rest.trim(), ""),
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "uci_variant" => match new_session(value) {
+                Some(session) => {
+                    self.session = session;
+                    self.variant = value.to_ascii_lowercase();
+                    if self.fault.confirms_variant() {
+                        say(&format!("info string variant {}", self.variant));
+                    }
+                }
+                None => say(&format!("info string unknown variant {value}")),
+            },
+            "style" => match Style::parse(value) {
+                Some(style) => self.style = style,
+                None => say(&format!("info string unknown style {value}")),
+            },
+            "seed" => self.seed = value.parse().unwrap_or(0),
+            _ => say(&format!("info string unknown option {name}")),
+        }
+    }
+
+    fn position(&mut self, args: &[&str]) {
+        let moves_at = args.iter().position(|a| *a == "moves");
+        let head = &args[..moves_at.unwrap_or(args.len())];
+        let moves: Vec<&str> = moves_at.map(|i| args[i + 1..].to_vec()).unwrap_or_default();
+        let fen = match head.first() {
+            Some(&"fen") => Some(head[1..].join(" ")),
+            _ => None,
+        };
+        if let Err(e) = self.session.set_position(fen.as_deref(), &moves) {
+            say(&format!("info string {e}"));
+        }
+    }
+
+    fn go(&mut self, args: &[&str]) {
+        self.stop_search();
+        let index = self.searches;
+        self.searches += 1;
+        if self.fault.before_go(index, &args.join(" ")) {
+            return;
+        }
+        let now = Instant::now();
+        let limits = limits(args, self.session.turn(), now);
+        let session = self.session.boxed();
+        let style = self.style;
+        let mut rng = Rng::new(self.seed ^ (index.wrapping_mul(0x2545_F491) + 1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let fault = self.fault.clone();
+        let go_words: Vec<&str> = args.to_vec();
+        let delay = fault.delay(index, &go_words, self.session.turn() == Color::White);
+        let handle = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let mut report = |it: &Iteration| {
+                say(&format!(
+                    "info depth {} score {} nodes {} time {} nps {} pv {}",
+                    it.depth,
+                    score_text(it.score),
+                    it.nodes,
+                    it.elapsed.as_millis(),
+                    (it.nodes as f64 / it.elapsed.as_secs_f64().max(1e-6)) as u64,
+                    it.pv
+                ))
+            };
+            let best = session.search(style, &mut rng, &limits, &flag, &mut report);
+            let best = fault.replace_bestmove(index, best);
+            say(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
+        });
+        self.running = Some(Running { stop, handle });
+    }
+
+    fn stop_search(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.finish();
+        }
+    }
+
+    /// Handles one command; returns false on `quit`.
+    pub fn handle(&mut self, line: &str) -> bool {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some((&cmd, args)) = words.split_first() else {
+            return true;
+        };
+        match cmd {
+            "uci" => {
+                say("id name arbiter-engine");
+                say("id author the arbiter developers");
+                self.options();
+                if !self.fault.withholds_uciok() {
+                    say("uciok");
+                }
+            }
+            "isready" => say("readyok"),
+            "setoption" => self.set_option(args),
+            "ucinewgame" => {
+                self.stop_search();
+                let _ = self.session.set_position(None, &[]);
+            }
+            "position" => {
+                self.stop_search();
+                self.position(args);
+            }
+            "go" => self.go(args),
+            "stop" => self.stop_search(),
+            "quit" => {
+                self.stop_search();
+                return self.fault.obeys_quit();
+            }
+            _ => say(&format!("info string unknown command {cmd}")),
+        }
+        true
+    }
+
+    pub fn run(mut self, lines: Receiver<String>) {
+        while let Ok(line) = lines.recv() {
+            if !self.handle(line.trim()) {
+                return;
+            }
+        }
+        // End of input: a well-behaved engine exits.
+        self.stop_search();
+    }
+}

@@ -1,0 +1,332 @@
+//! The referee against real processes: the bundled engine in every game, in the MIT dialect, and
+//! committing each fault a real engine commits. After every run no child process may remain.
+
+use arbiter::engine::EngineConfig;
+use arbiter::game::{find_game, Outcome, Status, Termination};
+use arbiter::pgn::{read_games, write_game};
+use arbiter::referee::{Adjudication, GameRecord};
+use arbiter::tournament::{run_match, MatchOptions, MatchSummary};
+use std::sync::Mutex;
+
+/// Tests here count this process's children, so they run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const ENGINE: &str = env!("CARGO_BIN_EXE_arbiter-engine");
+
+fn engine(name: &str, settings: &[&str]) -> EngineConfig {
+    let mut all = vec![format!("cmd={ENGINE}"), format!("name={name}")];
+    all.extend(settings.iter().map(|s| s.to_string()));
+    EngineConfig::parse(&all, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Children of this process that still exist (zombies included), as (pid, state).
+fn children() -> Vec<(u32, char)> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command name, which is in parentheses and may contain spaces.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(me) {
+            found.push((pid, fields[0].chars().next().unwrap_or('?')));
+        }
+    }
+    found
+}
+
+fn play(
+    game: &str,
+    engines: Vec<EngineConfig>,
+    games: u64,
+    max_plies: usize,
+) -> (Vec<GameRecord>, MatchSummary) {
+    let entry = find_game(game).unwrap();
+    let opts = MatchOptions {
+        entry,
+        engines,
+        games,
+        concurrency: 2,
+        openings: Vec::new(),
+        random_order: false,
+        seed: 1,
+        adjudication: Adjudication {
+            max_plies: Some(max_plies),
+            ..Default::default()
+        },
+        pgnout: None,
+        log: None,
+        event: "test".into(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut records = Vec::new();
+    let summary = runtime
+        .block_on(run_match(opts, |r, _| records.push(r.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    records.sort_by_key(|r| r.round);
+    assert_eq!(records.len() as u64, games, "every game is played");
+    assert!(
+        children().is_empty(),
+        "engine processes left behind: {:?}",
+        children()
+    );
+    (records, summary)
+}
+
+/// The PGN of a record, read back and replayed through the rules, ends as the record says.
+fn replays_to_its_result(record: &GameRecord) {
+    let text = write_game(record, "test");
+    let games = read_games(&text).unwrap();
+    assert_eq!(games.len(), 1);
+    let pgn = &games[0];
+    let entry = find_game(pgn.tag("Variant").unwrap()).unwrap();
+    let mut game = entry.new_game(pgn.tag("FEN")).unwrap();
+    for mv in &pgn.moves {
+        game.play(mv)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{text}", entry.id));
+    }
+    assert_eq!(pgn.outcome(), Some(record.outcome));
+    assert_eq!(pgn.tag("Termination"), Some(record.termination.as_str()));
+    match record.termination {
+        Termination::MaxPlies | Termination::Adjudication => {
+            assert_eq!(game.status(), Status::Ongoing)
+        }
+        t if t.as_str().starts_with("engine")
+            || t == Termination::IllegalMove
+            || t == Termination::TimeForfeit => {}
+        t => assert_eq!(game.status(), Status::Over(record.outcome, t), "{text}"),
+    }
+}
+
+#[test]
+fn all_five_games_are_played_to_a_valid_end() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for game in [
+        "leiserchess",
+        "leiserchess2012",
+        "laserchess",
+        "leaperhouse",
+        "ultima",
+    ] {
+        let (records, _) = play(
+            game,
+            vec![
+                engine(
+                    "searcher",
+                    &["depth=2", "option.Style=search", "option.Seed=3"],
+                ),
+                engine(
+                    "random",
+                    &["depth=1", "option.Style=random", "option.Seed=4"],
+                ),
+            ],
+            2,
+            160,
+        );
+        for r in &records {
+            assert!(
+                !matches!(
+                    r.termination,
+                    Termination::IllegalMove
+                        | Termination::EngineCrash
+                        | Termination::EngineStall
+                        | Termination::TimeForfeit
+                ),
+                "{game}: {}",
+                r.detail
+            );
+            assert_eq!(r.game, game);
+            replays_to_its_result(r);
+        }
+        assert_eq!(
+            (records[0].white.as_str(), records[1].white.as_str()),
+            ("searcher", "random")
+        );
+    }
+}
+
+/// Two games against a faulty engine: it loses both, the same way, and the run goes on.
+fn faulty_loses_both(settings: &[&str], fault: &[&str], expected: Termination, detail: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut faulty: Vec<&str> = settings.to_vec();
+    faulty.extend(fault);
+    let (records, summary) = play(
+        "leiserchess",
+        vec![
+            engine("good", &["depth=1", "option.Style=greedy"]),
+            engine("faulty", &faulty),
+        ],
+        2,
+        200,
+    );
+    for r in &records {
+        assert_eq!(r.termination, expected, "{}", r.detail);
+        let faulty_won = (r.white == "faulty") == (r.outcome == Outcome::WhiteWins);
+        assert!(!faulty_won && r.outcome != Outcome::Draw, "{}", r.detail);
+        assert!(r.detail.contains(detail), "{}", r.detail);
+    }
+    assert_eq!(summary.wdl.wins, 2);
+}
+
+#[test]
+fn an_engine_that_crashes_mid_game_loses_and_is_restarted() {
+    faulty_loses_both(
+        &["depth=1"],
+        &["arg=--fault", "arg=crash", "arg=--fault-after", "arg=2"],
+        Termination::EngineCrash,
+        "exited",
+    );
+}
+
+#[test]
+fn an_engine_that_never_sends_uciok_loses_by_stall() {
+    faulty_loses_both(
+        &["depth=1", "handshake=0.5"],
+        &["arg=--fault", "arg=nouciok"],
+        Termination::EngineStall,
+        "could not start",
+    );
+}
+
+#[test]
+fn an_engine_that_stalls_under_a_depth_limit_loses_by_stall() {
+    faulty_loses_both(
+        &["depth=3", "stall=0.5"],
+        &["arg=--fault", "arg=stall", "arg=--fault-after", "arg=1"],
+        Termination::EngineStall,
+        "no move within 0.5 s",
+    );
+}
+
+#[test]
+fn an_illegal_move_loses() {
+    faulty_loses_both(
+        &["depth=1"],
+        &["arg=--fault", "arg=illegal", "arg=--fault-after", "arg=1"],
+        Termination::IllegalMove,
+        "illegal move 'a1a1'",
+    );
+}
+
+#[test]
+fn garbage_instead_of_a_move_loses() {
+    faulty_loses_both(
+        &["depth=1"],
+        &["arg=--fault", "arg=garbage"],
+        Termination::IllegalMove,
+        "unreadable move: malformed move '@@junk@@'",
+    );
+}
+
+#[test]
+fn overrunning_the_clock_loses_on_time() {
+    faulty_loses_both(
+        &["tc=0.4+0"],
+        &["arg=--fault", "arg=overrun", "arg=--fault-after", "arg=1"],
+        Termination::TimeForfeit,
+        "ran out of time",
+    );
+}
+
+#[test]
+fn an_engine_that_ignores_the_variant_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (records, _) = play(
+        "ultima",
+        vec![
+            engine("good", &["depth=1", "option.Style=random"]),
+            engine("faulty", &["depth=1", "arg=--fault", "arg=novariant"]),
+        ],
+        2,
+        100,
+    );
+    for r in &records {
+        assert!(
+            r.detail.contains("did not confirm the variant"),
+            "{}",
+            r.detail
+        );
+        assert_eq!(r.plies(), 0);
+    }
+}
+
+#[test]
+fn an_engine_that_ignores_quit_is_killed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // `play` checks that no process is left.
+    play(
+        "leiserchess",
+        vec![
+            engine("good", &["depth=1", "option.Style=random"]),
+            engine(
+                "stubborn",
+                &[
+                    "depth=1",
+                    "option.Style=random",
+                    "arg=--fault",
+                    "arg=ignorequit",
+                ],
+            ),
+        ],
+        2,
+        30,
+    );
+}
+
+#[test]
+fn the_mit_dialect_plays_a_match_against_standard_uci() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (records, _) = play(
+        "leiserchess",
+        vec![
+            engine(
+                "mit",
+                &[
+                    "proto=leiserchess",
+                    "arg=--dialect",
+                    "arg=leiserchess",
+                    "tc=4+0.05",
+                    "option.style=2",
+                ],
+            ),
+            engine("uci", &["tc=4+0.05", "option.Style=greedy"]),
+        ],
+        4,
+        120,
+    );
+    for r in &records {
+        assert!(
+            matches!(
+                r.termination,
+                Termination::KingZapped
+                    | Termination::Repetition
+                    | Termination::MoveRule
+                    | Termination::MaxPlies
+            ),
+            "{}",
+            r.detail
+        );
+        replays_to_its_result(r);
+        // The MIT player's microsecond times were understood.
+        let mit_moves = r
+            .moves
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (i % 2 == 0) == (r.white == "mit"));
+        assert!(mit_moves
+            .clone()
+            .skip(1)
+            .any(|(_, m)| m.reported_us.is_some()));
+    }
+}

@@ -1,0 +1,210 @@
+//! How to run an engine: `--engine cmd=./player name=new tc=10+0.1 option.Hash=64 ...`.
+
+use crate::referee::clock::{parse_seconds, TimeControl};
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    /// UCI, with `UCI_Variant` when the engine offers it (Fairy-Stockfish, the bundled engine).
+    Uci,
+    /// The MIT 6.172 Leiserchess player: `go depth`/`go time .. inc ..`, no `ucinewgame`.
+    Leiserchess,
+}
+
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake option.<Name>)")]
+    NotKeyValue(String),
+    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake option.<Name>)")]
+    UnknownKey(String),
+    #[error("engine setting {key}={value}: {reason}")]
+    BadValue {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error("an engine has no cmd= (the program to run)")]
+    NoCommand,
+    #[error("engine '{0}' has no limit: give tc=, st=, depth= or nodes=")]
+    NoLimit(String),
+    #[error("engine '{0}': the leiserchess protocol has no node limit")]
+    NodesUnsupported(String),
+}
+
+/// How an engine is limited per move. Several may be combined, as in cutechess.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchLimits {
+    pub tc: Option<TimeControl>,
+    /// Fixed time per move (`st=`).
+    pub movetime: Option<Duration>,
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    pub name: String,
+    pub cmd: String,
+    pub args: Vec<String>,
+    pub dir: Option<String>,
+    pub proto: Proto,
+    pub options: Vec<(String, String)>,
+    pub limits: SearchLimits,
+    /// Overrun of the clock tolerated before a time forfeit.
+    pub timemargin: Duration,
+    /// How long a move may take when nothing else bounds it (depth= and nodes= searches).
+    pub stall: Duration,
+    /// How long the engine may take to answer `uci`, `isready` and the like.
+    pub handshake: Duration,
+}
+
+/// Stall timeout when only depth or nodes limit a search: generous, but finite.
+pub const DEFAULT_STALL: Duration = Duration::from_secs(60);
+/// Time allowed for `uci`/`uciok`, `isready`/`readyok` and variant selection.
+pub const DEFAULT_HANDSHAKE: Duration = Duration::from_secs(10);
+
+impl EngineConfig {
+    /// Builds a config from `key=value` settings; `each` (from `--each`) comes first, so an
+    /// engine's own settings override it.
+    pub fn parse<S: AsRef<str>>(settings: &[S], each: &[S]) -> Result<EngineConfig, ConfigError> {
+        let mut cfg = EngineConfig {
+            name: String::new(),
+            cmd: String::new(),
+            args: Vec::new(),
+            dir: None,
+            proto: Proto::Uci,
+            options: Vec::new(),
+            limits: SearchLimits::default(),
+            timemargin: Duration::ZERO,
+            stall: DEFAULT_STALL,
+            handshake: DEFAULT_HANDSHAKE,
+        };
+        for setting in each.iter().chain(settings) {
+            let setting = setting.as_ref();
+            let (key, value) = setting
+                .split_once('=')
+                .ok_or_else(|| ConfigError::NotKeyValue(setting.to_string()))?;
+            let bad = |reason: &str| ConfigError::BadValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                reason: reason.to_string(),
+            };
+            match key {
+                "cmd" => cfg.cmd = value.to_string(),
+                "name" => cfg.name = value.to_string(),
+                "arg" => cfg.args.push(value.to_string()),
+                "dir" => cfg.dir = Some(value.to_string()),
+                "proto" => {
+                    cfg.proto = match value {
+                        "uci" => Proto::Uci,
+                        "leiserchess" | "mit" => Proto::Leiserchess,
+                        _ => return Err(bad("expected uci or leiserchess")),
+                    }
+                }
+                "tc" => {
+                    cfg.limits.tc = Some(TimeControl::parse(value).map_err(|e| bad(&e.reason))?)
+                }
+                "st" => {
+                    cfg.limits.movetime =
+                        Some(parse_seconds(value).ok_or_else(|| bad("expected seconds"))?)
+                }
+                "depth" => {
+                    cfg.limits.depth = Some(
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|&d| d > 0)
+                            .ok_or_else(|| bad("expected a positive whole number"))?,
+                    )
+                }
+                "nodes" => {
+                    cfg.limits.nodes = Some(
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| bad("expected a positive whole number"))?,
+                    )
+                }
+                "timemargin" => {
+                    let ms: u64 = value.parse().map_err(|_| bad("expected milliseconds"))?;
+                    cfg.timemargin = Duration::from_millis(ms);
+                }
+                "stall" => {
+                    cfg.stall = parse_seconds(value).ok_or_else(|| bad("expected seconds"))?
+                }
+                "handshake" => {
+                    cfg.handshake = parse_seconds(value).ok_or_else(|| bad("expected seconds"))?
+                }
+                _ => match key.strip_prefix("option.") {
+                    Some(name) if !name.is_empty() => {
+                        cfg.options.retain(|(n, _)| n != name);
+                        cfg.options.push((name.to_string(), value.to_string()));
+                    }
+                    _ => return Err(ConfigError::UnknownKey(key.to_string())),
+                },
+            }
+        }
+        if cfg.cmd.is_empty() {
+            return Err(ConfigError::NoCommand);
+        }
+        if cfg.name.is_empty() {
+            cfg.name = std::path::Path::new(&cfg.cmd)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| cfg.cmd.clone());
+        }
+        let l = &cfg.limits;
+        if l.tc.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
+            return Err(ConfigError::NoLimit(cfg.name));
+        }
+        if cfg.proto == Proto::Leiserchess && l.nodes.is_some() {
+            return Err(ConfigError::NodesUnsupported(cfg.name));
+        }
+        Ok(cfg)
+    }
+
+    /// A short description of the limits for PGN's `TimeControl` tag.
+    pub fn time_control_tag(&self) -> String {
+        let l = &self.limits;
+        if let Some(tc) = l.tc {
+            tc.pgn()
+        } else if let Some(st) = l.movetime {
+            format!("{}/move", st.as_secs_f64())
+        } else {
+            "-".to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_settings_with_each_overridden() {
+        let cfg = EngineConfig::parse(
+            &["cmd=/bin/engine", "arg=--x", "option.Hash=64", "tc=5+0.1"],
+            &["tc=1+0", "option.Threads=1", "timemargin=50"],
+        )
+        .unwrap();
+        assert_eq!(cfg.name, "engine");
+        assert_eq!(cfg.args, ["--x"]);
+        assert_eq!(cfg.limits.tc.unwrap().pgn(), "5+0.1");
+        assert_eq!(cfg.options.len(), 2);
+        assert_eq!(cfg.timemargin, Duration::from_millis(50));
+    }
+
+    #[test]
+    fn rejects_bad_settings_clearly() {
+        let err = |s: &[&str]| EngineConfig::parse(s, &[]).unwrap_err().to_string();
+        assert!(err(&["name=x", "tc=1"]).contains("no cmd="));
+        assert!(err(&["cmd=x"]).contains("no limit"));
+        assert!(err(&["cmd=x", "tc=fast"]).contains("tc=fast"));
+        assert!(err(&["cmd=x", "depth=0"]).contains("positive"));
+        assert!(err(&["cmd=x", "colour=red"]).contains("unknown engine setting 'colour'"));
+        assert!(err(&["cmd=x", "depth"]).contains("not key=value"));
+        assert!(err(&["cmd=x", "nodes=5", "proto=leiserchess"]).contains("no node limit"));
+    }
+}

@@ -1,0 +1,10 @@
+//! Engines as processes: configuration, the protocol they speak, and the process itself.
+
+pub mod config;
+pub mod log;
+pub mod process;
+pub mod protocol;
+
+pub use config::{EngineConfig, Proto, SearchLimits};
+pub use process::{EngineError, EngineProcess, Line};
+pub use protocol::{parse_line, EngineLine, Info, Score};

@@ -1,0 +1,329 @@
+//! A running engine: spawned without a shell in its own process group, fed lines on stdin, its
+//! stdout read by a task that timestamps every line as it arrives.
+
+use super::config::{EngineConfig, Proto};
+use super::log::IoLog;
+use super::protocol::{parse_line, EngineLine};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+use tokio::time::timeout_at;
+
+/// Longest line kept from an engine; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 1 << 20;
+/// How long an engine gets to exit after `quit` before it is killed.
+pub const QUIT_GRACE: Duration = Duration::from_millis(500);
+
+/// A line from the engine and the moment the referee read it.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub at: Instant,
+    pub text: String,
+}
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("cannot start engine '{name}' ({cmd}): {reason}")]
+    Spawn {
+        name: String,
+        cmd: String,
+        reason: String,
+    },
+    #[error("engine '{0}' exited")]
+    Exited(String),
+    #[error("engine '{name}' did not answer '{what}' within {secs:.1} s")]
+    Timeout {
+        name: String,
+        what: String,
+        secs: f64,
+    },
+    #[error("engine '{name}' cannot play {game}: {reason}")]
+    Variant {
+        name: String,
+        game: String,
+        reason: String,
+    },
+}
+
+impl EngineError {
+    /// Whether the engine stopped answering (rather than exiting or refusing).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, EngineError::Timeout { .. })
+    }
+}
+
+pub struct EngineProcess {
+    pub config: EngineConfig,
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Line>,
+    log: Option<IoLog>,
+    /// `id name` from the handshake.
+    pub id_name: Option<String>,
+}
+
+async fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<Line>, name: String, log: Option<IoLog>) {
+    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+    let mut buf: Vec<u8> = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        loop {
+            let available = match reader.fill_buf().await {
+                Ok(bytes) => bytes,
+                Err(_) => return,
+            };
+            if available.is_empty() {
+                if !buf.is_empty() {
+                    let text = String::from_utf8_lossy(&buf).into_owned();
+                    let _ = tx
+                        .send(Line {
+                            at: Instant::now(),
+                            text,
+                        })
+                        .await;
+                }
+                return;
+            }
+            let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (&available[..i], i + 1, true),
+                None => (available, available.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(buf.len());
+            buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            reader.consume(used);
+            if done {
+                break;
+            }
+        }
+        let at = Instant::now();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(log) = &log {
+            log.write(&name, '<', &text);
+        }
+        if tx.send(Line { at, text }).await.is_err() {
+            return;
+        }
+    }
+}
+
+impl EngineProcess {
+    /// Starts the engine and completes the handshake for `game`: `uci`/`uciok`, options, the
+    /// variant (confirmed by the engine when it offers `UCI_Variant`), `isready`/`readyok`.
+    pub async fn start(
+        config: &EngineConfig,
+        game: &str,
+        log: Option<IoLog>,
+    ) -> Result<EngineProcess, EngineError> {
+        let mut cmd = Command::new(&config.cmd);
+        cmd.args(&config.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .process_group(0);
+        if let Some(dir) = &config.dir {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| EngineError::Spawn {
+            name: config.name.clone(),
+            cmd: config.cmd.clone(),
+            reason: e.to_string(),
+        })?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel(1024);
+        tokio::spawn(read_lines(stdout, tx, config.name.clone(), log.clone()));
+        let mut engine = EngineProcess {
+            config: config.clone(),
+            child,
+            stdin,
+            lines,
+            log,
+            id_name: None,
+        };
+        match engine.handshake(game).await {
+            Ok(()) => Ok(engine),
+            Err(e) => {
+                engine.kill().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn handshake(&mut self, game: &str) -> Result<(), EngineError> {
+        let deadline = Instant::now() + self.config.handshake;
+        self.send("uci").await?;
+        let mut variants: Option<Vec<String>> = None;
+        loop {
+            match parse_line(&self.next_line(deadline, "uci").await?.text) {
+                EngineLine::UciOk => break,
+                EngineLine::IdName(name) => self.id_name = Some(name),
+                EngineLine::Option { name, vars } if name.eq_ignore_ascii_case("UCI_Variant") => {
+                    variants = Some(vars)
+                }
+                _ => {}
+            }
+        }
+        let engine_name = self.config.name.clone();
+        let variant_error = |reason: String| EngineError::Variant {
+            name: engine_name.clone(),
+            game: game.to_string(),
+            reason,
+        };
+        if self.config.proto == Proto::Leiserchess && game != "leiserchess" {
+            return Err(variant_error(
+                "the leiserchess protocol plays only leiserchess".into(),
+            ));
+        }
+        for (name, value) in self.config.options.clone() {
+            self.send(&format!("setoption name {name} value {value}"))
+                .await?;
+        }
+        let mut need_confirmation = false;
+        if let Some(vars) = &variants {
+            if !vars.is_empty() && !vars.iter().any(|v| v.eq_ignore_ascii_case(game)) {
+                return Err(variant_error(format!(
+                    "its UCI_Variant offers {}",
+                    vars.join(", ")
+                )));
+            }
+            self.send(&format!("setoption name UCI_Variant value {game}"))
+                .await?;
+            need_confirmation = true;
+        }
+        // Fairy-Stockfish ignores an unknown variant silently and stays on chess: only its
+        // `info string variant <name>` line shows that the variant was taken.
+        let confirmed = self.ready_collecting(deadline, game).await?;
+        if need_confirmation && !confirmed {
+            return Err(variant_error(format!(
+                "it did not confirm the variant with 'info string variant {game}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `isready` until `readyok`; reports whether `info string variant <game>` was seen.
+    async fn ready_collecting(
+        &mut self,
+        deadline: Instant,
+        game: &str,
+    ) -> Result<bool, EngineError> {
+        self.send("isready").await?;
+        let mut confirmed = false;
+        loop {
+            match parse_line(&self.next_line(deadline, "isready").await?.text) {
+                EngineLine::ReadyOk => return Ok(confirmed),
+                EngineLine::Info(info) => {
+                    if let Some(s) = info.string {
+                        let mut words = s.split_whitespace();
+                        if words.next() == Some("variant")
+                            && words.next().is_some_and(|v| v.eq_ignore_ascii_case(game))
+                        {
+                            confirmed = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `isready`/`readyok` within the handshake time.
+    pub async fn sync(&mut self) -> Result<(), EngineError> {
+        self.ready_collecting(Instant::now() + self.config.handshake, "")
+            .await
+            .map(|_| ())
+    }
+
+    /// Prepares for a new game (`ucinewgame`; the MIT player takes no such command).
+    pub async fn new_game(&mut self) -> Result<(), EngineError> {
+        if self.config.proto == Proto::Uci {
+            self.send("ucinewgame").await?;
+        }
+        self.sync().await
+    }
+
+    pub async fn send(&mut self, line: &str) -> Result<(), EngineError> {
+        if let Some(log) = &self.log {
+            log.write(&self.config.name, '>', line);
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        let write = async {
+            self.stdin.write_all(&bytes).await?;
+            self.stdin.flush().await
+        };
+        // A full pipe means the engine stopped reading: treat it like silence.
+        let limit = self.config.handshake;
+        match tokio::time::timeout(limit, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(EngineError::Exited(self.config.name.clone())),
+            Err(_) => Err(self.timeout_error(line, limit)),
+        }
+    }
+
+    /// The next line, or an error at end of output or at `deadline`.
+    pub async fn next_line(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &str,
+    ) -> Result<Line, EngineError> {
+        let waited = deadline.saturating_duration_since(Instant::now());
+        match timeout_at(deadline.into(), self.lines.recv()).await {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => Err(EngineError::Exited(self.config.name.clone())),
+            Err(_) => Err(self.timeout_error(waiting_for, waited)),
+        }
+    }
+
+    fn timeout_error(&self, what: &str, waited: Duration) -> EngineError {
+        EngineError::Timeout {
+            name: self.config.name.clone(),
+            what: what.split_whitespace().next().unwrap_or(what).to_string(),
+            secs: waited.as_secs_f64(),
+        }
+    }
+
+    /// Drops lines already waiting (late `info` from a search that ended).
+    pub fn drain(&mut self) {
+        while self.lines.try_recv().is_ok() {}
+    }
+
+    fn kill_group(&self) {
+        if let Some(pid) = self.child.id() {
+            // The engine leads its own process group: this reaches any children it started.
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Kills the engine and everything it started, and reaps it.
+    pub async fn kill(mut self) {
+        self.kill_group();
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+
+    /// Asks the engine to quit; kills it if it has not exited after a short grace period.
+    pub async fn quit(mut self) {
+        let _ = self.send("quit").await;
+        let exited = tokio::time::timeout(QUIT_GRACE, self.child.wait())
+            .await
+            .is_ok();
+        // Even after a clean exit, children it left behind are ended with the group.
+        self.kill_group();
+        if !exited {
+            let _ = self.child.start_kill();
+            let _ = self.child.wait().await;
+        }
+    }
+}

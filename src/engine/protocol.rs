@@ -1,0 +1,198 @@
+//! What engines say, parsed: UCI, Fairy-Stockfish's variant confirmation, and the MIT
+//! Leiserchess player's `info` layout (`time (microsec)`, score and pv on a separate line).
+
+/// An engine's evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    Centipawns(i32),
+    /// Mate in this many moves (negative: being mated).
+    Mate(i32),
+}
+
+impl Score {
+    /// Centipawns, with mates as large values, for adjudication.
+    pub fn as_cp(self) -> i32 {
+        match self {
+            Score::Centipawns(cp) => cp,
+            Score::Mate(n) if n >= 0 => 100_000 - n,
+            Score::Mate(n) => -100_000 - n,
+        }
+    }
+}
+
+/// The fields of an `info` line that the referee uses; missing fields are `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Info {
+    pub depth: Option<u32>,
+    pub score: Option<Score>,
+    pub nodes: Option<u64>,
+    /// Engine-reported search time in microseconds (UCI sends milliseconds; the MIT player
+    /// microseconds, which it says).
+    pub time_us: Option<u64>,
+    pub pv: Vec<String>,
+    /// `info string ...` text.
+    pub string: Option<String>,
+}
+
+/// One line from an engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EngineLine {
+    UciOk,
+    ReadyOk,
+    IdName(String),
+    /// `option name <name> type <type> ...`: the name, and the `var` values of a combo.
+    Option {
+        name: String,
+        vars: Vec<String>,
+    },
+    Info(Info),
+    /// `bestmove <move>`; `None` for `bestmove (none)` or a bare `bestmove`.
+    BestMove(Option<String>),
+    Other(String),
+}
+
+fn number<T: std::str::FromStr>(word: Option<&&str>) -> Option<T> {
+    word.and_then(|w| w.parse().ok())
+}
+
+fn parse_info(words: &[&str]) -> Info {
+    let mut info = Info::default();
+    let mut i = 0;
+    while i < words.len() {
+        match words[i] {
+            "depth" => info.depth = number(words.get(i + 1)),
+            "nodes" => info.nodes = number(words.get(i + 1)),
+            "time" => {
+                if words.get(i + 1) == Some(&"(microsec)") {
+                    info.time_us = number(words.get(i + 2));
+                    i += 1;
+                } else {
+                    info.time_us = number::<u64>(words.get(i + 1)).map(|ms| ms * 1000);
+                }
+            }
+            "score" => {
+                let value = number::<i32>(words.get(i + 2));
+                info.score = match (words.get(i + 1), value) {
+                    (Some(&"cp"), Some(v)) => Some(Score::Centipawns(v)),
+                    (Some(&"mate"), Some(v)) => Some(Score::Mate(v)),
+                    _ => None,
+                };
+                i += 1;
+            }
+            "pv" => {
+                info.pv = words[i + 1..].iter().map(|w| w.to_string()).collect();
+                break;
+            }
+            "string" => {
+                info.string = Some(words[i + 1..].join(" "));
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    info
+}
+
+/// Parses one line. Never fails: anything unrecognised is `Other`.
+pub fn parse_line(line: &str) -> EngineLine {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["uciok", ..] => EngineLine::UciOk,
+        ["readyok", ..] => EngineLine::ReadyOk,
+        ["id", "name", rest @ ..] => EngineLine::IdName(rest.join(" ")),
+        ["bestmove"] | ["bestmove", "(none)", ..] => EngineLine::BestMove(None),
+        ["bestmove", mv, ..] => EngineLine::BestMove(Some(mv.to_string())),
+        ["info", rest @ ..] => EngineLine::Info(parse_info(rest)),
+        ["option", "name", rest @ ..] => {
+            let type_at = rest.iter().position(|w| *w == "type").unwrap_or(rest.len());
+            let vars = rest
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w == "var")
+                .filter_map(|(i, _)| rest.get(i + 1).map(|v| v.to_string()))
+                .collect();
+            EngineLine::Option {
+                name: rest[..type_at].join(" "),
+                vars,
+            }
+        }
+        _ => EngineLine::Other(line.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_uci_info() {
+        let EngineLine::Info(info) = parse_line(
+            "info depth 12 seldepth 15 score cp -35 nodes 12345 nps 99 time 512 pv e2e4 e7e5",
+        ) else {
+            panic!()
+        };
+        assert_eq!(info.depth, Some(12));
+        assert_eq!(info.score, Some(Score::Centipawns(-35)));
+        assert_eq!(info.nodes, Some(12345));
+        assert_eq!(info.time_us, Some(512_000));
+        assert_eq!(info.pv, ["e2e4", "e7e5"]);
+    }
+
+    #[test]
+    fn parses_the_mit_players_info_lines() {
+        let EngineLine::Info(a) =
+            parse_line("info depth 7 move_no 3 time (microsec) 81234 nodes 5000 nps 61000")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (a.depth, a.time_us, a.nodes),
+            (Some(7), Some(81_234), Some(5000))
+        );
+        let EngineLine::Info(b) = parse_line("info score cp 112 pv g4L e6e7") else {
+            panic!()
+        };
+        assert_eq!(b.score, Some(Score::Centipawns(112)));
+        assert_eq!(b.pv, ["g4L", "e6e7"]);
+    }
+
+    #[test]
+    fn parses_bestmove_options_and_strings() {
+        assert_eq!(
+            parse_line("bestmove g4L ponder e6e7"),
+            EngineLine::BestMove(Some("g4L".into()))
+        );
+        assert_eq!(parse_line("bestmove (none)"), EngineLine::BestMove(None));
+        assert_eq!(
+            parse_line(
+                "option name UCI_Variant type combo default chess var chess var leaperhouse"
+            ),
+            EngineLine::Option {
+                name: "UCI_Variant".into(),
+                vars: vec!["chess".into(), "leaperhouse".into()]
+            }
+        );
+        let EngineLine::Info(i) =
+            parse_line("info string variant leaperhouse files 10 ranks 10 pocket 6")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            i.string.as_deref(),
+            Some("variant leaperhouse files 10 ranks 10 pocket 6")
+        );
+        assert_eq!(
+            parse_line("Illegal command.  Use 'help'"),
+            EngineLine::Other("Illegal command.  Use 'help'".into())
+        );
+        assert_eq!(
+            parse_line("info score cp"),
+            EngineLine::Info(Info::default())
+        );
+        assert_eq!(
+            parse_line("bestmove w-4"),
+            EngineLine::BestMove(Some("w-4".into()))
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! PGN: writing arbiter's game records, and reading PGN files (arbiter's, the MIT autotester's,
+//! cutechess's) back for ratings and checks.
+
+use crate::engine::Score;
+use crate::game::Outcome;
+use crate::referee::GameRecord;
+use std::fmt::Write as _;
+use thiserror::Error;
+
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+fn comment(m: &crate::referee::MoveRecord) -> String {
+    if m.book {
+        return "book".into();
+    }
+    let secs = format!("{:.3}s", m.elapsed.as_secs_f64());
+    let score = match m.score {
+        Some(Score::Centipawns(cp)) => format!("{:+.2}", cp as f64 / 100.0),
+        Some(Score::Mate(n)) if n >= 0 => format!("+M{n}"),
+        Some(Score::Mate(n)) => format!("-M{}", -n),
+        None => return secs,
+    };
+    match m.depth {
+        Some(d) => format!("{score}/{d} {secs}"),
+        None => format!("{score} {secs}"),
+    }
+}
+
+/// One game as PGN text, ending with a blank line.
+pub fn write_game(record: &GameRecord, event: &str) -> String {
+    let mut out = String::with_capacity(256 + record.moves.len() * 24);
+    let mut tag = |name: &str, value: &str| {
+        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+    };
+    tag("Event", event);
+    tag("Site", "arbiter");
+    tag("Date", &record.date);
+    tag("Round", &record.round.to_string());
+    tag("White", &record.white);
+    tag("Black", &record.black);
+    tag("Result", record.outcome.as_str());
+    tag("Variant", record.game);
+    if let Some(fen) = &record.start_fen {
+        tag("SetUp", "1");
+        tag("FEN", fen);
+    }
+    tag("TimeControl", &record.time_control);
+    tag("Termination", record.termination.as_str());
+    tag("PlyCount", &record.plies().to_string());
+    out.push('\n');
+    // Whose move the game starts with: Black when the FEN says so.
+    let black_first = record
+        .start_fen
+        .as_deref()
+        .and_then(|f| f.split_whitespace().nth(1))
+        .is_some_and(|side| side.eq_ignore_ascii_case("b"));
+    let mut line = String::new();
+    let mut push = |token: String, out: &mut String| {
+        if !line.is_empty() && line.len() + 1 + token.len() > 79 {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&token);
+    };
+    for (i, m) in record.moves.iter().enumerate() {
+        let ply = i + usize::from(black_first);
+        // A move number stays on the line of its move.
+        let number = if ply % 2 == 0 {
+            format!("{}. ", ply / 2 + 1)
+        } else if i == 0 {
+            format!("{}... ", ply / 2 + 1)
+        } else {
+            String::new()
+        };
+        push(format!("{number}{}", m.text), &mut out);
+        push(format!("{{{}}}", comment(m)), &mut out);
+    }
+    push(format!("{{{}}}", record.detail.replace('}', ")")), &mut out);
+    push(record.outcome.as_str().to_string(), &mut out);
+    out.push_str(&line);
+    out.push_str("\n\n");
+    out
+}
+
+/// A game read from PGN: its tags and its moves, comments and move numbers removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PgnGame {
+    pub tags: Vec<(String, String)>,
+    pub moves: Vec<String>,
+    /// The result token at the end of the movetext, if any.
+    pub result: Option<String>,
+    /// Line of the file where the game starts.
+    pub line: usize,
+}
+
+impl PgnGame {
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The result, from the `Result` tag or the movetext.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.tag("Result")
+            .and_then(Outcome::parse)
+            .or_else(|| self.result.as_deref().and_then(Outcome::parse))
+    }
+}
+
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("line {line}: {reason}")]
+pub struct PgnError {
+    pub line: usize,
+    pub reason: String,
+}
+
+fn parse_tag(text: &str, line: usize) -> Result<(String, String), PgnError> {
+    let err = |reason: &str| PgnError {
+        line,
+        reason: reason.to_string(),
+    };
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.trim_end().strip_suffix(']'))
+        .ok_or_else(|| err("a tag must look like [Name \"value\"]"))?;
+    let (name, rest) = inner
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| err("a tag needs a name and a quoted value"))?;
+    let rest = rest.trim();
+    let quoted = rest
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .ok_or_else(|| err("a tag value must be in double quotes"))?;
+    let mut value = String::with_capacity(quoted.len());
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                value.push(next);
+            }
+        } else {
+            value.push(c);
+        }
+    }
+    Ok((name.to_string(), value))
+}
+
+/// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
+/// move numbers are skipped; an unclosed comment or a malformed tag is an error naming its line.
+pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
+    let mut games = Vec::new();
+    let mut current = PgnGame::default();
+    let mut in_moves = false;
+    let mut comment_depth = 0usize;
+    let mut comment_start = 0usize;
+    let mut variation_depth = 0usize;
+    for (index, raw) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let line = raw.trim();
+        if comment_depth == 0 && line.starts_with('[') {
+            if in_moves {
+                games.push(std::mem::take(&mut current));
+                in_moves = false;
+            }
+            if current.tags.is_empty() {
+                current.line = line_no;
+            }
+            current.tags.push(parse_tag(line, line_no)?);
+            continue;
+        }
+        if comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
+            continue;
+        }
+        if !in_moves && current.tags.is_empty() {
+            current.line = line_no;
+        }
+        in_moves = true;
+        let mut token = String::new();
+        let flush = |token: &mut String, game: &mut PgnGame| {
+            if token.is_empty() {
+                return;
+            }
+            let t = std::mem::take(token);
+            if matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
+                game.result = Some(t);
+                return;
+            }
+            // A move number, possibly glued to its move (`12.e2e4`, `12...e7e5`).
+            let t = t
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start_matches('.');
+            if !t.is_empty() && !t.starts_with('$') {
+                game.moves.push(t.to_string());
+            }
+        };
+        for c in line.chars() {
+            if comment_depth > 0 {
+                if c == '}' {
+                    comment_depth = 0;
+                }
+                continue;
+            }
+            match c {
+                '{' => {
+                    flush(&mut token, &mut current);
+                    comment_depth = 1;
+                    comment_start = line_no;
+                }
+                ';' => break,
+                '(' => {
+                    flush(&mut token, &mut current);
+                    variation_depth += 1;
+                }
+                ')' => variation_depth = variation_depth.saturating_sub(1),
+                c if c.is_whitespace() => flush(&mut token, &mut current),
+                c if variation_depth == 0 => token.push(c),
+                _ => {}
+            }
+        }
+        flush(&mut token, &mut current);
+    }
+    if comment_depth > 0 {
+        return Err(PgnError {
+            line: comment_start,
+            reason: "a comment '{' is never closed".into(),
+        });
+    }
+    if !current.tags.is_empty() || !current.moves.is_empty() {
+        games.push(current);
+    }
+    Ok(games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_tags_moves_and_results_skipping_comments() {
+        let text = "[Event \"t\"]\n[White \"a \\\"q\\\"\"]\n[Result \"0-1\"]\n\n1. g4g5 {1234 5 67} e6e7 ; note\n2. g5g4 (2. x) $1 e7e6 0-1\n\n[Event \"u\"]\n1. f0U *\n";
+        let games = read_games(text).unwrap();
+        assert_eq!(games.len(), 2);
+        assert_eq!(games[0].tag("White"), Some("a \"q\""));
+        assert_eq!(games[0].moves, ["g4g5", "e6e7", "g5g4", "e7e6"]);
+        assert_eq!(games[0].result.as_deref(), Some("0-1"));
+        assert_eq!(games[0].outcome(), Some(Outcome::BlackWins));
+        assert_eq!(games[1].moves, ["f0U"]);
+        assert_eq!(games[1].result.as_deref(), Some("*"));
+        assert_eq!(games[1].line, 8);
+    }
+
+    #[test]
+    fn reports_bad_pgn_with_its_line() {
+        assert_eq!(read_games("[Event t]\n").unwrap_err().line, 1);
+        assert_eq!(read_games("\n1. a1a2 {open\n").unwrap_err().line, 2);
+    }
+}

@@ -1,0 +1,166 @@
+//! Time controls in cutechess syntax and the clock that enforces them.
+
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("bad time control '{text}': {reason} (expected [moves/]seconds[+increment], e.g. 40/60, 10+0.1)")]
+pub struct TimeControlError {
+    pub text: String,
+    pub reason: String,
+}
+
+/// `[moves/]base[+inc]`, seconds: `base` every `moves` moves (or once), `inc` after every move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeControl {
+    pub moves: Option<u32>,
+    pub base: Duration,
+    pub inc: Duration,
+}
+
+pub fn parse_seconds(text: &str) -> Option<Duration> {
+    let secs: f64 = text.parse().ok()?;
+    (0.0..1e9).contains(&secs).then(|| Duration::from_secs_f64(secs))
+}
+
+impl TimeControl {
+    pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
+        let err = |reason: &str| TimeControlError {
+            text: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let (moves, rest) = match text.split_once('/') {
+            Some((m, rest)) => {
+                let m: u32 = m
+                    .parse()
+                    .map_err(|_| err("the move count is not a number"))?;
+                if m == 0 {
+                    return Err(err("the move count must be positive"));
+                }
+                (Some(m), rest)
+            }
+            None => (None, text),
+        };
+        let (base, inc) = match rest.split_once('+') {
+            Some((b, i)) => (b, Some(i)),
+            None => (rest, None),
+        };
+        let base =
+            parse_seconds(base).ok_or_else(|| err("the base time is not a number of seconds"))?;
+        let inc = match inc {
+            Some(i) => {
+                parse_seconds(i).ok_or_else(|| err("the increment is not a number of seconds"))?
+            }
+            None => Duration::ZERO,
+        };
+        if base.is_zero() && inc.is_zero() {
+            return Err(err("no time at all"));
+        }
+        Ok(TimeControl { moves, base, inc })
+    }
+
+    /// PGN `TimeControl` tag value: `40/60`, `10+0.1`.
+    pub fn pgn(&self) -> String {
+        let secs = |d: Duration| {
+            let s = d.as_secs_f64();
+            if s.fract() == 0.0 {
+                format!("{}", s as u64)
+            } else {
+                format!("{s}")
+            }
+        };
+        let mut out = String::new();
+        if let Some(m) = self.moves {
+            out.push_str(&format!("{m}/"));
+        }
+        out.push_str(&secs(self.base));
+        if !self.inc.is_zero() {
+            out.push_str(&format!("+{}", secs(self.inc)));
+        }
+        out
+    }
+}
+
+/// One side's clock.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    tc: TimeControl,
+    remaining: Duration,
+    moves_made: u32,
+}
+
+impl Clock {
+    pub fn new(tc: TimeControl) -> Clock {
+        Clock {
+            tc,
+            remaining: tc.base,
+            moves_made: 0,
+        }
+    }
+
+    pub fn remaining(&self) -> Duration {
+        self.remaining
+    }
+
+    pub fn increment(&self) -> Duration {
+        self.tc.inc
+    }
+
+    /// Moves left until the next time control, for `go movestogo`.
+    pub fn moves_to_go(&self) -> Option<u32> {
+        self.tc.moves.map(|m| m - self.moves_made % m)
+    }
+
+    /// Charges a move's thinking time. Returns false, leaving the clock at zero, if the time ran
+    /// out by more than `margin`.
+    pub fn charge(&mut self, elapsed: Duration, margin: Duration) -> bool {
+        if elapsed > self.remaining + margin {
+            self.remaining = Duration::ZERO;
+            return false;
+        }
+        self.remaining = self.remaining.saturating_sub(elapsed) + self.tc.inc;
+        self.moves_made += 1;
+        if let Some(m) = self.tc.moves {
+            if self.moves_made.is_multiple_of(m) {
+                self.remaining += self.tc.base;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cutechess_time_controls() {
+        let tc = TimeControl::parse("40/60+0.5").unwrap();
+        assert_eq!(tc.moves, Some(40));
+        assert_eq!(tc.base, Duration::from_secs(60));
+        assert_eq!(tc.inc, Duration::from_millis(500));
+        assert_eq!(tc.pgn(), "40/60+0.5");
+        assert_eq!(TimeControl::parse("2+0.02").unwrap().pgn(), "2+0.02");
+        assert_eq!(TimeControl::parse("10").unwrap().inc, Duration::ZERO);
+        for bad in ["", "abc", "0/10", "10+x", "-5", "0+0", "x/10"] {
+            assert!(TimeControl::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn clock_adds_increment_and_new_periods() {
+        let mut c = Clock::new(TimeControl::parse("2/10+1").unwrap());
+        assert_eq!(c.moves_to_go(), Some(2));
+        assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
+        assert_eq!(c.remaining(), Duration::from_secs(8));
+        assert_eq!(c.moves_to_go(), Some(1));
+        assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
+        assert_eq!(c.remaining(), Duration::from_secs(16));
+        assert!(!c.charge(Duration::from_secs(17), Duration::ZERO));
+        let mut m = Clock::new(TimeControl::parse("1").unwrap());
+        assert!(
+            m.charge(Duration::from_millis(1050), Duration::from_millis(100)),
+            "within the margin"
+        );
+    }
+}

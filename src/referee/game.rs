@@ -1,0 +1,443 @@
+//! One game between two engine processes: every move checked by the rules, clocks kept, draw
+//! rules and adjudication applied, and every way an engine can fail turned into a result.
+
+use super::adjudication::{Adjudication, Verdict};
+use super::clock::Clock;
+use super::record::{today, GameRecord, MoveRecord};
+use crate::engine::log::IoLog;
+use crate::engine::{
+    parse_line, EngineConfig, EngineError, EngineLine, EngineProcess, Info, Proto,
+};
+use crate::game::{Color, GameEntry, MoveError, Outcome, Status, Termination};
+use std::time::{Duration, Instant};
+
+/// An engine seat: its settings and, while it runs, its process. The process is reused from game
+/// to game and started again after it failed.
+pub struct Player {
+    pub config: EngineConfig,
+    process: Option<EngineProcess>,
+}
+
+impl Player {
+    pub fn new(config: EngineConfig) -> Player {
+        Player {
+            config,
+            process: None,
+        }
+    }
+
+    /// The running engine, started (and handshaken for `game`) if need be.
+    pub async fn ensure(
+        &mut self,
+        game: &str,
+        log: &Option<IoLog>,
+    ) -> Result<&mut EngineProcess, EngineError> {
+        if self.process.is_none() {
+            self.process = Some(EngineProcess::start(&self.config, game, log.clone()).await?);
+        }
+        Ok(self.process.as_mut().expect("just started"))
+    }
+
+    /// Kills the process after a failure; the next game starts a fresh one.
+    pub async fn discard(&mut self) {
+        if let Some(p) = self.process.take() {
+            p.kill().await;
+        }
+    }
+
+    /// Ends the process politely (`quit`, then kill after a grace period).
+    pub async fn shutdown(&mut self) {
+        if let Some(p) = self.process.take() {
+            p.quit().await;
+        }
+    }
+}
+
+/// What to play: the game, where it starts, and the rules for ending it early.
+#[derive(Clone, Debug)]
+pub struct GameSpec {
+    pub entry: &'static GameEntry,
+    /// A FEN (or setup) to start from instead of the standard start.
+    pub start_fen: Option<String>,
+    /// Book moves played before the engines take over.
+    pub opening: Vec<String>,
+    pub opening_id: usize,
+    pub round: u64,
+    pub adjudication: Adjudication,
+}
+
+fn side_name(c: Color) -> &'static str {
+    match c {
+        Color::White => "White",
+        Color::Black => "Black",
+    }
+}
+
+/// The `go` command for `cfg`, with both clocks.
+fn go_command(cfg: &EngineConfig, side: Color, clocks: &[Option<Clock>; 2]) -> String {
+    let ms = |d: Duration| d.as_millis();
+    let own = clocks[side.index()].as_ref();
+    let l = &cfg.limits;
+    match cfg.proto {
+        Proto::Leiserchess => {
+            if let Some(c) = own {
+                format!("go time {} inc {}", ms(c.remaining()), ms(c.increment()))
+            } else if let Some(st) = l.movetime {
+                // The player budgets about 2% of its time: ask for 50 moves' worth.
+                format!("go time {} inc 0", ms(st) * 50)
+            } else {
+                format!("go depth {}", l.depth.unwrap_or(1))
+            }
+        }
+        Proto::Uci => {
+            let mut go = String::from("go");
+            for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
+                if let Some(c) = &clocks[color.index()] {
+                    go.push_str(&format!(
+                        " {prefix}time {} {prefix}inc {}",
+                        ms(c.remaining()),
+                        ms(c.increment())
+                    ));
+                }
+            }
+            if let Some(m) = own.and_then(Clock::moves_to_go) {
+                go.push_str(&format!(" movestogo {m}"));
+            }
+            if let Some(st) = l.movetime {
+                go.push_str(&format!(" movetime {}", ms(st)));
+            }
+            if let Some(d) = l.depth {
+                go.push_str(&format!(" depth {d}"));
+            }
+            if let Some(n) = l.nodes {
+                go.push_str(&format!(" nodes {n}"));
+            }
+            go
+        }
+    }
+}
+
+/// Merges an `info` line into what is known of the current search (the MIT player splits its
+/// reports over two lines).
+fn merge_info(into: &mut Info, from: Info) {
+    if from.depth.is_some() {
+        into.depth = from.depth;
+    }
+    if from.score.is_some() {
+        into.score = from.score;
+    }
+    if from.nodes.is_some() {
+        into.nodes = from.nodes;
+    }
+    if from.time_us.is_some() {
+        into.time_us = from.time_us;
+    }
+}
+
+enum Reply {
+    Move {
+        text: Option<String>,
+        elapsed: Duration,
+        info: Info,
+    },
+    Failed(EngineError),
+}
+
+async fn think(
+    engine: &mut EngineProcess,
+    position: &str,
+    go: &str,
+    deadline_after: Duration,
+) -> Reply {
+    engine.drain();
+    if let Err(e) = engine.send(position).await {
+        return Reply::Failed(e);
+    }
+    if let Err(e) = engine.send(go).await {
+        return Reply::Failed(e);
+    }
+    let sent = Instant::now();
+    let deadline = sent + deadline_after;
+    let mut info = Info::default();
+    loop {
+        match engine.next_line(deadline, "go").await {
+            Err(e) => return Reply::Failed(e),
+            Ok(line) => match parse_line(&line.text) {
+                EngineLine::BestMove(text) => {
+                    return Reply::Move {
+                        text,
+                        elapsed: line.at.saturating_duration_since(sent),
+                        info,
+                    }
+                }
+                EngineLine::Info(i) => merge_info(&mut info, i),
+                _ => {}
+            },
+        }
+    }
+}
+
+struct Finish {
+    outcome: Outcome,
+    termination: Termination,
+    detail: String,
+}
+
+fn loss(loser: Color, termination: Termination, detail: String) -> Finish {
+    Finish {
+        outcome: loser.other().wins(),
+        termination,
+        detail,
+    }
+}
+
+/// Plays one game. Engine failures never escape: they become the failing side's loss.
+/// An error is returned only when the start position or the book line is not legal.
+pub async fn play_game(
+    spec: &GameSpec,
+    white: &mut Player,
+    black: &mut Player,
+    log: &Option<IoLog>,
+) -> Result<GameRecord, String> {
+    let started = Instant::now();
+    let mut game = spec
+        .entry
+        .new_game(spec.start_fen.as_deref())
+        .map_err(|e| e.to_string())?;
+    let start_fen = game.fen();
+    let standard_start = start_fen
+        == spec
+            .entry
+            .new_game(None)
+            .map(|g| g.fen())
+            .unwrap_or_default();
+    let mut moves: Vec<MoveRecord> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    for (i, mv) in spec.opening.iter().enumerate() {
+        let report = game
+            .play(mv)
+            .map_err(|e| format!("opening move {} '{mv}': {e}", i + 1))?;
+        texts.push(report.mv.clone());
+        moves.push(MoveRecord {
+            text: report.mv,
+            book: true,
+            score: None,
+            depth: None,
+            elapsed: Duration::ZERO,
+            reported_us: None,
+        });
+    }
+    let book_plies = moves.len();
+    let names = [white.config.name.clone(), black.config.name.clone()];
+    let mut clocks = [
+        white.config.limits.tc.map(Clock::new),
+        black.config.limits.tc.map(Clock::new),
+    ];
+    let mut scores: Vec<Option<i32>> = vec![None; book_plies];
+    let game_id = spec.entry.id;
+
+    let mut finish: Option<Finish> = None;
+    // Both engines get ready for a new game; one that cannot loses it.
+    for (color, player) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
+        if finish.is_some() {
+            break;
+        }
+        let ready = match player.ensure(game_id, log).await {
+            Ok(p) => p.new_game().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = ready {
+            let termination = if e.is_timeout() {
+                Termination::EngineStall
+            } else {
+                Termination::EngineCrash
+            };
+            player.discard().await;
+            finish = Some(loss(
+                color,
+                termination,
+                format!("{} could not start: {e}", side_name(color)),
+            ));
+        }
+    }
+
+    while finish.is_none() {
+        if let Status::Over(outcome, termination) = game.status() {
+            finish = Some(Finish {
+                outcome,
+                termination,
+                detail: match outcome {
+                    Outcome::WhiteWins => format!("White wins by {termination}"),
+                    Outcome::BlackWins => format!("Black wins by {termination}"),
+                    Outcome::Draw => format!("Draw by {termination}"),
+                },
+            });
+            break;
+        }
+        if spec
+            .adjudication
+            .max_plies
+            .is_some_and(|m| game.ply_count() >= m)
+        {
+            finish = Some(Finish {
+                outcome: Outcome::Draw,
+                termination: Termination::MaxPlies,
+                detail: format!("drawn after {} plies", game.ply_count()),
+            });
+            break;
+        }
+        let side = game.turn();
+        let player = if side == Color::White {
+            &mut *white
+        } else {
+            &mut *black
+        };
+        let cfg = player.config.clone();
+        let position = if standard_start {
+            format!("position startpos moves {}", texts.join(" "))
+        } else {
+            format!("position fen {start_fen} moves {}", texts.join(" "))
+        };
+        let position = position.trim_end().trim_end_matches(" moves").to_string();
+        let go = go_command(&cfg, side, &clocks);
+        let clock_limited = clocks[side.index()].is_some() || cfg.limits.movetime.is_some();
+        let allowed = match (&clocks[side.index()], cfg.limits.movetime) {
+            (Some(c), _) => c.remaining() + cfg.timemargin,
+            (None, Some(st)) => st + cfg.timemargin,
+            (None, None) => cfg.stall,
+        };
+        let engine = match player.ensure(game_id, log).await {
+            Ok(e) => e,
+            Err(e) => {
+                player.discard().await;
+                finish = Some(loss(
+                    side,
+                    Termination::EngineCrash,
+                    format!("{} could not restart: {e}", side_name(side)),
+                ));
+                break;
+            }
+        };
+        let (text, elapsed, info) = match think(engine, &position, &go, allowed).await {
+            Reply::Move {
+                text,
+                elapsed,
+                info,
+            } => (text, elapsed, info),
+            Reply::Failed(e) => {
+                let who = side_name(side);
+                let (termination, detail) = match &e {
+                    EngineError::Timeout { .. } if clock_limited => {
+                        (Termination::TimeForfeit, format!("{who} ran out of time"))
+                    }
+                    EngineError::Timeout { .. } => (
+                        Termination::EngineStall,
+                        format!("{who} sent no move within {:.1} s", allowed.as_secs_f64()),
+                    ),
+                    _ => (
+                        Termination::EngineCrash,
+                        format!("{who}'s engine exited: {e}"),
+                    ),
+                };
+                player.discard().await;
+                finish = Some(loss(side, termination, detail));
+                break;
+            }
+        };
+        // The clock first: a move that comes too late loses even if it is legal.
+        let in_time = match (&mut clocks[side.index()], cfg.limits.movetime) {
+            (Some(c), _) => c.charge(elapsed, cfg.timemargin),
+            (None, Some(st)) => elapsed <= st + cfg.timemargin,
+            (None, None) => true,
+        };
+        if !in_time {
+            finish = Some(loss(
+                side,
+                Termination::TimeForfeit,
+                format!(
+                    "{} ran out of time ({:.3} s for its move)",
+                    side_name(side),
+                    elapsed.as_secs_f64()
+                ),
+            ));
+            break;
+        }
+        let Some(text) = text else {
+            finish = Some(loss(
+                side,
+                Termination::IllegalMove,
+                format!("{} claimed to have no legal move", side_name(side)),
+            ));
+            break;
+        };
+        let report = match game.play(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                let kind = match e {
+                    MoveError::Malformed { .. } => "an unreadable move",
+                    MoveError::Illegal { .. } => "an illegal move",
+                };
+                finish = Some(loss(
+                    side,
+                    Termination::IllegalMove,
+                    format!("{} sent {kind}: {e}", side_name(side)),
+                ));
+                break;
+            }
+        };
+        texts.push(report.mv.clone());
+        scores.push(info.score.map(|s| s.as_cp()));
+        moves.push(MoveRecord {
+            text: report.mv,
+            book: false,
+            score: info.score,
+            depth: info.depth,
+            elapsed,
+            reported_us: info.time_us,
+        });
+        if game.status() == Status::Ongoing {
+            match spec.adjudication.judge(&scores, book_plies, side) {
+                Some(Verdict::Draw) => {
+                    finish = Some(Finish {
+                        outcome: Outcome::Draw,
+                        termination: Termination::Adjudication,
+                        detail: "drawn by adjudication: both scores stayed near zero".into(),
+                    })
+                }
+                Some(Verdict::Resign(loser)) => {
+                    finish = Some(loss(
+                        loser,
+                        Termination::Adjudication,
+                        format!("{} resigns: its score stayed hopeless", side_name(loser)),
+                    ))
+                }
+                None => {}
+            }
+        }
+    }
+    let finish = finish.expect("the loop ends with a result");
+    game.set_status(Status::Over(finish.outcome, finish.termination));
+    let tags: Vec<String> = [&*white, &*black]
+        .iter()
+        .map(|p| p.config.time_control_tag())
+        .collect();
+    Ok(GameRecord {
+        game: game_id,
+        white: names[0].clone(),
+        black: names[1].clone(),
+        start_fen: (!standard_start).then_some(start_fen),
+        moves,
+        outcome: finish.outcome,
+        termination: finish.termination,
+        detail: finish.detail,
+        time_control: if tags[0] == tags[1] {
+            tags[0].clone()
+        } else {
+            format!("{}:{}", tags[0], tags[1])
+        },
+        duration: started.elapsed(),
+        opening: spec.opening_id,
+        round: spec.round,
+        date: today(),
+    })
+}

@@ -1,0 +1,11 @@
+//! The referee: clocks, adjudication, and the loop that plays one game between two engines.
+
+pub mod adjudication;
+pub mod clock;
+pub mod game;
+pub mod record;
+
+pub use adjudication::{Adjudication, DrawRule, ResignRule};
+pub use clock::{Clock, TimeControl};
+pub use game::{play_game, GameSpec, Player};
+pub use record::{GameRecord, MoveRecord};

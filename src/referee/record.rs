@@ -1,0 +1,73 @@
+//! The record of one refereed game: what PGN, CSV and the statistics are made from.
+
+use crate::game::{Color, Outcome, Termination};
+use std::time::Duration;
+
+/// One move as played: its text, and what the engine said about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoveRecord {
+    pub text: String,
+    /// From the opening book rather than an engine.
+    pub book: bool,
+    /// The engine's score (centipawns, its own point of view) and depth, if it said.
+    pub score: Option<crate::engine::Score>,
+    pub depth: Option<u32>,
+    /// Thinking time as the referee measured it.
+    pub elapsed: Duration,
+    /// Thinking time as the engine reported it (microseconds), if it did.
+    pub reported_us: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameRecord {
+    pub game: &'static str,
+    pub white: String,
+    pub black: String,
+    /// The start position when it is not the game's standard start.
+    pub start_fen: Option<String>,
+    pub moves: Vec<MoveRecord>,
+    pub outcome: Outcome,
+    pub termination: Termination,
+    /// A sentence for people: who did what ("Black sent an illegal move: a1a1 ...").
+    pub detail: String,
+    pub time_control: String,
+    pub duration: Duration,
+    /// Opening identifier (book line number, or 0 for the start position).
+    pub opening: usize,
+    pub round: u64,
+    pub date: String,
+}
+
+impl GameRecord {
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The side that won, if any.
+    pub fn winner(&self) -> Option<Color> {
+        match self.outcome {
+            Outcome::WhiteWins => Some(Color::White),
+            Outcome::BlackWins => Some(Color::Black),
+            Outcome::Draw => None,
+        }
+    }
+}
+
+/// Today's date as `YYYY.MM.DD` (PGN's format), from the system clock, in UTC.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0) as i64;
+    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's published algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}

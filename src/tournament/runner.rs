@@ -1,0 +1,204 @@
+//! Plays a schedule of games concurrently. Each worker owns its engine processes and keeps them
+//! for game after game; games are handed out by index, so no schedule is held in memory.
+
+use super::openings::Opening;
+use crate::engine::log::IoLog;
+use crate::engine::EngineConfig;
+use crate::game::GameEntry;
+use crate::referee::{play_game, Adjudication, GameRecord, GameSpec, Player};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// One game of a schedule: which engines, which colours, which opening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pairing {
+    pub white: usize,
+    pub black: usize,
+    /// Index into the opening list.
+    pub opening: usize,
+}
+
+/// A deterministic schedule that can say what game `index` is without listing the others.
+pub trait Schedule: Send + Sync {
+    fn len(&self) -> u64;
+    fn pairing(&self, index: u64) -> Pairing;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+pub struct RunSettings {
+    pub entry: &'static GameEntry,
+    pub engines: Vec<EngineConfig>,
+    pub openings: Vec<Opening>,
+    pub concurrency: usize,
+    pub adjudication: Adjudication,
+    pub log: Option<IoLog>,
+}
+
+/// Plays every game of `schedule` whose index `skip` does not reject, sending each finished
+/// game's index and record to `results`. Stops handing out games once `stop` is set.
+pub async fn run_schedule(
+    settings: Arc<RunSettings>,
+    schedule: Arc<dyn Schedule>,
+    skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    stop: Arc<AtomicBool>,
+    results: mpsc::Sender<(u64, Result<GameRecord, String>)>,
+) {
+    let next = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..settings.concurrency.max(1) {
+        let (settings, schedule, skip, stop, results, next) = (
+            settings.clone(),
+            schedule.clone(),
+            skip.clone(),
+            stop.clone(),
+            results.clone(),
+            next.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            let mut players: Vec<Player> =
+                settings.engines.iter().cloned().map(Player::new).collect();
+            loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                if index >= schedule.len() {
+                    break;
+                }
+                if skip(index) {
+                    continue;
+                }
+                let pairing = schedule.pairing(index);
+                let opening = settings.openings.get(pairing.opening);
+                let spec = GameSpec {
+                    entry: settings.entry,
+                    start_fen: opening.and_then(|o| o.fen.clone()),
+                    opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
+                    opening_id: opening.map(|o| o.line).unwrap_or(0),
+                    round: index + 1,
+                    adjudication: settings.adjudication,
+                };
+                let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
+                let record = play_game(&spec, white, black, &settings.log).await;
+                if results.send((index, record)).await.is_err() {
+                    break;
+                }
+            }
+            for p in &mut players {
+                p.shutdown().await;
+            }
+        }));
+    }
+    drop(results);
+    for w in workers {
+        let _ = w.await;
+    }
+}
+
+/// Two distinct elements of a slice, mutably.
+fn two_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b, "an engine cannot play itself in one seat pair");
+    if a < b {
+        let (left, right) = items.split_at_mut(b);
+        (&mut left[a], &mut right[0])
+    } else {
+        let (left, right) = items.split_at_mut(a);
+        (&mut right[0], &mut left[b])
+    }
+}
+
+/// Game pairs between two engines: each opening twice, colours reversed.
+pub struct MatchSchedule {
+    pub games: u64,
+    pub openings: usize,
+    pub seed: u64,
+    pub random_order: bool,
+}
+
+/// A seeded position in a permutation of `0..len`, computed without materialising it: a
+/// multiply-add bijection modulo `len` (odd multiplier coprime to `len`), different per cycle.
+pub fn permuted(index: u64, len: u64, seed: u64) -> u64 {
+    if len <= 1 {
+        return 0;
+    }
+    let cycle = index / len;
+    let mix = |x: u64| {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let key = mix(seed ^ mix(cycle));
+    let mut a = (key % len) | 1;
+    while gcd(a, len) != 1 {
+        a += 2;
+    }
+    let b = mix(key) % len;
+    (a as u128 * (index % len) as u128 + b as u128) as u64 % len
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Schedule for MatchSchedule {
+    fn len(&self) -> u64 {
+        self.games
+    }
+
+    fn pairing(&self, index: u64) -> Pairing {
+        let pair = index / 2;
+        let openings = self.openings.max(1) as u64;
+        let opening = if self.random_order {
+            permuted(pair, openings, self.seed)
+        } else {
+            pair % openings
+        } as usize;
+        let swapped = index % 2 == 1;
+        Pairing {
+            white: usize::from(swapped),
+            black: usize::from(!swapped),
+            opening,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn match_schedule_reverses_colours_within_a_pair() {
+        let s = MatchSchedule {
+            games: 6,
+            openings: 2,
+            seed: 1,
+            random_order: false,
+        };
+        let p: Vec<Pairing> = (0..6).map(|i| s.pairing(i)).collect();
+        assert_eq!((p[0].white, p[1].white), (0, 1));
+        assert_eq!(
+            (p[0].opening, p[1].opening, p[2].opening, p[4].opening),
+            (0, 0, 1, 0)
+        );
+    }
+
+    #[test]
+    fn permutation_is_a_bijection_for_every_cycle() {
+        for len in [1u64, 2, 7, 10, 64] {
+            for cycle in 0..3 {
+                let mut seen: Vec<u64> = (0..len)
+                    .map(|i| permuted(cycle * len + i, len, 42))
+                    .collect();
+                seen.sort();
+                assert_eq!(seen, (0..len).collect::<Vec<_>>(), "len {len}");
+            }
+        }
+    }
+}
