@@ -50,19 +50,23 @@ fn main() {
         std::process::exit(2);
     };
 
-    // A reader thread feeds commands in, so the engine can take `stop` while it searches.
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
     match dialect.as_str() {
-        "uci" => uci::Engine::new(fault).run(rx),
-        "leiserchess" | "mit" => mit::MitPlayer::new().run(rx),
+        "uci" => {
+            // A reader thread feeds commands in, so the engine can take `stop` while it searches.
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in std::io::stdin().lock().lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            uci::Engine::new(fault).run(rx)
+        }
+        "leiserchess" | "mit" => {
+            mit::MitPlayer::new().run(std::io::stdin().lock().lines().map_while(Result::ok))
+        }
         other => {
             eprintln!("arbiter-engine: unknown dialect '{other}' (uci or leiserchess)");
             std::process::exit(2);

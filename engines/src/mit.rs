@@ -8,7 +8,6 @@ use crate::search::{Iteration, Limits, Rng, Style};
 use crate::session::{new_session, Session};
 use crate::uci::say;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 const OPTIONS: [(&str, i64, i64, i64); 6] = [
@@ -22,6 +21,9 @@ const OPTIONS: [(&str, i64, i64, i64); 6] = [
 
 pub struct MitPlayer {
     session: Box<dyn Session>,
+    /// The last `position` command, applied when `go` arrives so its cost is inside the
+    /// reported search time (a referee measuring its own latency then sees only its own).
+    pending_position: Option<Vec<String>>,
     style: Style,
     rng: Rng,
 }
@@ -30,6 +32,7 @@ impl MitPlayer {
     pub fn new() -> MitPlayer {
         MitPlayer {
             session: new_session("leiserchess").expect("leiserchess is registered"),
+            pending_position: None,
             style: Style::Search,
             rng: Rng::new(1),
         }
@@ -75,6 +78,11 @@ impl MitPlayer {
     }
 
     fn go(&mut self, args: &[&str]) {
+        let started = Instant::now();
+        if let Some(position) = self.pending_position.take() {
+            let words: Vec<&str> = position.iter().map(String::as_str).collect();
+            self.position(&words);
+        }
         let value = |key: &str| {
             args.iter()
                 .position(|a| *a == key)
@@ -116,6 +124,10 @@ impl MitPlayer {
         let best = self
             .session
             .search(self.style, &mut self.rng, &limits, &stop, &mut report);
+        say(&format!(
+            "info time (microsec) {}",
+            started.elapsed().as_micros()
+        ));
         say(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
     }
 
@@ -128,8 +140,10 @@ impl MitPlayer {
         }
     }
 
-    pub fn run(mut self, lines: Receiver<String>) {
-        while let Ok(line) = lines.recv() {
+    /// Reads commands straight from `lines` on this thread: like the real player, nothing is
+    /// read while a search runs.
+    pub fn run(mut self, lines: impl Iterator<Item = String>) {
+        for line in lines {
             let words: Vec<&str> = line.split_whitespace().collect();
             let Some((&cmd, args)) = words.split_first() else {
                 continue;
@@ -147,7 +161,9 @@ impl MitPlayer {
                 }
                 "isready" => say("readyok"),
                 "setoption" => self.set_option(args),
-                "position" => self.position(args),
+                "position" => {
+                    self.pending_position = Some(args.iter().map(|a| a.to_string()).collect())
+                }
                 "go" => self.go(args),
                 "perft" => self.perft(args),
                 "quit" => std::process::exit(0),

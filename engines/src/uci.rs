@@ -71,6 +71,8 @@ impl Running {
 
 pub struct Engine {
     variant: String,
+    /// The last `position` command, applied when `go` arrives (inside the timed search).
+    pending_position: Option<Vec<String>>,
     session: Box<dyn Session>,
     style: Style,
     seed: u64,
@@ -83,6 +85,7 @@ impl Engine {
     pub fn new(fault: Fault) -> Engine {
         Engine {
             variant: "leiserchess".into(),
+            pending_position: None,
             session: new_session("leiserchess").expect("leiserchess is registered"),
             style: Style::Search,
             seed: 0,
@@ -129,6 +132,13 @@ impl Engine {
         }
     }
 
+    fn apply_pending_position(&mut self) {
+        if let Some(args) = self.pending_position.take() {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            self.position(&args);
+        }
+    }
+
     fn position(&mut self, args: &[&str]) {
         let moves_at = args.iter().position(|a| *a == "moves");
         let head = &args[..moves_at.unwrap_or(args.len())];
@@ -150,6 +160,7 @@ impl Engine {
             return;
         }
         let now = Instant::now();
+        self.apply_pending_position();
         let limits = limits(args, self.session.turn(), now);
         let session = self.session.boxed();
         let style = self.style;
@@ -174,6 +185,8 @@ impl Engine {
             };
             let best = session.search(style, &mut rng, &limits, &flag, &mut report);
             let best = fault.replace_bestmove(index, best);
+            // The whole thinking time, so a referee can tell its own delay from the engine's.
+            say(&format!("info time {}", now.elapsed().as_millis()));
             say(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
         });
         self.running = Some(Running { stop, handle });
@@ -204,11 +217,12 @@ impl Engine {
             "setoption" => self.set_option(args),
             "ucinewgame" => {
                 self.stop_search();
+                self.pending_position = None;
                 let _ = self.session.set_position(None, &[]);
             }
             "position" => {
                 self.stop_search();
-                self.position(args);
+                self.pending_position = Some(args.iter().map(|a| a.to_string()).collect());
             }
             "go" => self.go(args),
             "stop" => self.stop_search(),

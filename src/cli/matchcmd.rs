@@ -3,7 +3,7 @@
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{Adjudication, DrawRule, ResignRule};
-use arbiter::stats::{los, trinomial_elo};
+use arbiter::stats::{los, percentiles, trinomial_elo};
 use arbiter::tournament::openings::load_book;
 use arbiter::tournament::{run_match, MatchOptions};
 use clap::ArgAction;
@@ -129,8 +129,7 @@ pub fn run(args: MatchArgs) -> Result<(), Failure> {
         log: args.log.clone(),
         event: args.event.clone(),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
@@ -178,5 +177,11 @@ pub fn run(args: MatchArgs) -> Result<(), Failure> {
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
     println!("Terminations: {}", ends.join(", "));
+    if let Some((median, p99, max)) = percentiles(&summary.latency_us) {
+        println!(
+            "Referee latency per move (measured minus engine-reported time, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            summary.latency_us.len()
+        );
+    }
     Ok(())
 }

@@ -7,8 +7,8 @@ use super::protocol::{parse_line, EngineLine};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use thiserror::Error;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::time::timeout_at;
 
@@ -65,27 +65,24 @@ pub struct EngineProcess {
     pub id_name: Option<String>,
 }
 
-async fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<Line>, name: String, log: Option<IoLog>) {
-    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+/// Reads the engine's output on its own OS thread, so each line is timestamped the moment it
+/// can be read, however busy the referee's runtime is. Lines longer than `MAX_LINE` are cut.
+fn read_lines(stdout: std::fs::File, tx: mpsc::Sender<Line>, name: String, log: Option<IoLog>) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, stdout);
     let mut buf: Vec<u8> = Vec::with_capacity(256);
     loop {
         buf.clear();
+        let mut ended = false;
         loop {
-            let available = match reader.fill_buf().await {
+            let available = match reader.fill_buf() {
                 Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => return,
             };
             if available.is_empty() {
-                if !buf.is_empty() {
-                    let text = String::from_utf8_lossy(&buf).into_owned();
-                    let _ = tx
-                        .send(Line {
-                            at: Instant::now(),
-                            text,
-                        })
-                        .await;
-                }
-                return;
+                ended = true;
+                break;
             }
             let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
                 Some(i) => (&available[..i], i + 1, true),
@@ -98,6 +95,9 @@ async fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<Line>, name: String, l
                 break;
             }
         }
+        if ended && buf.is_empty() {
+            return;
+        }
         let at = Instant::now();
         if buf.last() == Some(&b'\r') {
             buf.pop();
@@ -106,7 +106,7 @@ async fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<Line>, name: String, l
         if let Some(log) = &log {
             log.write(&name, '<', &text);
         }
-        if tx.send(Line { at, text }).await.is_err() {
+        if tx.blocking_send(Line { at, text }).is_err() || ended {
             return;
         }
     }
@@ -137,8 +137,22 @@ impl EngineProcess {
         })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stdout =
+            std::fs::File::from(stdout.into_owned_fd().map_err(|e| EngineError::Spawn {
+                name: config.name.clone(),
+                cmd: config.cmd.clone(),
+                reason: e.to_string(),
+            })?);
         let (tx, lines) = mpsc::channel(1024);
-        tokio::spawn(read_lines(stdout, tx, config.name.clone(), log.clone()));
+        let (name, reader_log) = (config.name.clone(), log.clone());
+        std::thread::Builder::new()
+            .name(format!("read {name}"))
+            .spawn(move || read_lines(stdout, tx, name, reader_log))
+            .map_err(|e| EngineError::Spawn {
+                name: config.name.clone(),
+                cmd: config.cmd.clone(),
+                reason: format!("cannot start a reader thread: {e}"),
+            })?;
         let mut engine = EngineProcess {
             config: config.clone(),
             child,

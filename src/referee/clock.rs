@@ -20,7 +20,9 @@ pub struct TimeControl {
 
 pub fn parse_seconds(text: &str) -> Option<Duration> {
     let secs: f64 = text.parse().ok()?;
-    (0.0..1e9).contains(&secs).then(|| Duration::from_secs_f64(secs))
+    (0.0..1e9)
+        .contains(&secs)
+        .then(|| Duration::from_secs_f64(secs))
 }
 
 impl TimeControl {

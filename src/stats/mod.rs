@@ -117,6 +117,18 @@ pub fn los(wdl: Wdl) -> Option<f64> {
     Some(normal.cdf((wdl.wins as f64 - wdl.losses as f64) / decisive.sqrt()))
 }
 
+/// Median, 99th percentile and maximum of samples (nearest-rank), or `None` without samples.
+pub fn percentiles(samples: &[i64]) -> Option<(i64, i64, i64)> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    let rank =
+        |p: f64| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    Some((rank(0.5), rank(0.99), sorted[sorted.len() - 1]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +191,14 @@ mod tests {
             None
         );
         assert!(!draws.describe().contains("NaN"));
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let samples: Vec<i64> = (1..=100).collect();
+        assert_eq!(percentiles(&samples), Some((50, 99, 100)));
+        assert_eq!(percentiles(&[7]), Some((7, 7, 7)));
+        assert_eq!(percentiles(&[]), None);
     }
 
     #[test]
