@@ -73,7 +73,7 @@ fn a_match_prints_results_and_writes_pgn() {
     assert_eq!(
         games
             .iter()
-            .filter(|g| g.moves.first().map(String::as_str) == Some("h3g4"))
+            .filter(|g| g.moves.first().map(String::as_str) == Some("g3h4"))
             .count(),
         2
     );
