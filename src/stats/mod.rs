@@ -6,6 +6,14 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
+pub mod pentanomial;
+pub mod ratings;
+pub mod sprt;
+
+pub use pentanomial::Pentanomial;
+pub use ratings::{rate, Param, RatingError, RatingOptions, Ratings, Results};
+pub use sprt::{Decision, Sprt, SprtModel};
+
 /// Two-sided 95% normal quantile.
 pub const Z95: f64 = 1.959_963_984_540_054;
 
