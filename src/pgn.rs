@@ -41,7 +41,7 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
     tag("White", &record.white);
     tag("Black", &record.black);
     tag("Result", record.outcome.as_str());
-    tag("Variant", record.game);
+    tag("Variant", &record.game);
     if let Some(fen) = &record.start_fen {
         tag("SetUp", "1");
         tag("FEN", fen);

@@ -5,7 +5,8 @@ use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Outcome, Status, Termination};
 use arbiter::pgn::{read_games, write_game};
 use arbiter::referee::{Adjudication, GameRecord};
-use arbiter::tournament::{run_match, MatchOptions, MatchSummary};
+use arbiter::stats::{RatingOptions, Wdl};
+use arbiter::tournament::{run, Format, RunOptions};
 use std::sync::Mutex;
 
 /// Tests here count this process's children, so they run one at a time.
@@ -42,17 +43,28 @@ fn children() -> Vec<(u32, char)> {
     found
 }
 
+/// Plays `games` games between the engines; returns the records and the first engine's result.
 fn play(
     game: &str,
     engines: Vec<EngineConfig>,
     games: u64,
     max_plies: usize,
-) -> (Vec<GameRecord>, MatchSummary) {
+) -> (Vec<GameRecord>, Wdl) {
     let entry = find_game(game).unwrap();
-    let opts = MatchOptions {
+    let out_dir = std::env::temp_dir().join(format!(
+        "arbiter-referee-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let opts = RunOptions {
         entry,
         engines,
-        games,
+        format: Format::RoundRobin,
+        rounds: games.div_ceil(2),
+        limit: Some(games),
         concurrency: 2,
         openings: Vec::new(),
         random_order: false,
@@ -61,9 +73,12 @@ fn play(
             max_plies: Some(max_plies),
             ..Default::default()
         },
-        pgnout: None,
-        log: None,
+        out_dir: out_dir.clone(),
         event: "test".into(),
+        sprt: None,
+        rating: RatingOptions::default(),
+        log: None,
+        resume: false,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -71,9 +86,10 @@ fn play(
         .build()
         .unwrap();
     let mut records = Vec::new();
-    let summary = runtime
-        .block_on(run_match(opts, |r, _| records.push(r.clone())))
+    let outcome = runtime
+        .block_on(run(opts, |p| records.push(p.record.clone())))
         .unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&out_dir);
     records.sort_by_key(|r| r.round);
     assert_eq!(records.len() as u64, games, "every game is played");
     assert!(
@@ -81,7 +97,7 @@ fn play(
         "engine processes left behind: {:?}",
         children()
     );
-    (records, summary)
+    (records, outcome.totals.per_engine[0])
 }
 
 /// The PGN of a record, read back and replayed through the rules, ends as the record says.
@@ -176,7 +192,7 @@ fn faulty_loses_both(settings: &[&str], fault: &[&str], expected: Termination, d
         assert!(!faulty_won && r.outcome != Outcome::Draw, "{}", r.detail);
         assert!(r.detail.contains(detail), "{}", r.detail);
     }
-    assert_eq!(summary.wdl.wins, 2);
+    assert_eq!(summary.wins, 2);
 }
 
 #[test]

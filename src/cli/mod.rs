@@ -2,8 +2,8 @@
 //! 2 bad input (unknown game, malformed FEN or move, bad flag).
 
 mod bench;
-mod matchcmd;
 mod rules;
+mod runcmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
@@ -85,13 +85,26 @@ enum Command {
     Games,
     /// Play a match between two engines: game pairs with colours reversed, concurrently.
     ///
-    /// Example (the bundled engines, searching vs random):
-    ///   arbiter match --game leiserchess --games 10 --concurrency 2 \
-    ///     --engine cmd=target/release/arbiter-engine name=searcher option.Style=search \
-    ///     --engine cmd=target/release/arbiter-engine name=random option.Style=random \
-    ///     --each tc=2+0.02
+    /// Results go to reports/<name>/ (games.csv, standings.csv, crosstable.csv, games.pgn,
+    /// report.md, report.html) and a journal that `--resume <dir>` continues from.
+    ///
+    /// Example (the bundled engines, searching vs greedy, as an SPRT):
+    ///   arbiter match --games 400 --concurrency 2 \
+    ///     --engine cmd=target/release/arbiter-engine name=search option.Style=search \
+    ///     --engine cmd=target/release/arbiter-engine name=greedy option.Style=greedy \
+    ///     --each tc=2+0.02 --sprt elo0=0 elo1=10 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
-    Match(Box<matchcmd::MatchArgs>),
+    Match(Box<runcmd::MatchArgs>),
+    /// Play a round robin or gauntlet of several engines and rate them jointly.
+    ///
+    /// Without --engine, three bundled engines of different strengths play a short
+    /// round robin (the quick start).
+    ///
+    /// Example:
+    ///   arbiter tournament --rounds 10 --concurrency 2 --each tc=2+0.02 \
+    ///     --engine cmd=./v1 name=v1 --engine cmd=./v2 name=v2 --engine cmd=./v3 name=v3
+    #[command(verbatim_doc_comment)]
+    Tournament(Box<runcmd::TournamentArgs>),
     /// Measure move-generation speed (perft leaves per second) for every game.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
@@ -150,8 +163,24 @@ pub fn run() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if let Command::Match(args) = &mut cli.command {
-        args.engine_groups = groups;
+    match &mut cli.command {
+        Command::Match(args) => args.run.engine_groups = groups,
+        Command::Tournament(args) => args.run.engine_groups = groups,
+        _ => {}
+    }
+    let resume_dir = match &cli.command {
+        Command::Match(a) => a.run.resume.clone(),
+        Command::Tournament(a) => a.run.resume.clone(),
+        _ => None,
+    };
+    if let Some(dir) = resume_dir {
+        match resumed(&dir) {
+            Ok(command) => cli.command = command,
+            Err(f) => {
+                eprintln!("error: {}", f.message);
+                return ExitCode::from(f.code);
+            }
+        }
     }
     let result = match cli.command {
         Command::Perft {
@@ -161,30 +190,115 @@ pub fn run() -> ExitCode {
             setup,
             divide,
         } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::perft(entry, depth, fen.as_deref(), divide)),
+            .and_then(|(entry, fen)| rules::perft(entry, depth, fen.as_deref(), divide))
+            .map(|_| 0),
         Command::Replay {
             game,
             fen,
             setup,
             moves,
         } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::replay(entry, fen.as_deref(), &moves)),
+            .and_then(|(entry, fen)| rules::replay(entry, fen.as_deref(), &moves))
+            .map(|_| 0),
         Command::Show {
             game,
             fen,
             setup,
             moves,
         } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves)),
-        Command::Games => rules::list_games(),
-        Command::Match(args) => matchcmd::run(*args),
-        Command::Bench { full, game, csv } => bench::run(full, game.as_deref(), csv.as_deref()),
+            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves))
+            .map(|_| 0),
+        Command::Games => rules::list_games().map(|_| 0),
+        Command::Match(args) => runcmd::run_match(*args),
+        Command::Tournament(mut args) => {
+            if args.run.engine_groups.is_empty() {
+                match bundled_engines() {
+                    Ok(groups) => args.run.engine_groups = groups,
+                    Err(f) => return finish(Err(f)),
+                }
+                if args.run.each.is_empty() {
+                    args.run.each = vec!["tc=1+0.01".into()];
+                }
+                if args.run.concurrency == 1 {
+                    args.run.concurrency = 2;
+                }
+            }
+            runcmd::run_tournament(*args)
+        }
+        Command::Bench { full, game, csv } => {
+            bench::run(full, game.as_deref(), csv.as_deref()).map(|_| 0)
+        }
     };
+    finish(result)
+}
+
+fn finish(result: Result<u8, Failure>) -> ExitCode {
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(f) => {
             eprintln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }
+}
+
+/// The command saved in a run directory, to continue it (`--resume <dir>`).
+fn resumed(dir: &std::path::Path) -> Result<Command, Failure> {
+    let (command, args) = runcmd::saved_invocation(dir)?;
+    let mut argv = vec!["arbiter".to_string(), command];
+    argv.extend(args);
+    let matches = Cli::command()
+        .try_get_matches_from(&argv)
+        .map_err(|e| Failure::bad_input(format!("cannot resume {}: {e}", dir.display())))?;
+    let mut cli = Cli::from_arg_matches(&matches)
+        .map_err(|e| Failure::bad_input(format!("cannot resume {}: {e}", dir.display())))?;
+    let groups = engine_groups(&matches);
+    match &mut cli.command {
+        Command::Match(a) => {
+            a.run.engine_groups = groups;
+            a.run.resume = Some(dir.to_path_buf());
+        }
+        Command::Tournament(a) => {
+            a.run.engine_groups = if groups.is_empty() {
+                bundled_engines()?
+            } else {
+                groups
+            };
+            a.run.resume = Some(dir.to_path_buf());
+            if a.run.each.is_empty() && a.run.engine.is_empty() {
+                a.run.each = vec!["tc=1+0.01".into()];
+            }
+        }
+        _ => {
+            return Err(Failure::bad_input(format!(
+                "{} is not a run directory",
+                dir.display()
+            )))
+        }
+    }
+    Ok(cli.command)
+}
+
+/// Three bundled engines of clearly different strengths, for the quick start.
+fn bundled_engines() -> Result<Vec<Vec<String>>, Failure> {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::bad_input(
+                "the bundled engine arbiter-engine is not next to arbiter: build the workspace (cargo build --release), or give --engine",
+            )
+        })?;
+    let cmd = format!("cmd={}", exe.display());
+    Ok(["search", "greedy", "random"]
+        .iter()
+        .map(|style| {
+            vec![
+                cmd.clone(),
+                format!("name={style}"),
+                format!("option.Style={style}"),
+            ]
+        })
+        .collect())
 }

@@ -2,7 +2,7 @@
 //! Leiserchess player's `info` layout (`time (microsec)`, score and pv on a separate line).
 
 /// An engine's evaluation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Score {
     Centipawns(i32),
     /// Mate in this many moves (negative: being mated).

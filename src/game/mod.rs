@@ -140,6 +140,28 @@ impl fmt::Display for Termination {
     }
 }
 
+/// Outcomes and terminations are stored as their text (`1-0`, `king zapped`) in journals.
+macro_rules! serde_as_text {
+    ($t:ty, $what:literal) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                <$t>::parse(&text)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown {} '{text}'", $what)))
+            }
+        }
+    };
+}
+
+serde_as_text!(Outcome, "result");
+serde_as_text!(Termination, "termination");
+
 /// The state of a game after a move: still going, or over with a result and a reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {

@@ -422,7 +422,7 @@ pub async fn play_game(
         .map(|p| p.config.time_control_tag())
         .collect();
     Ok(GameRecord {
-        game: game_id,
+        game: game_id.to_string(),
         white: names[0].clone(),
         black: names[1].clone(),
         start_fen: (!standard_start).then_some(start_fen),

@@ -1,10 +1,25 @@
 //! The record of one refereed game: what PGN, CSV and the statistics are made from.
 
 use crate::game::{Color, Outcome, Termination};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// Durations stored as whole microseconds.
+mod micros {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_micros() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_micros(u64::deserialize(d)?))
+    }
+}
+
 /// One move as played: its text, and what the engine said about it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveRecord {
     pub text: String,
     /// From the opening book rather than an engine.
@@ -13,14 +28,15 @@ pub struct MoveRecord {
     pub score: Option<crate::engine::Score>,
     pub depth: Option<u32>,
     /// Thinking time as the referee measured it.
+    #[serde(with = "micros")]
     pub elapsed: Duration,
     /// Thinking time as the engine reported it (microseconds), if it did.
     pub reported_us: Option<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GameRecord {
-    pub game: &'static str,
+    pub game: String,
     pub white: String,
     pub black: String,
     /// The start position when it is not the game's standard start.
@@ -31,6 +47,7 @@ pub struct GameRecord {
     /// A sentence for people: who did what ("Black sent an illegal move: a1a1 ...").
     pub detail: String,
     pub time_control: String,
+    #[serde(with = "micros")]
     pub duration: Duration,
     /// Opening identifier (book line number, or 0 for the start position).
     pub opening: usize,

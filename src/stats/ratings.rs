@@ -6,6 +6,9 @@
 //! Like BayesElo, a prior of virtual draws between every two players who met keeps perfect
 //! scores finite. Intervals come from the inverse of the log-likelihood's Hessian.
 
+// Matrix arithmetic reads best with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
 use crate::game::Outcome;
 use statrs::distribution::{ContinuousCDF, Normal};
 use std::collections::BTreeMap;

@@ -110,14 +110,6 @@ fn two_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
     }
 }
 
-/// Game pairs between two engines: each opening twice, colours reversed.
-pub struct MatchSchedule {
-    pub games: u64,
-    pub openings: usize,
-    pub seed: u64,
-    pub random_order: bool,
-}
-
 /// A seeded position in a permutation of `0..len`, computed without materialising it: a
 /// multiply-add bijection modulo `len` (odd multiplier coprime to `len`), different per cycle.
 pub fn permuted(index: u64, len: u64, seed: u64) -> u64 {
@@ -147,47 +139,9 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-impl Schedule for MatchSchedule {
-    fn len(&self) -> u64 {
-        self.games
-    }
-
-    fn pairing(&self, index: u64) -> Pairing {
-        let pair = index / 2;
-        let openings = self.openings.max(1) as u64;
-        let opening = if self.random_order {
-            permuted(pair, openings, self.seed)
-        } else {
-            pair % openings
-        } as usize;
-        let swapped = index % 2 == 1;
-        Pairing {
-            white: usize::from(swapped),
-            black: usize::from(!swapped),
-            opening,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn match_schedule_reverses_colours_within_a_pair() {
-        let s = MatchSchedule {
-            games: 6,
-            openings: 2,
-            seed: 1,
-            random_order: false,
-        };
-        let p: Vec<Pairing> = (0..6).map(|i| s.pairing(i)).collect();
-        assert_eq!((p[0].white, p[1].white), (0, 1));
-        assert_eq!(
-            (p[0].opening, p[1].opening, p[2].opening, p[4].opening),
-            (0, 0, 1, 0)
-        );
-    }
 
     #[test]
     fn permutation_is_a_bijection_for_every_cycle() {

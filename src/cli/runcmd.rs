@@ -1,0 +1,511 @@
+//! `arbiter match` and `arbiter tournament`: engines as processes, a schedule of game pairs,
+//! results journalled to `reports/<name>/` and reported there.
+
+use super::Failure;
+use arbiter::engine::EngineConfig;
+use arbiter::referee::{Adjudication, DrawRule, ResignRule};
+use arbiter::stats::{los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
+use arbiter::tournament::openings::load_book;
+use arbiter::tournament::report::describe_decision;
+use arbiter::tournament::{run, Format, Progress, RunOptions};
+use clap::ArgAction;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Settings shared by `match` and `tournament`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Game id (see `arbiter games`).
+    #[arg(long, default_value = "leiserchess")]
+    pub game: String,
+    /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
+    /// dir=, proto=uci|leiserchess, tc=[moves/]base[+inc] (seconds), st=<seconds per move>,
+    /// depth=, nodes=, timemargin=<ms>, stall=<seconds>, handshake=<seconds>,
+    /// option.<Name>=<value>.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub engine: Vec<String>,
+    /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
+    #[arg(skip)]
+    pub engine_groups: Vec<Vec<String>>,
+    /// Settings applied to every engine (an engine's own settings win).
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub each: Vec<String>,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
+    /// Default: openings/<game>.txt if it exists, else the start position.
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Use only the first N plies of each book line.
+    #[arg(long)]
+    pub book_plies: Option<usize>,
+    /// Take openings in a seeded random order instead of book order.
+    #[arg(long)]
+    pub random_openings: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Draw a game after this many plies (termination "max plies").
+    #[arg(long, default_value_t = 500)]
+    pub max_plies: usize,
+    /// Adjudicate a draw: movenumber=N movecount=N score=CP.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub draw: Vec<String>,
+    /// Adjudicate a loss: movecount=N score=CP.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub resign: Vec<String>,
+    /// Fix one engine's rating in the joint ratings: name=elo.
+    #[arg(long, value_name = "NAME=ELO")]
+    pub anchor: Option<String>,
+    /// Name of the run: its output goes to reports/<name>/.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Output directory (instead of reports/<name>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue the interrupted run in this directory, with the settings it was started with.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Write all engine input and output, timestamped, to this file.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// PGN Event tag and report title.
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Print only the final result.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MatchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Number of games; each opening is played twice with colours reversed.
+    #[arg(long, default_value_t = 2)]
+    pub games: u64,
+    /// Stop as soon as a sequential test decides: elo0=<e> elo1=<e> alpha=<a> beta=<b>
+    /// [model=normalized|logistic]. Exit code 0: H1 accepted, 1: H0, 3: undecided at --games.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub sprt: Vec<String>,
+    /// Also write every game to this PGN file.
+    #[arg(long)]
+    pub pgnout: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TournamentArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// round-robin (everyone meets everyone) or gauntlet (the first engine meets the rest).
+    #[arg(long, default_value = "round-robin")]
+    pub format: String,
+    /// Rounds: in each, every pairing plays one game pair (an opening with both colours).
+    #[arg(long, default_value_t = 4)]
+    pub rounds: u64,
+    /// Also write every game to this PGN file.
+    #[arg(long)]
+    pub pgnout: Option<PathBuf>,
+}
+
+pub fn adjudication(
+    draw: &[String],
+    resign: &[String],
+    max_plies: usize,
+) -> Result<Adjudication, Failure> {
+    let draw = (!draw.is_empty())
+        .then(|| DrawRule::parse(&draw.join(" ")))
+        .transpose()
+        .map_err(|e| Failure::bad_input(format!("--draw: {e}")))?;
+    let resign = (!resign.is_empty())
+        .then(|| ResignRule::parse(&resign.join(" ")))
+        .transpose()
+        .map_err(|e| Failure::bad_input(format!("--resign: {e}")))?;
+    Ok(Adjudication {
+        draw,
+        resign,
+        max_plies: Some(max_plies),
+    })
+}
+
+fn engines(specs: &[Vec<String>], each: &[String]) -> Result<Vec<EngineConfig>, Failure> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            EngineConfig::parse(spec, each)
+                .map_err(|e| Failure::bad_input(format!("--engine #{}: {e}", i + 1)))
+        })
+        .collect()
+}
+
+/// A run name is one plain path component, so output cannot land outside `reports/`.
+pub fn check_run_name(name: &str) -> Result<(), Failure> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::bad_input(format!(
+            "run name '{name}' must be letters, digits, '-', '_' or '.', not starting with '.'"
+        )))
+    }
+}
+
+fn default_name(kind: &str, game: &str) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{kind}-{game}-{secs}")
+}
+
+/// Where a run writes, and whether it continues an earlier one.
+fn out_dir(args: &RunArgs, kind: &str) -> Result<(PathBuf, bool), Failure> {
+    if let Some(dir) = &args.resume {
+        return Ok((dir.clone(), true));
+    }
+    if let Some(dir) = &args.out {
+        return Ok((dir.clone(), false));
+    }
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name(kind, &args.game));
+    check_run_name(&name)?;
+    Ok((Path::new("reports").join(name), false))
+}
+
+/// Saves the command line so that `--resume <dir>` can start the same run again.
+fn save_invocation(dir: &Path, kind: &str) -> Result<(), Failure> {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let json = serde_json::json!({ "command": kind, "args": args });
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::write(dir.join("run.json"), json.to_string()).map_err(|e| {
+        Failure::bad_input(format!(
+            "cannot write {}: {e}",
+            dir.join("run.json").display()
+        ))
+    })
+}
+
+/// The saved command line of the run in `dir`, for `--resume`.
+pub fn saved_invocation(dir: &Path) -> Result<(String, Vec<String>), Failure> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Failure::bad_input(format!(
+            "cannot resume {}: {e} (is it a run directory?)",
+            dir.display()
+        ))
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let command = value["command"].as_str().unwrap_or("").to_string();
+    let args = value["args"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((command, args))
+}
+
+struct Reporter {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+}
+
+impl Reporter {
+    fn new(total: u64, quiet: bool) -> Reporter {
+        let bar = (!quiet && std::io::stdout().is_terminal()).then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} games  {per_sec}  ETA {eta}  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Reporter { bar, quiet }
+    }
+
+    fn game(&self, p: &Progress) {
+        let leader = {
+            let t = p.totals;
+            let best = (0..t.names.len()).max_by(|&a, &b| {
+                t.per_engine[a]
+                    .points()
+                    .total_cmp(&t.per_engine[b].points())
+            });
+            best.map(|i| {
+                format!(
+                    "leader {} {}/{}",
+                    t.names[i],
+                    t.per_engine[i].points(),
+                    t.per_engine[i].games()
+                )
+            })
+            .unwrap_or_default()
+        };
+        let elo = if p.totals.names.len() == 2 {
+            let w = p.totals.per_engine[0];
+            format!("  {} {}", p.totals.names[0], trinomial_elo(w).describe())
+        } else {
+            String::new()
+        };
+        let llr = p.llr.map(|v| format!("  LLR {v:.2}")).unwrap_or_default();
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(p.done);
+                bar.set_message(format!("{leader}{elo}{llr}"));
+            }
+            None if !self.quiet => {
+                let r = p.record;
+                println!(
+                    "Finished game {} ({} vs {}): {} {{{}}}  [{}/{}] {leader}{llr}",
+                    r.round, r.white, r.black, r.outcome, r.detail, p.done, p.total
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn rating_options(anchor: &Option<String>) -> Result<RatingOptions, Failure> {
+    let mut opts = RatingOptions::default();
+    if let Some(a) = anchor {
+        let (name, elo) = a
+            .split_once('=')
+            .and_then(|(n, e)| e.parse::<f64>().ok().map(|e| (n.to_string(), e)))
+            .ok_or_else(|| Failure::bad_input(format!("--anchor '{a}' must be name=elo")))?;
+        opts.anchor = Some((name, elo));
+    }
+    Ok(opts)
+}
+
+/// Runs a match or tournament; returns the process exit code.
+fn execute(
+    args: &RunArgs,
+    kind: &str,
+    format: Format,
+    rounds: u64,
+    limit: Option<u64>,
+    sprt: Option<Sprt>,
+    pgnout: &Option<PathBuf>,
+) -> Result<u8, Failure> {
+    let entry = super::rules::game_entry(&args.game)?;
+    let engines = engines(&args.engine_groups, &args.each)?;
+    match (kind, engines.len()) {
+        ("match", 2) => {}
+        ("match", n) => {
+            return Err(Failure::bad_input(format!(
+                "a match takes exactly two --engine, not {n} (for more, use `arbiter tournament`)"
+            )))
+        }
+        (_, n) if n < 2 => {
+            return Err(Failure::bad_input(format!(
+                "a tournament needs at least two --engine, not {n}"
+            )))
+        }
+        _ => {}
+    }
+    if args.concurrency == 0 || rounds == 0 || limit == Some(0) {
+        return Err(Failure::bad_input(
+            "--games, --rounds and --concurrency must be at least 1",
+        ));
+    }
+    let book = args.openings.clone().or_else(|| {
+        let default = PathBuf::from(format!("openings/{}.txt", entry.id));
+        default.is_file().then_some(default)
+    });
+    let openings = match &book {
+        Some(path) => load_book(path, entry, args.book_plies)
+            .map_err(|e| Failure::bad_input(e.to_string()))?,
+        None => Vec::new(),
+    };
+    let rating = rating_options(&args.anchor)?;
+    let adjudication = adjudication(&args.draw, &args.resign, args.max_plies)?;
+    let (out_dir, resume) = out_dir(args, kind)?;
+    if !resume {
+        if out_dir.join("journal.jsonl").exists() {
+            return Err(Failure::bad_input(format!(
+                "{} already holds a run: continue it with --resume {}",
+                out_dir.display(),
+                out_dir.display()
+            )));
+        }
+        save_invocation(&out_dir, kind)?;
+    }
+    let event = args
+        .event
+        .clone()
+        .unwrap_or_else(|| format!("arbiter {kind}"));
+    let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
+    let opts = RunOptions {
+        entry,
+        engines,
+        format,
+        rounds,
+        limit,
+        concurrency: args.concurrency,
+        openings,
+        random_order: args.random_openings,
+        seed: args.seed,
+        adjudication,
+        out_dir: out_dir.clone(),
+        event,
+        sprt,
+        rating,
+        log: args.log.clone(),
+        resume,
+    };
+    let total = {
+        let n = names.len() as u64;
+        let pairings = if format == Format::Gauntlet || n == 2 {
+            n - 1
+        } else {
+            n * (n - 1) / 2
+        };
+        limit
+            .unwrap_or(rounds * pairings * 2)
+            .min(rounds * pairings * 2)
+    };
+    let reporter = Reporter::new(total, args.quiet);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
+    let outcome = runtime
+        .block_on(run(opts, |p| reporter.game(&p)))
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    reporter.finish();
+    if let Some(path) = pgnout {
+        std::fs::copy(out_dir.join("games.pgn"), path)
+            .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let totals = &outcome.totals;
+    if names.len() == 2 {
+        let w = totals.per_engine[0];
+        println!(
+            "Result of {} vs {}: {} - {} - {} (W - L - D), {} games",
+            names[0],
+            names[1],
+            w.wins,
+            w.losses,
+            w.draws,
+            w.games()
+        );
+        let los_text = los(w)
+            .map(|p| format!("{:.1} %", p * 100.0))
+            .unwrap_or_else(|| "n/a (no decisive games)".into());
+        println!(
+            "Elo difference: {} (pentanomial {}), LOS: {los_text}, draw ratio: {:.1} %",
+            trinomial_elo(w).describe(),
+            totals.head_to_head().elo().describe(),
+            w.draw_ratio().unwrap_or(0.0) * 100.0
+        );
+    } else {
+        match totals.ratings(&rating_options(&args.anchor)?) {
+            Ok(r) => {
+                let mut rows: Vec<_> = r.ratings.iter().collect();
+                rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+                for (i, x) in rows.iter().enumerate() {
+                    let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
+                    let w = totals.per_engine[idx];
+                    println!(
+                        "{:>3}. {:<20} {:+7.1}  ({:+.1} .. {:+.1})  {}/{} points",
+                        i + 1,
+                        x.name,
+                        x.elo,
+                        x.lower,
+                        x.upper,
+                        w.points(),
+                        w.games()
+                    );
+                }
+            }
+            Err(e) => println!("No joint ratings: {e}"),
+        }
+    }
+    let ends: Vec<String> = totals
+        .terminations
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    println!("Terminations: {}", ends.join(", "));
+    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
+        println!(
+            "Referee latency per move (measured minus engine-reported time, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            outcome.latency_us.len()
+        );
+    }
+    let mut code = 0;
+    if let Some(s) = sprt {
+        let last = outcome.llr.last().copied().unwrap_or(0.0);
+        let (lo, hi) = s.bounds();
+        println!(
+            "SPRT: LLR {last:.3} ({lo:.3}, {hi:.3}) after {} pairs: {}",
+            outcome.llr.len(),
+            describe_decision(&s, last)
+        );
+        code = match outcome.decision {
+            Some(Decision::H1) => 0,
+            Some(Decision::H0) => 1,
+            _ => 3,
+        };
+    }
+    println!("Report: {}", out_dir.join("report.html").display());
+    Ok(code)
+}
+
+pub fn run_match(args: MatchArgs) -> Result<u8, Failure> {
+    let sprt = (!args.sprt.is_empty())
+        .then(|| Sprt::parse(&args.sprt.join(" ")))
+        .transpose()
+        .map_err(|e| Failure::bad_input(format!("--sprt: {e}")))?;
+    if args.games == 0 {
+        return Err(Failure::bad_input("--games must be at least 1"));
+    }
+    execute(
+        &args.run,
+        "match",
+        Format::RoundRobin,
+        args.games.div_ceil(2),
+        Some(args.games),
+        sprt,
+        &args.pgnout,
+    )
+}
+
+pub fn run_tournament(args: TournamentArgs) -> Result<u8, Failure> {
+    let format = Format::parse(&args.format).ok_or_else(|| {
+        Failure::bad_input(format!(
+            "--format '{}': expected round-robin or gauntlet",
+            args.format
+        ))
+    })?;
+    execute(
+        &args.run,
+        "tournament",
+        format,
+        args.rounds,
+        None,
+        None,
+        &args.pgnout,
+    )
+}

@@ -1,0 +1,294 @@
+//! A run: its output directory, its journal, resume, SPRT stopping and the final reports.
+
+use super::journal::{self, Entry, Journal};
+use super::openings::Opening;
+use super::report::{write_reports, RunInfo};
+use super::results::Totals;
+use super::runner::{run_schedule, RunSettings, Schedule};
+use super::schedule::{Format, PairSchedule};
+use super::RunError;
+use crate::engine::log::IoLog;
+use crate::engine::EngineConfig;
+use crate::game::GameEntry;
+use crate::referee::{Adjudication, GameRecord};
+use crate::stats::{Decision, RatingOptions, Sprt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub struct RunOptions {
+    pub entry: &'static GameEntry,
+    pub engines: Vec<EngineConfig>,
+    pub format: Format,
+    pub rounds: u64,
+    /// Cap on the number of games (for matches of `--games N`).
+    pub limit: Option<u64>,
+    pub concurrency: usize,
+    pub openings: Vec<Opening>,
+    pub random_order: bool,
+    pub seed: u64,
+    pub adjudication: Adjudication,
+    pub out_dir: PathBuf,
+    pub event: String,
+    pub sprt: Option<Sprt>,
+    pub rating: RatingOptions,
+    /// Also write all engine I/O to this file.
+    pub log: Option<PathBuf>,
+    /// Continue the run already in `out_dir`.
+    pub resume: bool,
+}
+
+/// Sent to the caller after each finished game.
+pub struct Progress<'a> {
+    pub done: u64,
+    pub total: u64,
+    pub record: &'a GameRecord,
+    pub totals: &'a Totals,
+    pub llr: Option<f64>,
+}
+
+pub struct RunOutcome {
+    pub totals: Totals,
+    pub decision: Option<Decision>,
+    pub llr: Vec<f64>,
+    /// Measured minus engine-reported thinking time per move, in µs (the first 200,000 moves).
+    pub latency_us: Vec<i64>,
+    pub time_forfeits: u64,
+    /// Games of the schedule not played (a decided SPRT, or an interruption).
+    pub unplayed: u64,
+}
+
+const LATENCY_SAMPLES: usize = 200_000;
+
+/// A fixed-size set of finished game indices.
+struct Bitset(Vec<u64>);
+
+impl Bitset {
+    fn new(len: u64) -> Bitset {
+        Bitset(vec![0; (len as usize).div_ceil(64)])
+    }
+    fn insert(&mut self, i: u64) -> bool {
+        let (w, b) = ((i / 64) as usize, i % 64);
+        match self.0.get_mut(w) {
+            Some(word) => {
+                let fresh = *word & (1 << b) == 0;
+                *word |= 1 << b;
+                fresh
+            }
+            None => false,
+        }
+    }
+    fn contains(&self, i: u64) -> bool {
+        self.0
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
+
+fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
+    RunError::Output {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Counts a game and updates the SPRT; returns the new LLR when a pair was completed.
+fn count(
+    totals: &mut Totals,
+    llr: &mut Vec<f64>,
+    sprt: &Option<Sprt>,
+    index: u64,
+    record: &GameRecord,
+) -> Option<f64> {
+    let before = totals.head_to_head().pairs();
+    totals.add(record, Some(index / 2));
+    let sprt = sprt.as_ref()?;
+    let pairs = totals.head_to_head();
+    if pairs.pairs() == before {
+        return None;
+    }
+    let value = sprt.llr(&pairs);
+    llr.push(value);
+    Some(value)
+}
+
+pub async fn run(
+    opts: RunOptions,
+    mut on_game: impl FnMut(Progress),
+) -> Result<RunOutcome, RunError> {
+    for cfg in &opts.engines {
+        super::check_engine_command(cfg).map_err(RunError::Setup)?;
+    }
+    let names: Vec<String> = opts.engines.iter().map(|e| e.name.clone()).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(RunError::Setup(format!(
+                "two engines are named '{n}': give each a different name="
+            )));
+        }
+    }
+    if opts.engines.len() < 2 {
+        return Err(RunError::Setup("a run needs at least two engines".into()));
+    }
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| output_error(&opts.out_dir, e))?;
+    let journal_path = opts.out_dir.join("journal.jsonl");
+    if !opts.resume && journal_path.exists() {
+        return Err(RunError::Setup(format!(
+            "{} already holds a run: continue it with --resume {}, or choose another --name/--out",
+            opts.out_dir.display(),
+            opts.out_dir.display()
+        )));
+    }
+    let schedule = Arc::new(PairSchedule {
+        engines: opts.engines.len(),
+        format: opts.format,
+        rounds: opts.rounds,
+        limit: opts.limit,
+        openings: opts.openings.len(),
+        seed: opts.seed,
+        random_order: opts.random_order,
+    });
+    let total = schedule.len();
+    let mut totals = Totals::new(names.clone());
+    let mut llr = Vec::new();
+    let mut done = Bitset::new(total);
+    let mut played = 0u64;
+    let mut bad_resume = None;
+    journal::read(&journal_path, |entry| {
+        if entry.index < total && done.insert(entry.index) {
+            // Only games this run's schedule knows count; a duplicate line counts once.
+            if entry.record.white != names[schedule.pairing(entry.index).white] {
+                bad_resume.get_or_insert(format!(
+                    "game {} in the journal does not match this run's schedule",
+                    entry.index + 1
+                ));
+            }
+            count(
+                &mut totals,
+                &mut llr,
+                &opts.sprt,
+                entry.index,
+                &entry.record,
+            );
+            played += 1;
+        }
+    })
+    .map_err(RunError::Setup)?;
+    if let Some(e) = bad_resume {
+        return Err(RunError::Setup(e));
+    }
+    let mut decision = opts
+        .sprt
+        .as_ref()
+        .and_then(|s| llr.last().map(|&v| s.decide(v)))
+        .filter(|d| *d != Decision::Continue);
+    let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
+    let log = match &opts.log {
+        Some(p) => Some(IoLog::create(p).map_err(|e| output_error(p, e))?),
+        None => None,
+    };
+    let settings = Arc::new(RunSettings {
+        entry: opts.entry,
+        engines: opts.engines.clone(),
+        openings: opts.openings.clone(),
+        concurrency: opts.concurrency,
+        adjudication: opts.adjudication,
+        log: log.clone(),
+    });
+    let stop = Arc::new(AtomicBool::new(decision.is_some()));
+    let done = Arc::new(done);
+    let skip = {
+        let done = done.clone();
+        Arc::new(move |i: u64| done.contains(i))
+    };
+    let (tx, mut rx) = mpsc::channel(64);
+    let runner = tokio::spawn(run_schedule(
+        settings,
+        schedule.clone(),
+        skip,
+        stop.clone(),
+        tx,
+    ));
+    let mut latency_us = Vec::new();
+    let mut time_forfeits = 0;
+    let mut setup_error = None;
+    while let Some((index, result)) = rx.recv().await {
+        let record = match result {
+            Ok(r) => r,
+            Err(e) => {
+                setup_error.get_or_insert(e);
+                stop.store(true, Ordering::SeqCst);
+                continue;
+            }
+        };
+        // On disk first: a game counts only once it is in the journal.
+        journal
+            .append(&Entry {
+                index,
+                record: record.clone(),
+            })
+            .map_err(|e| output_error(&journal_path, e))?;
+        played += 1;
+        if record.termination == crate::game::Termination::TimeForfeit {
+            time_forfeits += 1;
+        }
+        for m in &record.moves {
+            if let (Some(us), true) = (m.reported_us, latency_us.len() < LATENCY_SAMPLES) {
+                latency_us.push(m.elapsed.as_micros() as i64 - us as i64);
+            }
+        }
+        let value = count(&mut totals, &mut llr, &opts.sprt, index, &record);
+        if let (Some(sprt), Some(v)) = (&opts.sprt, value) {
+            let d = sprt.decide(v);
+            if d != Decision::Continue && decision.is_none() {
+                decision = Some(d);
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+        on_game(Progress {
+            done: played,
+            total,
+            record: &record,
+            totals: &totals,
+            llr: llr.last().copied(),
+        });
+    }
+    let _ = runner.await;
+    if let Some(log) = &log {
+        log.flush();
+    }
+    if let Some(e) = setup_error {
+        return Err(RunError::Setup(e));
+    }
+    let time_controls = {
+        let tags: Vec<String> = opts.engines.iter().map(|e| e.time_control_tag()).collect();
+        if tags.iter().all(|t| *t == tags[0]) {
+            tags[0].clone()
+        } else {
+            tags.join(", ")
+        }
+    };
+    let info = RunInfo {
+        event: &opts.event,
+        game: opts.entry.id,
+        format: if opts.engines.len() == 2 {
+            "match"
+        } else {
+            opts.format.as_str()
+        },
+        time_controls,
+        sprt: opts.sprt.map(|s| (s, llr.as_slice())),
+        rating: &opts.rating,
+        interrupted: false,
+    };
+    write_reports(&opts.out_dir, &totals, &info).map_err(|e| output_error(&opts.out_dir, e))?;
+    Ok(RunOutcome {
+        totals,
+        decision,
+        llr,
+        latency_us,
+        time_forfeits,
+        unplayed: total - played.min(total),
+    })
+}

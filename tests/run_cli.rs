@@ -1,0 +1,433 @@
+//! `arbiter match` and `arbiter tournament` from the command line, with the bundled engine as a
+//! real process: results, reports, SPRT exit codes, resume after `kill -9`, bad input.
+
+mod common;
+
+use common::{arbiter, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The bundled engine, built beside the `arbiter` binary by the same `cargo test`.
+fn engine() -> String {
+    let path = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("arbiter-engine");
+    assert!(
+        path.is_file(),
+        "{} is missing: run the whole workspace's tests (cargo test)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn engine_args<'a>(cmd: &'a str, name: &'a str, style: &'a str) -> Vec<String> {
+    vec![
+        "--engine".into(),
+        format!("cmd={cmd}"),
+        format!("name={name}"),
+        format!("option.Style={style}"),
+    ]
+}
+
+fn run(args: Vec<String>) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    arbiter(&refs)
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn a_match_prints_results_and_writes_every_report() {
+    let dir = scratch("match");
+    let book = dir.join("book.txt");
+    std::fs::write(&book, "# two openings\ng4g5 e6e7\ng3h4\n").unwrap();
+    let pgn = dir.join("copy.pgn");
+    let e = engine();
+    let mut args: Vec<String> = [
+        "match",
+        "--game",
+        "leiserchess",
+        "--games",
+        "4",
+        "--concurrency",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(engine_args(&e, "searcher", "search"));
+    args.extend(engine_args(&e, "random", "random"));
+    args.extend(
+        [
+            "--each",
+            "depth=2",
+            "--openings",
+            book.to_str().unwrap(),
+            "--out",
+            dir.join("run").to_str().unwrap(),
+            "--pgnout",
+            pgn.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let out = run(args);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("Result of searcher vs random:"), "{text}");
+    assert_eq!(text.matches("Finished game").count(), 4);
+    for file in [
+        "games.csv",
+        "games.pgn",
+        "standings.csv",
+        "crosstable.csv",
+        "report.md",
+        "report.html",
+        "journal.jsonl",
+    ] {
+        assert!(dir.join("run").join(file).is_file(), "{file}");
+    }
+    let games = arbiter::pgn::read_games(&std::fs::read_to_string(&pgn).unwrap()).unwrap();
+    assert_eq!(games.len(), 4);
+    assert_eq!(
+        games
+            .iter()
+            .filter(|g| g.moves.starts_with(&["g4g5".into(), "e6e7".into()]))
+            .count(),
+        2
+    );
+    assert_eq!(
+        games
+            .iter()
+            .filter(|g| g.moves.first().map(String::as_str) == Some("g3h4"))
+            .count(),
+        2
+    );
+    let rows = csv_rows(&dir.join("run/games.csv"));
+    assert_eq!(rows.len(), 4);
+}
+
+#[test]
+fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
+    let dir = scratch("rr");
+    let e = engine();
+    let mut args: Vec<String> = [
+        "tournament",
+        "--game",
+        "leiserchess",
+        "--rounds",
+        "3",
+        "--concurrency",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(engine_args(&e, "random", "random"));
+    args.extend(engine_args(&e, "search", "search"));
+    args.extend(engine_args(&e, "greedy", "greedy"));
+    args.extend(
+        [
+            "--each",
+            "depth=2",
+            "--out",
+            dir.to_str().unwrap(),
+            "--quiet",
+        ]
+        .map(String::from),
+    );
+    let out = run(args);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let standings = csv_rows(&dir.join("standings.csv"));
+    let order: Vec<&str> = standings.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(order, ["search", "greedy", "random"]);
+    let games: u64 = standings.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
+    assert_eq!(games, 2 * 18, "each of the 18 games counts for two engines");
+    // The HTML shows the same standings, in the same order, with the same numbers.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let table = &html[html.find("id=\"standings\"").unwrap()..];
+    let mut at = 0;
+    for row in &standings {
+        let found = table[at..].find(&format!(
+            "<td>{}</td><td>{}</td><td>{}</td>",
+            row[0], row[1], row[2]
+        ));
+        at += found.unwrap_or_else(|| panic!("{row:?} not in the HTML in order"));
+    }
+    assert!(html.contains("<svg"), "the ratings chart");
+    let cross = csv_rows(&dir.join("crosstable.csv"));
+    assert_eq!(cross.len(), 3);
+}
+
+fn sprt_exit(first: &str, second: &str) -> (Option<i32>, String) {
+    let dir = scratch(&format!("sprt-{first}"));
+    let e = engine();
+    let mut args: Vec<String> = [
+        "match",
+        "--game",
+        "leiserchess",
+        "--games",
+        "200",
+        "--concurrency",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(engine_args(&e, first, first));
+    args.extend(engine_args(&e, second, second));
+    args.extend(
+        [
+            "--each",
+            "depth=2",
+            "--sprt",
+            "elo0=0",
+            "elo1=50",
+            "alpha=0.05",
+            "beta=0.05",
+            "--out",
+            dir.to_str().unwrap(),
+            "--quiet",
+        ]
+        .map(String::from),
+    );
+    let out = run(args);
+    (out.status.code(), stdout(&out))
+}
+
+#[test]
+fn sprt_accepts_h1_for_the_stronger_engine_and_h0_for_the_weaker() {
+    let (code, text) = sprt_exit("search", "random");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("H1 accepted"), "{text}");
+    let (code, text) = sprt_exit("random", "search");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("H0 accepted"), "{text}");
+    // It stopped early rather than playing all 200 games.
+    let played: usize = text
+        .split("Result of")
+        .nth(1)
+        .and_then(|t| t.split(", ").nth(1))
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(999);
+    assert!(played < 200, "{text}");
+}
+
+#[test]
+fn a_killed_run_resumes_to_exactly_the_missing_games() {
+    let dir = scratch("resume");
+    let e = engine();
+    let mut args: Vec<String> = [
+        "tournament",
+        "--game",
+        "leiserchess",
+        "--rounds",
+        "6",
+        "--concurrency",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(engine_args(&e, "a", "greedy"));
+    args.extend(engine_args(&e, "b", "random"));
+    args.extend(engine_args(&e, "c", "search"));
+    args.extend(
+        [
+            "--each",
+            "depth=1",
+            "--out",
+            dir.to_str().unwrap(),
+            "--quiet",
+            "--max-plies",
+            "300",
+        ]
+        .map(String::from),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .spawn()
+        .unwrap();
+    let journal = dir.join("journal.jsonl");
+    // Wait for a few games, then kill -9.
+    let started = std::time::Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(&journal)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines >= 5 || started.elapsed().as_secs() > 60 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(&journal).unwrap().lines().count();
+    assert!(before < 36, "the run was cut short ({before} games)");
+    let out = arbiter(&["tournament", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let mut indices: Vec<u64> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["index"].as_u64().unwrap())
+        .collect();
+    let total = indices.len();
+    indices.sort_unstable();
+    indices.dedup();
+    assert_eq!(indices.len(), total, "no game was played twice");
+    assert_eq!(
+        indices,
+        (0..36).collect::<Vec<u64>>(),
+        "exactly the schedule's games"
+    );
+    assert_eq!(csv_rows(&dir.join("games.csv")).len(), 36);
+    // Starting the same run again without --resume is refused.
+    let again = run(args);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("--resume"));
+}
+
+#[test]
+fn bad_run_input_is_refused_with_exit_code_2() {
+    let e = engine();
+    let cmd = format!("cmd={e}");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["match", "--engine", &cmd, "depth=1"],
+            "exactly two --engine",
+        ),
+        (
+            vec![
+                "match", "--engine", &cmd, "depth=x", "--engine", &cmd, "depth=1", "name=b",
+            ],
+            "depth=x",
+        ),
+        (
+            vec![
+                "match",
+                "--engine",
+                "cmd=/no/such/engine",
+                "depth=1",
+                "--engine",
+                &cmd,
+                "depth=1",
+            ],
+            "no such program",
+        ),
+        (
+            vec![
+                "match", "--engine", &cmd, "depth=1", "--engine", &cmd, "depth=1",
+            ],
+            "two engines are named",
+        ),
+        (
+            vec![
+                "match",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "name=a",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "--draw",
+                "movecount=3",
+            ],
+            "--draw",
+        ),
+        (
+            vec![
+                "match", "--engine", &cmd, "depth=1", "name=a", "--engine", &cmd, "depth=1",
+                "--sprt", "elo0=5", "elo1=1",
+            ],
+            "--sprt",
+        ),
+        (
+            vec![
+                "tournament",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "name=a",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "--name",
+                "../escape",
+            ],
+            "run name",
+        ),
+        (
+            vec![
+                "tournament",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "name=a",
+                "--engine",
+                &cmd,
+                "depth=1",
+                "--format",
+                "swiss",
+            ],
+            "--format",
+        ),
+        (
+            vec!["tournament", "--resume", "/no/such/run"],
+            "cannot resume",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = arbiter(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(expected),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn an_illegal_book_line_names_file_and_line() {
+    let dir = scratch("book");
+    let book = dir.join("bad.txt");
+    std::fs::write(&book, "g4g5 e6e7\ng4g5 g4g5\n").unwrap();
+    let e = engine();
+    let out = arbiter(&[
+        "match",
+        "--game",
+        "leiserchess",
+        "--openings",
+        book.to_str().unwrap(),
+        "--out",
+        dir.join("run").to_str().unwrap(),
+        "--engine",
+        &format!("cmd={e}"),
+        "depth=1",
+        "name=a",
+        "--engine",
+        &format!("cmd={e}"),
+        "depth=1",
+        "name=b",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.txt:2: ply 2: illegal move 'g4g5'"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+    assert!(
+        !dir.join("run").exists(),
+        "nothing written for a refused run"
+    );
+}
