@@ -2,6 +2,8 @@
 //! 2 bad input (unknown game, malformed FEN or move, bad flag).
 
 mod bench;
+mod configcmd;
+mod ratecmd;
 mod rules;
 mod runcmd;
 
@@ -105,6 +107,37 @@ enum Command {
     ///     --engine cmd=./v1 name=v1 --engine cmd=./v2 name=v2 --engine cmd=./v3 name=v3
     #[command(verbatim_doc_comment)]
     Tournament(Box<runcmd::TournamentArgs>),
+    /// Run a tournament described in a file: arbiter's TOML (see tournament.example.toml) or
+    /// the MIT 6.172 autotester's .txt configuration.
+    Run {
+        /// The configuration file (.toml, or the autotester's key = value .txt).
+        file: std::path::PathBuf,
+    },
+    /// Make an opening book: random legal lines that end roughly balanced and quiet.
+    ///
+    /// The books in openings/ were made with the defaults, e.g.
+    ///   arbiter book --game ultima --out openings/ultima.txt
+    #[command(verbatim_doc_comment)]
+    Book {
+        #[arg(long)]
+        game: String,
+        /// Number of distinct openings.
+        #[arg(long, default_value_t = 60)]
+        count: usize,
+        /// Plies per opening.
+        #[arg(long, default_value_t = 6)]
+        plies: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Largest material imbalance accepted, in centipawns.
+        #[arg(long, default_value_t = 0)]
+        max_imbalance: i32,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Rate the players of existing PGN files jointly and write the report.
+    Rate(ratecmd::RateArgs),
     /// Measure move-generation speed (perft leaves per second) for every game.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
@@ -163,9 +196,20 @@ pub fn run() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let invocation: Vec<String> = std::env::args().skip(2).collect();
     match &mut cli.command {
-        Command::Match(args) => args.run.engine_groups = groups,
-        Command::Tournament(args) => args.run.engine_groups = groups,
+        Command::Match(args) => {
+            args.run.engine_groups = groups;
+            args.run.invocation = invocation;
+        }
+        Command::Tournament(args) => {
+            args.run.engine_groups = groups;
+            args.run.invocation = invocation;
+        }
+        Command::Run { file } => match from_config(file) {
+            Ok(command) => cli.command = command,
+            Err(f) => return finish(Err(f)),
+        },
         _ => {}
     }
     let resume_dir = match &cli.command {
@@ -225,6 +269,16 @@ pub fn run() -> ExitCode {
             }
             runcmd::run_tournament(*args)
         }
+        Command::Rate(args) => ratecmd::run(args),
+        Command::Book {
+            game,
+            count,
+            plies,
+            seed,
+            max_imbalance,
+            out,
+        } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
+        Command::Run { .. } => unreachable!("replaced by the tournament it describes"),
         Command::Bench { full, game, csv } => {
             bench::run(full, game.as_deref(), csv.as_deref()).map(|_| 0)
         }
@@ -240,6 +294,58 @@ fn finish(result: Result<u8, Failure>) -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+fn make_book(
+    game: &str,
+    count: usize,
+    plies: usize,
+    seed: u64,
+    max_imbalance: i32,
+    out: Option<&std::path::Path>,
+) -> Result<u8, Failure> {
+    use arbiter::tournament::bookgen::{generate, BookSpec};
+    let entry = rules::game_entry(game)?;
+    let spec = BookSpec {
+        count,
+        plies,
+        seed,
+        max_imbalance,
+    };
+    let lines = generate(entry, &spec).map_err(Failure::bad_input)?;
+    let mut text = format!(
+        "# {} openings for {}, made by: arbiter book --game {} --count {count} --plies {plies} --seed {seed} --max-imbalance {max_imbalance}\n",
+        lines.len(),
+        entry.id,
+        entry.id
+    );
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    match out {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?,
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+/// The tournament a configuration file describes, parsed as if typed.
+fn from_config(file: &std::path::Path) -> Result<Command, Failure> {
+    let args = configcmd::tournament_argv(file)?;
+    let mut argv = vec!["arbiter".to_string(), "tournament".to_string()];
+    argv.extend(args.iter().cloned());
+    let matches = Cli::command()
+        .try_get_matches_from(&argv)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+    let mut cli = Cli::from_arg_matches(&matches)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+    if let Command::Tournament(a) = &mut cli.command {
+        a.run.engine_groups = engine_groups(&matches);
+        a.run.invocation = args;
+    }
+    Ok(cli.command)
 }
 
 /// The command saved in a run directory, to continue it (`--resume <dir>`).

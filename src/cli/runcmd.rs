@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
     #[arg(skip)]
     pub engine_groups: Vec<Vec<String>>,
+    /// The arguments that started this run, saved for `--resume` (not a flag).
+    #[arg(skip)]
+    pub invocation: Vec<String>,
     /// Settings applied to every engine (an engine's own settings win).
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub each: Vec<String>,
@@ -182,8 +185,7 @@ fn out_dir(args: &RunArgs, kind: &str) -> Result<(PathBuf, bool), Failure> {
 }
 
 /// Saves the command line so that `--resume <dir>` can start the same run again.
-fn save_invocation(dir: &Path, kind: &str) -> Result<(), Failure> {
-    let args: Vec<String> = std::env::args().skip(2).collect();
+fn save_invocation(dir: &Path, kind: &str, args: &[String]) -> Result<(), Failure> {
     let json = serde_json::json!({ "command": kind, "args": args });
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
@@ -349,7 +351,7 @@ fn execute(
                 out_dir.display()
             )));
         }
-        save_invocation(&out_dir, kind)?;
+        save_invocation(&out_dir, kind, &args.invocation)?;
     }
     let event = args
         .event

@@ -94,10 +94,12 @@ pub enum Termination {
     EngineCrash,
     EngineStall,
     Adjudication,
+    /// A game read from another tool's PGN that does not say why it ended.
+    Unrecorded,
 }
 
 impl Termination {
-    pub const ALL: [Termination; 12] = [
+    pub const ALL: [Termination; 13] = [
         Termination::KingZapped,
         Termination::Checkmate,
         Termination::Stalemate,
@@ -110,6 +112,7 @@ impl Termination {
         Termination::EngineCrash,
         Termination::EngineStall,
         Termination::Adjudication,
+        Termination::Unrecorded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -126,6 +129,7 @@ impl Termination {
             Termination::EngineCrash => "engine crash",
             Termination::EngineStall => "engine stall",
             Termination::Adjudication => "adjudication",
+            Termination::Unrecorded => "unrecorded",
         }
     }
 

@@ -31,6 +31,8 @@ pub trait AnyGame: Send {
     /// The moves played so far, in notation.
     fn moves(&self) -> Vec<String>;
     fn render(&self) -> String;
+    /// Material balance for the side to move (see `Position::material`).
+    fn material(&self) -> i32;
     fn boxed_clone(&self) -> Box<dyn AnyGame>;
 }
 
@@ -91,6 +93,10 @@ impl<P: Position> AnyGame for Game<P> {
 
     fn render(&self) -> String {
         self.position().render()
+    }
+
+    fn material(&self) -> i32 {
+        self.position().material()
     }
 
     fn boxed_clone(&self) -> Box<dyn AnyGame> {

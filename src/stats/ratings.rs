@@ -66,6 +66,13 @@ pub struct RatingOptions {
     pub anchor: Option<(String, f64)>,
 }
 
+/// BayesElo's default first-move advantage and draw width, used when they are not estimated.
+pub const DEFAULT_ADVANTAGE: f64 = 32.8;
+pub const DEFAULT_DRAWELO: f64 = 97.3;
+/// Fewer real games than this leave the likelihood too flat to estimate the advantage and the
+/// draw width (it drifts along a ridge of ever larger values): the defaults are used instead.
+pub const MIN_GAMES_TO_ESTIMATE: f64 = 100.0;
+
 impl Default for RatingOptions {
     fn default() -> Self {
         RatingOptions {
@@ -272,6 +279,16 @@ fn components(n: usize, edges: impl Iterator<Item = (usize, usize)>) -> Vec<usiz
 
 /// Rates every player of `results` jointly.
 pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingError> {
+    let mut opts = opts.clone();
+    if results.games() < MIN_GAMES_TO_ESTIMATE {
+        if opts.advantage == Param::Estimate {
+            opts.advantage = Param::Fixed(DEFAULT_ADVANTAGE);
+        }
+        if opts.drawelo == Param::Estimate {
+            opts.drawelo = Param::Fixed(DEFAULT_DRAWELO);
+        }
+    }
+    let opts = &opts;
     let n = results.players.len();
     if results.games() == 0.0 || n < 2 {
         return Err(RatingError::NoGames);
@@ -332,10 +349,10 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
     };
     let mut theta = vec![0.0; n - 1];
     if opts.advantage == Param::Estimate {
-        theta.push(32.8);
+        theta.push(DEFAULT_ADVANTAGE);
     }
     if opts.drawelo == Param::Estimate {
-        theta.push(97.3);
+        theta.push(DEFAULT_DRAWELO);
     }
     // Newton's method with a backtracking line search on the log-likelihood.
     let (mut ll, mut grad) = model.evaluate(&theta);

@@ -1,5 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
+pub mod bookgen;
+pub mod import;
 pub mod journal;
 pub mod openings;
 pub mod report;

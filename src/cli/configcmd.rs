@@ -1,0 +1,236 @@
+//! `arbiter run <file>`: a tournament described in a file, either arbiter's TOML (see
+//! `tournament.example.toml`) or the MIT 6.172 autotester's `.txt` configuration. Both become the
+//! arguments of `arbiter tournament`, so they are checked exactly like a command line.
+//! Relative paths (engines, books) are taken from the configuration file's folder.
+
+use super::Failure;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlRun {
+    game: Option<String>,
+    format: Option<String>,
+    rounds: Option<u64>,
+    concurrency: Option<usize>,
+    openings: Option<String>,
+    book_plies: Option<usize>,
+    random_openings: Option<bool>,
+    max_plies: Option<usize>,
+    seed: Option<u64>,
+    name: Option<String>,
+    event: Option<String>,
+    anchor: Option<String>,
+    draw: Option<String>,
+    resign: Option<String>,
+    #[serde(default)]
+    each: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    engine: Vec<TomlEngine>,
+}
+
+#[derive(Deserialize)]
+struct TomlEngine {
+    cmd: String,
+    name: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+    /// Any other setting (tc, st, depth, nodes, proto, timemargin, stall, dir...).
+    #[serde(flatten)]
+    settings: BTreeMap<String, toml::Value>,
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A relative path in the file, taken from the file's folder.
+fn beside(base: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    if p.is_absolute() || !path.contains('/') {
+        path.to_string()
+    } else {
+        base.join(p).display().to_string()
+    }
+}
+
+fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure> {
+    let run: TomlRun =
+        toml::from_str(text).map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+    let mut argv: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            argv.push(format!("--{name}"));
+            argv.push(v);
+        }
+    };
+    flag("game", run.game);
+    flag("format", run.format);
+    flag("rounds", run.rounds.map(|v| v.to_string()));
+    flag("concurrency", run.concurrency.map(|v| v.to_string()));
+    flag("openings", run.openings.map(|o| beside(base, &o)));
+    flag("book-plies", run.book_plies.map(|v| v.to_string()));
+    flag("max-plies", run.max_plies.map(|v| v.to_string()));
+    flag("seed", run.seed.map(|v| v.to_string()));
+    flag("name", run.name);
+    flag("event", run.event);
+    flag("anchor", run.anchor);
+    if run.random_openings == Some(true) {
+        argv.push("--random-openings".into());
+    }
+    for (name, value) in [("draw", run.draw), ("resign", run.resign)] {
+        if let Some(v) = value {
+            argv.push(format!("--{name}"));
+            argv.extend(v.split_whitespace().map(str::to_string));
+        }
+    }
+    if !run.each.is_empty() {
+        argv.push("--each".into());
+        argv.extend(
+            run.each
+                .iter()
+                .map(|(k, v)| format!("{k}={}", value_text(v))),
+        );
+    }
+    if run.engine.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "{}: no [[engine]] tables",
+            file.display()
+        )));
+    }
+    for e in run.engine {
+        argv.push("--engine".into());
+        argv.push(format!("cmd={}", beside(base, &e.cmd)));
+        if let Some(n) = e.name {
+            argv.push(format!("name={n}"));
+        }
+        argv.extend(e.args.iter().map(|a| format!("arg={a}")));
+        argv.extend(
+            e.options
+                .iter()
+                .map(|(k, v)| format!("option.{k}={}", value_text(v))),
+        );
+        argv.extend(
+            e.settings
+                .iter()
+                .map(|(k, v)| format!("{k}={}", value_text(v))),
+        );
+    }
+    Ok(argv)
+}
+
+/// The MIT autotester's `key = value` format: header keys, then `player = <name>` sections.
+fn mit_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure> {
+    let mut header: Vec<(String, String)> = Vec::new();
+    let mut players: Vec<Vec<String>> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| Failure::bad_input(format!("{}:{}: {why}", file.display(), i + 1));
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| bad("expected key = value"))?;
+        let (key, value) = (key.trim(), value.trim());
+        if key == "player" {
+            players.push(vec![format!("name={value}"), "proto=leiserchess".into()]);
+            continue;
+        }
+        let Some(player) = players.last_mut() else {
+            header.push((key.to_string(), value.to_string()));
+            continue;
+        };
+        match key {
+            "invoke" => {
+                // A command line, split on spaces and run directly, never through a shell.
+                let mut words = value.split_whitespace();
+                let cmd = words.next().ok_or_else(|| bad("invoke needs a program"))?;
+                player.push(format!("cmd={}", beside(base, cmd)));
+                player.extend(words.map(|w| format!("arg={w}")));
+            }
+            "depth" | "nodes" => player.push(format!("{key}={value}")),
+            "fis" => {
+                let parts: Vec<&str> = value.split_whitespace().collect();
+                let [main, inc] = parts[..] else {
+                    return Err(bad("fis takes <main seconds> <increment seconds>"));
+                };
+                player.push(format!("tc={main}+{inc}"));
+            }
+            "tc" => {
+                let parts: Vec<&str> = value.split_whitespace().collect();
+                let [moves, secs] = parts[..] else {
+                    return Err(bad("tc takes <moves> <seconds>"));
+                };
+                player.push(format!("tc={moves}/{secs}"));
+            }
+            other => player.push(format!("option.{other}={value}")),
+        }
+    }
+    let mut argv: Vec<String> = vec!["--game".into(), "leiserchess".into()];
+    let players_n = players.len() as u64;
+    for (key, value) in header {
+        match key.as_str() {
+            "cpus" => argv.extend(["--concurrency".into(), value]),
+            "book" => {
+                argv.extend(["--openings".into(), beside(base, &value)]);
+                argv.extend(["--book-plies".into(), "10".into()]);
+            }
+            "game_rounds" => {
+                // The autotester counts games; arbiter counts rounds of game pairs per pairing.
+                let games: u64 = value.parse().map_err(|_| {
+                    Failure::bad_input(format!(
+                        "{}: game_rounds = {value} is not a number",
+                        file.display()
+                    ))
+                })?;
+                let pairings = (players_n * players_n.saturating_sub(1) / 2).max(1);
+                argv.extend([
+                    "--rounds".into(),
+                    games.div_ceil(2 * pairings).max(1).to_string(),
+                ]);
+            }
+            "title" => argv.extend(["--event".into(), value]),
+            "adjudicate" => {
+                let moves: usize = value.parse().map_err(|_| {
+                    Failure::bad_input(format!(
+                        "{}: adjudicate = {value} is not a number",
+                        file.display()
+                    ))
+                })?;
+                argv.extend(["--max-plies".into(), (2 * moves).to_string()]);
+            }
+            other => {
+                return Err(Failure::bad_input(format!(
+                    "{}: unknown setting '{other}' before the first player",
+                    file.display()
+                )))
+            }
+        }
+    }
+    for p in players {
+        argv.push("--engine".into());
+        argv.extend(p);
+    }
+    Ok(argv)
+}
+
+/// The `arbiter tournament` arguments a configuration file stands for.
+pub fn tournament_argv(file: &Path) -> Result<Vec<String>, Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
+    let base: PathBuf = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let is_toml = file.extension().is_some_and(|e| e == "toml");
+    if is_toml {
+        toml_argv(&text, &base, file)
+    } else {
+        mit_argv(&text, &base, file)
+    }
+}

@@ -1,0 +1,230 @@
+//! `arbiter rate`, `arbiter run` and `arbiter book`, and the books committed in openings/.
+
+mod common;
+
+use common::{arbiter, stderr, stdout};
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-tools-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn engine() -> String {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+        .with_file_name("arbiter-engine")
+        .display()
+        .to_string()
+}
+
+/// A PGN as cutechess-cli writes it (standard chess moves: `rate` needs only tags and results).
+const CUTECHESS: &str = r#"[Event "?"]
+[Site "?"]
+[Date "2024.05.01"]
+[Round "1"]
+[White "Alpha"]
+[Black "Beta"]
+[Result "1-0"]
+[TimeControl "10+0.1"]
+[Termination "adjudication"]
+
+1. e4 {+0.30/12 0.51s} e5 {-0.25/11 0.48s} 2. Nf3 {+0.31/12 0.45s} 1-0
+
+[Event "?"]
+[Site "?"]
+[Date "2024.05.01"]
+[Round "2"]
+[White "Beta"]
+[Black "Alpha"]
+[Result "0-1"]
+
+1. d4 d5 0-1
+
+[Event "?"]
+[White "Gamma"]
+[Black "Alpha"]
+[Result "1/2-1/2"]
+
+1. c4 c5 1/2-1/2
+
+[Event "?"]
+[White "Beta"]
+[Black "Gamma"]
+[Result "0-1"]
+
+1. e4 e5 0-1
+
+[Event "?"]
+[White "Gamma"]
+[Black "Beta"]
+[Result "1/2-1/2"]
+
+1. Nf3 * 1/2-1/2
+"#;
+
+/// The MIT autotester's PGN: Event..Result headers, `{<ns> <depth> <nodes>}` after each move.
+const MIT: &str = "[Event \"basic\"]\n[Site \"6.172\"]\n[Date \"2018.11.20\"]\n[Round \"1\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \"0-1\"]\n\n1. g4g5 {1200340 5 10231} e6e7 {1100230 5 9922} 2. g5g4 {998812 5 8123} e7e6 {1012311 5 8011} 0-1\n\n[Event \"basic\"]\n[White \"candidate\"]\n[Black \"reference\"]\n[Result \"1-0\"]\n\n1. g4g5 {1200340 5 10231} 1-0\n\n[Event \"basic\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \"1/2-1/2\"]\n\n1. f0U {1 1 1} 1/2-1/2\n";
+
+#[test]
+fn rate_reads_pgn_written_by_other_tools() {
+    let dir = scratch("rate");
+    let (a, b) = (dir.join("cutechess.pgn"), dir.join("mit.pgn"));
+    std::fs::write(&a, CUTECHESS).unwrap();
+    std::fs::write(&b, MIT).unwrap();
+    let out = arbiter(&[
+        "rate",
+        a.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.starts_with("5 games, 3 players"), "{text}");
+    let pos = |n: &str| {
+        text.find(n)
+            .unwrap_or_else(|| panic!("{n} missing:\n{text}"))
+    };
+    assert!(
+        pos("Alpha") < pos("Gamma") && pos("Gamma") < pos("Beta"),
+        "{text}"
+    );
+    let standings = std::fs::read_to_string(dir.join("out/standings.csv")).unwrap();
+    assert_eq!(standings.lines().count(), 4);
+    let out = arbiter(&[
+        "rate",
+        b.to_str().unwrap(),
+        "--out",
+        dir.join("mit").to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("3 games, 2 players"),
+        "{text}{}",
+        stderr(&out)
+    );
+    assert!(text.find("candidate") < text.find("reference"), "{text}");
+    // Players who never met cannot share one scale: said plainly.
+    let both = arbiter(&[
+        "rate",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        dir.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(stderr(&both).contains("never met"), "{}", stderr(&both));
+    // With an anchor, that player's rating is fixed.
+    let out = arbiter(&[
+        "rate",
+        b.to_str().unwrap(),
+        "--anchor",
+        "reference=2000",
+        "--out",
+        dir.join("o2").to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.contains("reference"))
+        .unwrap_or_default();
+    assert!(line.contains("+2000.0  (+2000.0 .. +2000.0)"), "{text}");
+}
+
+#[test]
+fn rate_refuses_bad_pgn_with_file_and_line() {
+    let dir = scratch("badpgn");
+    let bad = dir.join("bad.pgn");
+    std::fs::write(
+        &bad,
+        "[Event \"x\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 {never closed\n",
+    )
+    .unwrap();
+    let out = arbiter(&[
+        "rate",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.pgn:line 6"), "{}", stderr(&out));
+    let missing = arbiter(&["rate", "/no/such.pgn"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
+    let dir = scratch("run");
+    let e = engine();
+    let toml = dir.join("t.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "game = \"ultima\"\nrounds = 1\nconcurrency = 2\nmax_plies = 60\n[each]\ndepth = 1\n[[engine]]\nname = \"a\"\ncmd = \"{e}\"\noptions = {{ Style = \"greedy\" }}\n[[engine]]\nname = \"b\"\ncmd = \"{e}\"\noptions = {{ Style = \"random\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = arbiter(&["run", toml.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("Result of a vs b"));
+    let mit = dir.join("basic.txt");
+    std::fs::write(
+        &mit,
+        format!("# autotester\ncpus = 2\ngame_rounds = 4\ntitle = basic\nadjudicate = 100\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 2\nstyle = 1\n"),
+    )
+    .unwrap();
+    let out = arbiter(&["run", mit.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Result of ref vs new") && text.contains(", 4 games"),
+        "{text}"
+    );
+    // Mistakes name the file and line.
+    std::fs::write(&mit, "cpus = 2\nplayer = x\nfis = 20\n").unwrap();
+    let out = arbiter(&["run", mit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("basic.txt:3: fis takes"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(&toml, "game = \"ultima\"\nrounds = \"many\"\n").unwrap();
+    let out = arbiter(&["run", toml.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("line 2"), "{}", stderr(&out));
+}
+
+#[test]
+fn committed_books_are_legal_distinct_and_reproducible() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for game in [
+        "leiserchess",
+        "leiserchess2012",
+        "laserchess",
+        "leaperhouse",
+        "ultima",
+    ] {
+        let path = root.join("openings").join(format!("{game}.txt"));
+        let entry = arbiter::game::find_game(game).unwrap();
+        let openings = arbiter::tournament::openings::load_book(&path, entry, None).unwrap();
+        assert!(openings.len() >= 50, "{game}: {}", openings.len());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        assert_eq!(lines.len(), openings.len(), "{game}: duplicate lines");
+        // The header says how the book was made; making it again gives the same file.
+        let header = text.lines().next().unwrap();
+        let command = header.split("made by: arbiter ").nth(1).unwrap();
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let out = arbiter(&args);
+        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            text,
+            "{game}: the book is not what its header makes"
+        );
+    }
+}
