@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{arbiter, stderr, stdout};
+use common::{arbiter, arbiter_in, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -385,8 +385,9 @@ fn bad_run_input_is_refused_with_exit_code_2() {
             "cannot resume",
         ),
     ];
+    let dir = scratch("refused");
     for (args, expected) in cases {
-        let out = arbiter(&args);
+        let out = arbiter_in(&dir, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains(expected),
@@ -394,6 +395,11 @@ fn bad_run_input_is_refused_with_exit_code_2() {
             stderr(&out)
         );
     }
+    // A refused run writes nothing.
+    assert!(
+        !dir.join("reports").exists(),
+        "a refused run left files behind"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{arbiter, stderr, stdout};
+use common::{arbiter, arbiter_in, stderr, stdout};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -149,7 +149,7 @@ fn rate_refuses_bad_pgn_with_file_and_line() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("bad.pgn:line 6"), "{}", stderr(&out));
-    let missing = arbiter(&["rate", "/no/such.pgn"]);
+    let missing = arbiter_in(&dir, &["rate", "/no/such.pgn"]);
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -165,8 +165,12 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         ),
     )
     .unwrap();
-    let out = arbiter(&["run", toml.to_str().unwrap()]);
+    let out = arbiter_in(&dir, &["run", toml.to_str().unwrap()]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        dir.join("reports").is_dir(),
+        "the run's report is under the working folder"
+    );
     assert!(stdout(&out).contains("Result of a vs b"));
     let mit = dir.join("basic.txt");
     std::fs::write(
@@ -174,7 +178,7 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         format!("# autotester\ncpus = 2\ngame_rounds = 4\ntitle = basic\nadjudicate = 100\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 2\nstyle = 1\n"),
     )
     .unwrap();
-    let out = arbiter(&["run", mit.to_str().unwrap()]);
+    let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
@@ -183,7 +187,7 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     );
     // Mistakes name the file and line.
     std::fs::write(&mit, "cpus = 2\nplayer = x\nfis = 20\n").unwrap();
-    let out = arbiter(&["run", mit.to_str().unwrap()]);
+    let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("basic.txt:3: fis takes"),
@@ -191,7 +195,7 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         stderr(&out)
     );
     std::fs::write(&toml, "game = \"ultima\"\nrounds = \"many\"\n").unwrap();
-    let out = arbiter(&["run", toml.to_str().unwrap()]);
+    let out = arbiter_in(&dir, &["run", toml.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("line 2"), "{}", stderr(&out));
 }

@@ -21,6 +21,7 @@ struct TomlRun {
     max_plies: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
+    out: Option<String>,
     event: Option<String>,
     anchor: Option<String>,
     draw: Option<String>,
@@ -80,6 +81,7 @@ fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failur
     flag("max-plies", run.max_plies.map(|v| v.to_string()));
     flag("seed", run.seed.map(|v| v.to_string()));
     flag("name", run.name);
+    flag("out", run.out.map(|o| beside(base, &o)));
     flag("event", run.event);
     flag("anchor", run.anchor);
     if run.random_openings == Some(true) {

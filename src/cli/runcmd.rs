@@ -342,6 +342,16 @@ fn execute(
     };
     let rating = rating_options(&args.anchor)?;
     let adjudication = adjudication(&args.draw, &args.resign, args.max_plies)?;
+    // Everything is checked before anything is written: a refused run leaves no trace.
+    for (i, cfg) in engines.iter().enumerate() {
+        arbiter::tournament::check_engine_command(cfg).map_err(Failure::bad_input)?;
+        if engines[..i].iter().any(|e| e.name == cfg.name) {
+            return Err(Failure::bad_input(format!(
+                "two engines are named '{}': give each a different name=",
+                cfg.name
+            )));
+        }
+    }
     let (out_dir, resume) = out_dir(args, kind)?;
     if !resume {
         if out_dir.join("journal.jsonl").exists() {

@@ -40,6 +40,15 @@ pub fn arbiter(args: &[&str]) -> Output {
         .expect("arbiter binary runs")
 }
 
+/// Runs the `arbiter` binary in `dir`, so that default outputs (`reports/...`) land there.
+pub fn arbiter_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("arbiter binary runs")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
