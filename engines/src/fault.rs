@@ -22,17 +22,48 @@ pub enum FaultKind {
     IgnoreQuit,
     /// Take `UCI_Variant` without confirming it, as Fairy-Stockfish does with an unknown name.
     NoVariant,
+    /// Exit before reading anything.
+    ExitAtStart,
+    /// Take two seconds before answering anything.
+    SlowStart,
+    /// Print a line of several megabytes before answering.
+    LongLine,
+    /// Print a flood of `info` lines before answering.
+    InfoFlood,
+    /// Write megabytes to stderr while thinking.
+    StderrFlood,
+    /// Start a child process that would outlive the engine.
+    Fork,
+    /// At each `go`, with probability `rate`, commit one of the in-game faults, chosen by `seed`.
+    Random,
 }
+
+/// The faults `Random` chooses from: those that happen during a game.
+const RANDOM_KINDS: [FaultKind; 8] = [
+    FaultKind::Crash,
+    FaultKind::Stall,
+    FaultKind::Illegal,
+    FaultKind::Garbage,
+    FaultKind::Overrun,
+    FaultKind::LongLine,
+    FaultKind::InfoFlood,
+    FaultKind::StderrFlood,
+];
 
 #[derive(Clone, Debug)]
 pub struct Fault {
     pub kind: FaultKind,
     /// The fault starts at this `go` (0 = the first).
     pub after: u64,
+    /// For `Random`: chance per `go`, and the seed that makes a soak run reproducible.
+    pub rate: f64,
+    pub seed: u64,
+    /// A hash of the current `position` command, set before each `go`.
+    pub position_key: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Fault {
-    pub fn parse(kind: &str, after: u64) -> Option<Fault> {
+    pub fn parse(kind: &str, after: u64, rate: f64, seed: u64) -> Option<Fault> {
         let kind = match kind {
             "none" => FaultKind::None,
             "crash" => FaultKind::Crash,
@@ -43,17 +74,73 @@ impl Fault {
             "overrun" => FaultKind::Overrun,
             "ignorequit" => FaultKind::IgnoreQuit,
             "novariant" => FaultKind::NoVariant,
+            "exitstart" => FaultKind::ExitAtStart,
+            "slowstart" => FaultKind::SlowStart,
+            "longline" => FaultKind::LongLine,
+            "infoflood" => FaultKind::InfoFlood,
+            "stderrflood" => FaultKind::StderrFlood,
+            "fork" => FaultKind::Fork,
+            "random" => FaultKind::Random,
             _ => return None,
         };
-        Some(Fault { kind, after })
+        Some(Fault {
+            kind,
+            after,
+            rate,
+            seed,
+            position_key: Default::default(),
+        })
+    }
+
+    /// Remembers the position the next `go` is about (FNV-1a of its words).
+    pub fn set_position(&self, words: &[String]) {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for w in words {
+            for b in w.bytes().chain(std::iter::once(b' ')) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        self.position_key
+            .store(h, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Faults that act when the engine starts.
+    pub fn at_start(&self) {
+        match self.kind {
+            FaultKind::ExitAtStart => std::process::exit(4),
+            FaultKind::SlowStart => std::thread::sleep(Duration::from_secs(2)),
+            FaultKind::Fork => {
+                // A grandchild of the referee, in the engine's process group.
+                let _ = std::process::Command::new("sleep").arg("600").spawn();
+            }
+            _ => {}
+        }
+    }
+
+    /// The fault this `go` commits: the fixed one from the `after`-th `go` on, or for `Random` a
+    /// draw from the seed and the position (`key`), so that a restarted engine does not repeat
+    /// the faults of its first life and a soak run is still reproducible.
+    fn kind_at(&self, index: u64) -> FaultKind {
+        if self.kind != FaultKind::Random {
+            return if index < self.after {
+                FaultKind::None
+            } else {
+                self.kind
+            };
+        }
+        let key = self.position_key.load(std::sync::atomic::Ordering::Relaxed);
+        let mut z = self.seed ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        if (z % 1_000_000) as f64 / 1_000_000.0 >= self.rate {
+            return FaultKind::None;
+        }
+        RANDOM_KINDS[((z >> 20) % RANDOM_KINDS.len() as u64) as usize]
     }
 
     pub const KINDS: &'static str =
-        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant";
-
-    fn active(&self, index: u64) -> bool {
-        index >= self.after
-    }
+        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, random (with --fault-rate and --fault-seed)";
 
     pub fn confirms_variant(&self) -> bool {
         self.kind != FaultKind::NoVariant
@@ -75,19 +162,34 @@ impl Fault {
 
     /// Called when `go` arrives; returns true when the fault takes the place of an answer.
     pub fn before_go(&self, index: u64, _go: &str) -> bool {
-        if !self.active(index) {
-            return false;
-        }
-        match self.kind {
+        match self.kind_at(index) {
             FaultKind::Crash => std::process::exit(3),
             FaultKind::Stall => true,
+            FaultKind::LongLine => {
+                crate::uci::say(&format!("info string {}", "x".repeat(5 << 20)));
+                false
+            }
+            FaultKind::InfoFlood => {
+                for i in 0..100_000 {
+                    crate::uci::say(&format!("info depth 1 nodes {i} score cp 0"));
+                }
+                false
+            }
+            FaultKind::StderrFlood => {
+                use std::io::Write;
+                let chunk = vec![b'e'; 1 << 16];
+                for _ in 0..64 {
+                    let _ = std::io::stderr().write_all(&chunk);
+                }
+                false
+            }
             _ => false,
         }
     }
 
     /// How long to wait before answering this `go` (past the clock, for `overrun`).
     pub fn delay(&self, index: u64, go: &[&str], white: bool) -> Duration {
-        if self.kind != FaultKind::Overrun || !self.active(index) {
+        if self.kind_at(index) != FaultKind::Overrun {
             return Duration::ZERO;
         }
         let key = if white { "wtime" } else { "btime" };
@@ -101,10 +203,7 @@ impl Fault {
     }
 
     pub fn replace_bestmove(&self, index: u64, best: Option<String>) -> Option<String> {
-        if !self.active(index) {
-            return best;
-        }
-        match self.kind {
+        match self.kind_at(index) {
             FaultKind::Illegal => Some("a1a1".into()),
             FaultKind::Garbage => {
                 crate::uci::say("#$%&! this is not a UCI line");

@@ -24,6 +24,8 @@ fn main() {
     let mut dialect = "uci".to_string();
     let mut fault_kind = "none".to_string();
     let mut fault_after = 0u64;
+    let mut fault_rate = 0.05f64;
+    let mut fault_seed = 1u64;
     let mut i = 0;
     while i < args.len() {
         let value = args.get(i + 1).cloned();
@@ -31,6 +33,8 @@ fn main() {
             ("--dialect", Some(v)) => dialect = v,
             ("--fault", Some(v)) => fault_kind = v,
             ("--fault-after", Some(v)) => fault_after = v.parse().unwrap_or(0),
+            ("--fault-rate", Some(v)) => fault_rate = v.parse().unwrap_or(0.05),
+            ("--fault-seed", Some(v)) => fault_seed = v.parse().unwrap_or(1),
             ("--help" | "-h", _) => {
                 println!("{USAGE}\nfaults: {}", Fault::KINDS);
                 return;
@@ -42,7 +46,7 @@ fn main() {
         }
         i += 2;
     }
-    let Some(fault) = Fault::parse(&fault_kind, fault_after) else {
+    let Some(fault) = Fault::parse(&fault_kind, fault_after, fault_rate, fault_seed) else {
         eprintln!(
             "arbiter-engine: unknown fault '{fault_kind}' (known: {})",
             Fault::KINDS
@@ -50,6 +54,7 @@ fn main() {
         std::process::exit(2);
     };
 
+    fault.at_start();
     match dialect.as_str() {
         "uci" => {
             // A reader thread feeds commands in, so the engine can take `stop` while it searches.

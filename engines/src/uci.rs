@@ -134,6 +134,7 @@ impl Engine {
 
     fn apply_pending_position(&mut self) {
         if let Some(args) = self.pending_position.take() {
+            self.fault.set_position(&args);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             self.position(&args);
         }

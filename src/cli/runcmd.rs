@@ -482,6 +482,20 @@ fn execute(
         };
     }
     println!("Report: {}", out_dir.join("report.html").display());
+    if outcome.interrupted {
+        let command = if kind == "match" {
+            "match"
+        } else {
+            "tournament"
+        };
+        println!(
+            "Interrupted after {} games; {} still to play. Continue with: arbiter {command} --resume {}",
+            totals.games,
+            outcome.unplayed,
+            out_dir.display()
+        );
+        return Ok(130);
+    }
     Ok(code)
 }
 

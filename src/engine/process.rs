@@ -63,6 +63,21 @@ pub struct EngineProcess {
     log: Option<IoLog>,
     /// `id name` from the handshake.
     pub id_name: Option<String>,
+    /// Set once the process has been waited for: its pid may then belong to someone else.
+    reaped: bool,
+    /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
+    /// process has been waited for, but its children may still be in the group).
+    pgid: Option<u32>,
+}
+
+impl Drop for EngineProcess {
+    /// An engine dropped without `quit`/`kill` (a run cancelled by Ctrl-C) takes its process
+    /// group with it. After `quit`/`kill` the group was already ended.
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill_group();
+        }
+    }
 }
 
 /// Reads the engine's output on its own OS thread, so each line is timestamped the moment it
@@ -130,6 +145,19 @@ impl EngineProcess {
         if let Some(dir) = &config.dir {
             cmd.current_dir(dir);
         }
+        // The engine dies with the referee, even when the referee is killed with SIGKILL.
+        // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch no parent memory.
+        unsafe {
+            let parent = libc::getpid();
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The referee may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().map_err(|e| EngineError::Spawn {
             name: config.name.clone(),
             cmd: config.cmd.clone(),
@@ -160,7 +188,10 @@ impl EngineProcess {
             lines,
             log,
             id_name: None,
+            reaped: false,
+            pgid: None,
         };
+        engine.pgid = engine.child.id();
         match engine.handshake(game).await {
             Ok(()) => Ok(engine),
             Err(e) => {
@@ -311,7 +342,7 @@ impl EngineProcess {
     }
 
     fn kill_group(&self) {
-        if let Some(pid) = self.child.id() {
+        if let Some(pid) = self.pgid {
             // The engine leads its own process group: this reaches any children it started.
             // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
             unsafe {
@@ -325,6 +356,7 @@ impl EngineProcess {
         self.kill_group();
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+        self.reaped = true;
     }
 
     /// Asks the engine to quit; kills it if it has not exited after a short grace period.
@@ -339,5 +371,6 @@ impl EngineProcess {
             let _ = self.child.start_kill();
             let _ = self.child.wait().await;
         }
+        self.reaped = true;
     }
 }

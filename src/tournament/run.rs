@@ -15,6 +15,7 @@ use crate::stats::{Decision, RatingOptions, Sprt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 pub struct RunOptions {
@@ -57,9 +58,21 @@ pub struct RunOutcome {
     pub time_forfeits: u64,
     /// Games of the schedule not played (a decided SPRT, or an interruption).
     pub unplayed: u64,
+    /// Stopped by SIGINT or SIGTERM: the finished games are kept, `--resume` plays the rest.
+    pub interrupted: bool,
 }
 
 const LATENCY_SAMPLES: usize = 200_000;
+
+/// Waits for the signal, or forever if it could not be installed.
+async fn next_signal(sig: &mut Option<Signal>) {
+    match sig {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
 
 /// A fixed-size set of finished game indices.
 struct Bitset(Vec<u64>);
@@ -213,7 +226,16 @@ pub async fn run(
     let mut latency_us = Vec::new();
     let mut time_forfeits = 0;
     let mut setup_error = None;
-    while let Some((index, result)) = rx.recv().await {
+    let mut interrupted = false;
+    let mut sigint = signal(SignalKind::interrupt()).ok();
+    let mut sigterm = signal(SignalKind::terminate()).ok();
+    loop {
+        let next = tokio::select! {
+            next = rx.recv() => next,
+            _ = next_signal(&mut sigint) => { interrupted = true; None }
+            _ = next_signal(&mut sigterm) => { interrupted = true; None }
+        };
+        let Some((index, result)) = next else { break };
         let record = match result {
             Ok(r) => r,
             Err(e) => {
@@ -254,6 +276,11 @@ pub async fn run(
             llr: llr.last().copied(),
         });
     }
+    if interrupted {
+        // Games in progress are abandoned: their engines are dropped, which kills them.
+        stop.store(true, Ordering::SeqCst);
+        runner.abort();
+    }
     let _ = runner.await;
     if let Some(log) = &log {
         log.flush();
@@ -280,7 +307,7 @@ pub async fn run(
         time_controls,
         sprt: opts.sprt.map(|s| (s, llr.as_slice())),
         rating: &opts.rating,
-        interrupted: false,
+        interrupted,
     };
     write_reports(&opts.out_dir, &totals, &info).map_err(|e| output_error(&opts.out_dir, e))?;
     Ok(RunOutcome {
@@ -290,5 +317,6 @@ pub async fn run(
         latency_us,
         time_forfeits,
         unplayed: total - played.min(total),
+        interrupted,
     })
 }
