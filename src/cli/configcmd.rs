@@ -236,3 +236,41 @@ pub fn tournament_argv(file: &Path) -> Result<Vec<String>, Failure> {
         mit_argv(&text, &base, file)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn config_parsers_never_panic(text in "[a-z_ =0-9./#\\n\\[\\]\"{},]{0,200}") {
+            let base = Path::new("/tmp");
+            let _ = mit_argv(&text, base, Path::new("x.txt"));
+            let _ = toml_argv(&text, base, Path::new("x.toml"));
+        }
+    }
+
+    #[test]
+    fn the_autotester_example_becomes_tournament_arguments() {
+        let text = "cpus = 2\nbook = ../tests/book.dta\ngame_rounds = 500\ntitle = basic\nadjudicate = 400\n\nplayer = reference\ninvoke = ../player/leiserchess\nfis = 20 0.5\n\nplayer = candidate\ninvoke = ../player/leiserchess_new\nfis = 20 0.5\nhash = 64\n";
+        let argv = mit_argv(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
+        let line = argv.join(" ");
+        assert!(line.contains("--concurrency 2"), "{line}");
+        assert!(
+            line.contains("--openings /at/../tests/book.dta --book-plies 10"),
+            "{line}"
+        );
+        assert!(line.contains("--rounds 250"), "{line}");
+        assert!(line.contains("--max-plies 800"), "{line}");
+        assert!(
+            line.contains(
+                "--engine name=reference proto=leiserchess cmd=/at/../player/leiserchess tc=20+0.5"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("option.hash=64"), "{line}");
+    }
+}
