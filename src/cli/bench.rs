@@ -1,76 +1,214 @@
-//! `arbiter bench`: move-generation speed of every game, as a table (and optionally CSV).
+//! `arbiter bench`: perft speed of every game, and the referee's own cost with engines that reply
+//! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory.
 
 use super::Failure;
-use arbiter::game::{GameEntry, GAMES};
+use arbiter::engine::EngineConfig;
+use arbiter::game::{find_game, GameEntry, GAMES};
+use arbiter::referee::Adjudication;
+use arbiter::stats::{percentiles, RatingOptions};
+use arbiter::tournament::{run, Format, RunOptions};
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// (short depth, full depth) per game, chosen so a short run takes well under a second per game
-/// and a full run a few seconds.
+/// (short depth, full depth) per game: a short run takes well under a second per game.
 fn depths(id: &str) -> (u32, u32) {
     match id {
-        "leiserchess" => (4, 5),
-        "leiserchess2012" => (4, 5),
-        "laserchess" => (4, 5),
-        "leaperhouse" => (4, 5),
-        "ultima" => (3, 4),
+        "leiserchess" | "leiserchess2012" | "laserchess" | "leaperhouse" => (4, 5),
         _ => (3, 4),
     }
 }
 
 struct Row {
-    game: &'static str,
-    depth: u32,
-    leaves: u64,
-    seconds: f64,
+    benchmark: String,
+    value: f64,
+    unit: &'static str,
 }
 
-fn measure(entry: &'static GameEntry, depth: u32) -> Result<Row, Failure> {
+fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
+    Row {
+        benchmark: benchmark.into(),
+        value,
+        unit,
+    }
+}
+
+fn perft_rows(entry: &'static GameEntry, full: bool) -> Result<Vec<Row>, Failure> {
+    let (short, deep) = depths(entry.id);
+    let depth = if full { deep } else { short };
     let started = Instant::now();
     let leaves = entry
         .perft_at(None, depth)
         .map_err(|e| Failure::bad_input(e.to_string()))?;
-    Ok(Row {
-        game: entry.id,
-        depth,
-        leaves,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    let secs = started.elapsed().as_secs_f64();
+    Ok(vec![
+        row(
+            format!("perft {} depth {depth}: leaves", entry.id),
+            leaves as f64,
+            "leaves",
+        ),
+        row(format!("perft {} depth {depth}: time", entry.id), secs, "s"),
+        row(
+            format!("perft {} depth {depth}: speed", entry.id),
+            leaves as f64 / secs.max(1e-9) / 1e6,
+            "M leaves/s",
+        ),
+    ])
 }
 
-pub fn run(full: bool, only: Option<&str>, csv: Option<&std::path::Path>) -> Result<(), Failure> {
+/// CPU time of this process alone (all its threads; child processes are not included).
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given and nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map(|kib| kib / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// A match of two instant engines (random movers in the MIT dialect, which report their own time
+/// in microseconds), measured from inside the referee.
+fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
+    let engine = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::bad_input("bench needs arbiter-engine next to arbiter: build the workspace")
+        })?;
+    let cfg = |name: &str| {
+        EngineConfig::parse(
+            &[
+                format!("cmd={}", engine.display()),
+                format!("name={name}"),
+                "proto=leiserchess".into(),
+                "arg=--dialect".into(),
+                "arg=leiserchess".into(),
+                "option.style=0".into(),
+                "depth=1".into(),
+            ],
+            &[] as &[String],
+        )
+        .map_err(|e| Failure::bad_input(e.to_string()))
+    };
+    let out = std::env::temp_dir().join(format!(
+        "arbiter-bench-{}-{concurrency}-{games}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts = RunOptions {
+        entry: find_game("leiserchess").expect("registered"),
+        engines: vec![cfg("a")?, cfg("b")?],
+        format: Format::RoundRobin,
+        rounds: games.div_ceil(2),
+        limit: Some(games),
+        concurrency,
+        openings: Vec::new(),
+        random_order: false,
+        seed: 1,
+        adjudication: Adjudication {
+            max_plies: Some(300),
+            ..Default::default()
+        },
+        out_dir: out.clone(),
+        event: "bench".into(),
+        sprt: None,
+        rating: RatingOptions::default(),
+        log: None,
+        resume: false,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let mut plies = 0u64;
+    let cpu_before = own_cpu();
+    let started = Instant::now();
+    let outcome = runtime
+        .block_on(run(opts, |p| plies += p.record.plies() as u64))
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = (own_cpu() - cpu_before).as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
+    let label = |what: &str| format!("referee c={concurrency} {games} games: {what}");
+    let mut rows = vec![
+        row(label("plies"), plies as f64, "plies"),
+        row(
+            label("own CPU per ply"),
+            cpu / plies.max(1) as f64 * 1e6,
+            "us",
+        ),
+        row(label("own CPU per game"), cpu / games as f64 * 1e3, "ms"),
+        row(label("throughput"), games as f64 / wall, "games/s"),
+        row(
+            label("time forfeits"),
+            outcome.time_forfeits as f64,
+            "games",
+        ),
+    ];
+    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
+        rows.push(row(label("latency median"), median as f64, "us"));
+        rows.push(row(label("latency p99"), p99 as f64, "us"));
+        rows.push(row(label("latency max"), max as f64, "us"));
+    }
+    rows.push(row(label("peak RSS so far"), peak_rss_mib(), "MiB"));
+    Ok(rows)
+}
+
+pub fn run_bench(
+    full: bool,
+    only: Option<&str>,
+    csv: Option<&std::path::Path>,
+    referee: bool,
+) -> Result<(), Failure> {
     let selected: Vec<&'static GameEntry> = match only {
         Some(id) => vec![super::rules::game_entry(id)?],
         None => GAMES.iter().collect(),
     };
-    println!(
-        "{:<16} {:>5} {:>14} {:>9} {:>12}",
-        "game", "depth", "leaves", "seconds", "Mleaves/s"
-    );
     let mut rows = Vec::new();
+    let print = |r: &Row| println!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
     for entry in selected {
-        let (short, deep) = depths(entry.id);
-        let row = measure(entry, if full { deep } else { short })?;
-        println!(
-            "{:<16} {:>5} {:>14} {:>9.3} {:>12.1}",
-            row.game,
-            row.depth,
-            row.leaves,
-            row.seconds,
-            row.leaves as f64 / row.seconds.max(1e-9) / 1e6
-        );
-        rows.push(row);
+        for r in perft_rows(entry, full)? {
+            print(&r);
+            rows.push(r);
+        }
+    }
+    if referee {
+        let games = if full { 1000 } else { 40 };
+        for concurrency in [1, 2] {
+            for r in referee_rows(games, concurrency)? {
+                print(&r);
+                rows.push(r);
+            }
+        }
+        if full {
+            for r in referee_rows(10_000, 2)? {
+                print(&r);
+                rows.push(r);
+            }
+        }
     }
     if let Some(path) = csv {
-        let mut text = String::from("benchmark,game,depth,leaves,seconds,leaves_per_second\n");
+        let mut text = String::from("benchmark,value,unit\n");
         for r in &rows {
             text.push_str(&format!(
-                "perft,{},{},{},{:.6},{:.0}\n",
-                r.game,
-                r.depth,
-                r.leaves,
-                r.seconds,
-                r.leaves as f64 / r.seconds.max(1e-9)
+                "\"{}\",{:.3},{}\n",
+                r.benchmark.replace('"', "'"),
+                r.value,
+                r.unit
             ));
         }
         let mut f = std::fs::File::create(path)

@@ -138,12 +138,17 @@ enum Command {
     },
     /// Rate the players of existing PGN files jointly and write the report.
     Rate(ratecmd::RateArgs),
-    /// Measure move-generation speed (perft leaves per second) for every game.
+    /// Measure perft speed of every game and the referee's own cost with instant engines.
+    ///
+    /// Referee rows: two bundled random movers in the MIT dialect (they report microseconds),
+    /// leiserchess, at concurrency 1 and 2: arbiter's own CPU per ply and per game (engines
+    /// excluded), games per second, per-move latency (measured minus engine-reported time),
+    /// peak memory. --full: deeper perft, 1,000-game matches and a 10,000-game run.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
         #[arg(long)]
         full: bool,
-        /// Only this game.
+        /// Only perft, and only for this game.
         #[arg(long)]
         game: Option<String>,
         /// Also write the table as CSV to this file.
@@ -280,7 +285,8 @@ pub fn run() -> ExitCode {
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
         Command::Run { .. } => unreachable!("replaced by the tournament it describes"),
         Command::Bench { full, game, csv } => {
-            bench::run(full, game.as_deref(), csv.as_deref()).map(|_| 0)
+            let referee = game.is_none();
+            bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0)
         }
     };
     finish(result)

@@ -110,6 +110,7 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         sprt: None,
         rating: &rating,
         interrupted: false,
+        decision: None,
     };
     write_reports(&out, &totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;

@@ -471,9 +471,9 @@ fn execute(
         let last = outcome.llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = s.bounds();
         println!(
-            "SPRT: LLR {last:.3} ({lo:.3}, {hi:.3}) after {} pairs: {}",
-            outcome.llr.len(),
-            describe_decision(&s, last)
+            "SPRT: {} (LLR {last:.3} after {} pairs, bounds {lo:.3}, {hi:.3})",
+            describe_decision(outcome.decision),
+            outcome.llr.len()
         );
         code = match outcome.decision {
             Some(Decision::H1) => 0,

@@ -3,7 +3,7 @@
 
 use super::config::{EngineConfig, Proto};
 use super::log::IoLog;
-use super::protocol::{parse_line, EngineLine};
+use super::protocol::{merge_info, parse_line, EngineLine, Info};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -17,11 +17,13 @@ pub const MAX_LINE: usize = 1 << 20;
 /// How long an engine gets to exit after `quit` before it is killed.
 pub const QUIT_GRACE: Duration = Duration::from_millis(500);
 
-/// A line from the engine and the moment the referee read it.
+/// A line from the engine and the moment the referee read it, with what the `info` lines before
+/// it said (merged on the reader thread, so that a move wakes the referee once, not once a line).
 #[derive(Clone, Debug)]
 pub struct Line {
     pub at: Instant,
     pub text: String,
+    pub info: Info,
 }
 
 #[derive(Debug, Error)]
@@ -86,6 +88,7 @@ fn read_lines(stdout: std::fs::File, tx: mpsc::Sender<Line>, name: String, log: 
     use std::io::BufRead;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, stdout);
     let mut buf: Vec<u8> = Vec::with_capacity(256);
+    let mut pending = Info::default();
     loop {
         buf.clear();
         let mut ended = false;
@@ -121,7 +124,20 @@ fn read_lines(stdout: std::fs::File, tx: mpsc::Sender<Line>, name: String, log: 
         if let Some(log) = &log {
             log.write(&name, '<', &text);
         }
-        if tx.blocking_send(Line { at, text }).is_err() || ended {
+        // Search reports are folded into the next line that matters; `info string` lines (a
+        // variant's confirmation) are passed on as they are.
+        if text.starts_with("info") {
+            if let EngineLine::Info(i) = parse_line(&text) {
+                if i.string.is_none() {
+                    merge_info(&mut pending, i);
+                    if !ended {
+                        continue;
+                    }
+                }
+            }
+        }
+        let info = std::mem::take(&mut pending);
+        if tx.blocking_send(Line { at, text, info }).is_err() || ended {
             return;
         }
     }
@@ -295,12 +311,20 @@ impl EngineProcess {
     }
 
     pub async fn send(&mut self, line: &str) -> Result<(), EngineError> {
-        if let Some(log) = &self.log {
-            log.write(&self.config.name, '>', line);
+        self.send_lines(&[line]).await
+    }
+
+    /// Sends several lines in one write: one system call and one wake-up of the engine.
+    pub async fn send_lines(&mut self, lines: &[&str]) -> Result<(), EngineError> {
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in lines {
+            if let Some(log) = &self.log {
+                log.write(&self.config.name, '>', line);
+            }
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
         }
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
+        let line = lines.first().copied().unwrap_or("");
         let write = async {
             self.stdin.write_all(&bytes).await?;
             self.stdin.flush().await

@@ -94,6 +94,23 @@ fn parse_info(words: &[&str]) -> Info {
     info
 }
 
+/// Merges an `info` line into what is known of the current search (the MIT player splits its
+/// reports over two lines); the latest value of each field wins.
+pub fn merge_info(into: &mut Info, from: Info) {
+    if from.depth.is_some() {
+        into.depth = from.depth;
+    }
+    if from.score.is_some() {
+        into.score = from.score;
+    }
+    if from.nodes.is_some() {
+        into.nodes = from.nodes;
+    }
+    if from.time_us.is_some() {
+        into.time_us = from.time_us;
+    }
+}
+
 /// Parses one line. Never fails: anything unrecognised is `Other`.
 pub fn parse_line(line: &str) -> EngineLine {
     let words: Vec<&str> = line.split_whitespace().collect();

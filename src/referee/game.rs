@@ -5,6 +5,7 @@ use super::adjudication::{Adjudication, Verdict};
 use super::clock::Clock;
 use super::record::{today, GameRecord, MoveRecord};
 use crate::engine::log::IoLog;
+use crate::engine::protocol::merge_info;
 use crate::engine::{
     parse_line, EngineConfig, EngineError, EngineLine, EngineProcess, Info, Proto,
 };
@@ -117,23 +118,6 @@ fn go_command(cfg: &EngineConfig, side: Color, clocks: &[Option<Clock>; 2]) -> S
     }
 }
 
-/// Merges an `info` line into what is known of the current search (the MIT player splits its
-/// reports over two lines).
-fn merge_info(into: &mut Info, from: Info) {
-    if from.depth.is_some() {
-        into.depth = from.depth;
-    }
-    if from.score.is_some() {
-        into.score = from.score;
-    }
-    if from.nodes.is_some() {
-        into.nodes = from.nodes;
-    }
-    if from.time_us.is_some() {
-        into.time_us = from.time_us;
-    }
-}
-
 enum Reply {
     Move {
         text: Option<String>,
@@ -150,10 +134,7 @@ async fn think(
     deadline_after: Duration,
 ) -> Reply {
     engine.drain();
-    if let Err(e) = engine.send(position).await {
-        return Reply::Failed(e);
-    }
-    if let Err(e) = engine.send(go).await {
+    if let Err(e) = engine.send_lines(&[position, go]).await {
         return Reply::Failed(e);
     }
     let sent = Instant::now();
@@ -162,17 +143,20 @@ async fn think(
     loop {
         match engine.next_line(deadline, "go").await {
             Err(e) => return Reply::Failed(e),
-            Ok(line) => match parse_line(&line.text) {
-                EngineLine::BestMove(text) => {
-                    return Reply::Move {
-                        text,
-                        elapsed: line.at.saturating_duration_since(sent),
-                        info,
+            Ok(line) => {
+                merge_info(&mut info, line.info);
+                match parse_line(&line.text) {
+                    EngineLine::BestMove(text) => {
+                        return Reply::Move {
+                            text,
+                            elapsed: line.at.saturating_duration_since(sent),
+                            info,
+                        }
                     }
+                    EngineLine::Info(i) => merge_info(&mut info, i),
+                    _ => {}
                 }
-                EngineLine::Info(i) => merge_info(&mut info, i),
-                _ => {}
-            },
+            }
         }
     }
 }

@@ -17,6 +17,9 @@ pub struct RunInfo<'a> {
     pub format: &'a str,
     pub time_controls: String,
     pub sprt: Option<(Sprt, &'a [f64])>,
+    /// The SPRT's decision when a bound was crossed (games still in progress then are counted
+    /// afterwards and may move the final LLR back inside the bounds; the decision stands).
+    pub decision: Option<crate::stats::Decision>,
     pub rating: &'a RatingOptions,
     pub interrupted: bool,
 }
@@ -318,7 +321,7 @@ fn markdown(
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
         let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {last:.3} after {} pairs, bounds [{lo:.3}, {hi:.3}], {}.",
-            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, llr.len(), describe_decision(sprt, last));
+            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, llr.len(), describe_decision(info.decision));
     }
     let ends: Vec<String> = totals
         .terminations
@@ -329,8 +332,8 @@ fn markdown(
     md
 }
 
-pub fn describe_decision(sprt: &Sprt, llr: f64) -> &'static str {
-    match sprt.decide(llr) {
+pub fn describe_decision(decision: Option<crate::stats::Decision>) -> &'static str {
+    match decision.unwrap_or(crate::stats::Decision::Continue) {
         crate::stats::Decision::H1 => "H1 accepted",
         crate::stats::Decision::H0 => "H0 accepted",
         crate::stats::Decision::Continue => "undecided",
@@ -461,7 +464,7 @@ fn html(
     if let Some((sprt, llr)) = &info.sprt {
         let last = llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = sprt.bounds();
-        let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {}: LLR {last:.3}, bounds [{lo:.3}, {hi:.3}], {}.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, describe_decision(sprt, last));
+        let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {}: LLR {last:.3}, bounds [{lo:.3}, {hi:.3}], {}.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, describe_decision(info.decision));
         h.push_str(&llr_svg(sprt, llr));
     }
     let ends: Vec<String> = totals

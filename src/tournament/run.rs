@@ -308,6 +308,7 @@ pub async fn run(
         sprt: opts.sprt.map(|s| (s, llr.as_slice())),
         rating: &opts.rating,
         interrupted,
+        decision,
     };
     write_reports(&opts.out_dir, &totals, &info).map_err(|e| output_error(&opts.out_dir, e))?;
     Ok(RunOutcome {
