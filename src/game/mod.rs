@@ -237,6 +237,16 @@ pub struct Removals {
 }
 
 impl Removals {
+    /// What a move that removed one piece reports.
+    pub fn one(square: SquareName, piece: &str) -> Removals {
+        let mut out = Removals::default();
+        out.push(Removal {
+            square,
+            piece: SquareName::new(piece),
+        });
+        out
+    }
+
     pub fn push(&mut self, r: Removal) {
         if (self.len as usize) < self.items.len() {
             self.items[self.len as usize] = Some(r);
@@ -274,6 +284,26 @@ impl FenError {
             reason: reason.into(),
         }
     }
+}
+
+/// Reads the chess-style clock fields that end a FEN (halfmove clock, fullmove number; both
+/// optional) and refuses anything after them.
+pub fn parse_fen_clocks<'a>(
+    mut fields: impl Iterator<Item = &'a str>,
+    err: impl Fn(String) -> FenError,
+) -> Result<(u32, u32), FenError> {
+    let mut number = |name: &str, default: u32| -> Result<u32, FenError> {
+        match fields.next() {
+            None => Ok(default),
+            Some(t) => t.parse().map_err(|_| err(format!("bad {name} '{t}'"))),
+        }
+    };
+    let halfmove = number("halfmove clock", 0)?;
+    let fullmove = number("fullmove number", 1)?.max(1);
+    if let Some(extra) = fields.next() {
+        return Err(err(format!("unexpected field '{extra}'")));
+    }
+    Ok((halfmove, fullmove))
 }
 
 /// A move text that is not a move of this game in this position.

@@ -4,7 +4,7 @@
 //! arithmetic: it stops at an `OFF` cell. Both sizes use the same layout; on 8x8 the unused
 //! cells are `OFF` too.
 
-use crate::game::{Color, FenError, MoveError, Removal, Removals, SquareName, Status};
+use crate::game::{Color, FenError, MoveError, Removals, SquareName, Status};
 use crate::zobrist;
 
 pub const STRIDE: usize = 12;
@@ -355,14 +355,10 @@ impl LaserBoard {
 
     /// Removal report for a zap.
     pub fn removals(zap: Option<(usize, u8)>) -> Removals {
-        let mut out = Removals::default();
-        if let Some((sq, cell)) = zap {
-            out.push(Removal {
-                square: square_name(sq),
-                piece: SquareName::new(&piece_name(cell)),
-            });
+        match zap {
+            Some((sq, cell)) => Removals::one(square_name(sq), &piece_name(cell)),
+            None => Removals::default(),
         }
-        out
     }
 
     pub fn board_status(&self) -> Status {

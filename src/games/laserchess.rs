@@ -4,7 +4,7 @@
 //! fires. Deflectors and Defenders can be destroyed; Switches and Lasers never; a King hit loses.
 
 use crate::game::{
-    Color, FenError, History, MoveError, Outcome, Position, Removal, Removals, SquareName, Status,
+    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
 };
 use crate::zobrist;
@@ -565,14 +565,10 @@ impl Position for LaserChess {
     }
 
     fn play(&mut self, mv: LaserChessMove) -> Removals {
-        let mut out = Removals::default();
-        if let Some((s, cell)) = self.make(mv) {
-            out.push(Removal {
-                square: square_name(s),
-                piece: SquareName::new(&token(cell)),
-            });
+        match self.make(mv) {
+            Some((s, cell)) => Removals::one(square_name(s), &token(cell)),
+            None => Removals::default(),
         }
-        out
     }
 
     fn parse_move(&self, text: &str) -> Result<LaserChessMove, MoveError> {

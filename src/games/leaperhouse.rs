@@ -6,8 +6,7 @@
 //! is legal; in check a non-King move must capture the (single) checker, and drops never help.
 
 use crate::game::{
-    Color, FenError, History, MoveError, Position, Removal, Removals, SquareName, Status,
-    Termination,
+    Color, FenError, History, MoveError, Position, Removals, SquareName, Status, Termination,
 };
 use crate::zobrist;
 
@@ -536,17 +535,7 @@ impl Position for Leaperhouse {
                 Some(other) => return Err(err(format!("{name} field must be '-', not '{other}'"))),
             }
         }
-        let mut number = |name: &str, default: u32| -> Result<u32, FenError> {
-            match fields.next() {
-                None => Ok(default),
-                Some(t) => t.parse().map_err(|_| err(format!("bad {name} '{t}'"))),
-            }
-        };
-        let halfmove = number("halfmove clock", 0)?;
-        let fullmove = number("fullmove number", 1)?.max(1);
-        if let Some(extra) = fields.next() {
-            return Err(err(format!("unexpected field '{extra}'")));
-        }
+        let (halfmove, fullmove) = crate::game::parse_fen_clocks(fields, err)?;
         Ok(Leaperhouse {
             cells,
             hands,
@@ -609,14 +598,10 @@ impl Position for Leaperhouse {
     }
 
     fn play(&mut self, mv: LeaperMove) -> Removals {
-        let mut out = Removals::default();
-        if let Some((s, cell)) = self.make(mv) {
-            out.push(Removal {
-                square: square_name(s),
-                piece: SquareName::new(&piece_text(cell)),
-            });
+        match self.make(mv) {
+            Some((s, cell)) => Removals::one(square_name(s), &piece_text(cell)),
+            None => Removals::default(),
         }
-        out
     }
 
     fn parse_move(&self, text: &str) -> Result<LeaperMove, MoveError> {

@@ -517,17 +517,7 @@ impl Position for Ultima {
             Some(other) => return Err(err(format!("side to move must be w or b, not '{other}'"))),
             None => return Err(err("missing side to move (w or b)".into())),
         };
-        let mut number = |name: &str, default: u32| -> Result<u32, FenError> {
-            match fields.next() {
-                None => Ok(default),
-                Some(t) => t.parse().map_err(|_| err(format!("bad {name} '{t}'"))),
-            }
-        };
-        let halfmove = number("halfmove clock", 0)?;
-        let fullmove = number("fullmove number", 1)?.max(1);
-        if let Some(extra) = fields.next() {
-            return Err(err(format!("unexpected field '{extra}'")));
-        }
+        let (halfmove, fullmove) = crate::game::parse_fen_clocks(fields, err)?;
         Ok(Ultima {
             cells,
             kings,
