@@ -289,6 +289,18 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
         "exactly the schedule's games"
     );
     assert_eq!(csv_rows(&dir.join("games.csv")).len(), 36);
+    // The same tournament played without interruption ends with the same standings (the
+    // bundled engines' play depends only on the position and the seed).
+    let whole = scratch("whole");
+    let mut uninterrupted = args.clone();
+    let at = uninterrupted.iter().position(|a| a == "--out").unwrap();
+    uninterrupted[at + 1] = whole.to_str().unwrap().to_string();
+    let out = run(uninterrupted);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("standings.csv")).unwrap(),
+        std::fs::read_to_string(whole.join("standings.csv")).unwrap()
+    );
     // Starting the same run again without --resume is refused.
     let again = run(args);
     assert_eq!(again.status.code(), Some(2));
@@ -436,4 +448,78 @@ fn an_illegal_book_line_names_file_and_line() {
         !dir.join("run").exists(),
         "nothing written for a refused run"
     );
+}
+
+#[test]
+fn ctrl_c_keeps_finished_games_kills_engines_and_prints_the_resume_command() {
+    let dir = scratch("sigint");
+    let engines_dir = dir.join("engines");
+    std::fs::create_dir_all(&engines_dir).unwrap();
+    let engines_dir = engines_dir.canonicalize().unwrap();
+    let e = engine();
+    let mut args: Vec<String> = [
+        "tournament",
+        "--game",
+        "leiserchess",
+        "--rounds",
+        "50",
+        "--concurrency",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, style) in [("a", "greedy"), ("b", "random")] {
+        args.extend(engine_args(&e, name, style));
+        args.push(format!("dir={}", engines_dir.display()));
+    }
+    args.extend(
+        [
+            "--each",
+            "tc=5+0.05",
+            "--out",
+            dir.join("run").to_str().unwrap(),
+            "--quiet",
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal = dir.join("run/journal.jsonl");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&journal)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 3
+        && started.elapsed().as_secs() < 60
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Continue with: arbiter tournament --resume"),
+        "{text}"
+    );
+    let kept = std::fs::read_to_string(&journal).unwrap().lines().count();
+    assert!((3..100).contains(&kept), "{kept} games kept");
+    assert!(std::fs::read_to_string(dir.join("run/report.md"))
+        .unwrap()
+        .contains("interrupted"));
+    // No engine survives the interruption.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if std::fs::read_link(entry.path().join("cwd")).ok().as_deref()
+            == Some(engines_dir.as_path())
+        {
+            panic!("engine left running: {:?}", entry.path());
+        }
+    }
 }

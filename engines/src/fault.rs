@@ -50,6 +50,17 @@ const RANDOM_KINDS: [FaultKind; 8] = [
     FaultKind::StderrFlood,
 ];
 
+/// FNV-1a of a `position` command's words: the same position, the same number.
+pub fn position_hash(words: &[String]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in words {
+        for b in w.bytes().chain(std::iter::once(b' ')) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
 #[derive(Clone, Debug)]
 pub struct Fault {
     pub kind: FaultKind,

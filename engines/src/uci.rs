@@ -73,6 +73,9 @@ pub struct Engine {
     variant: String,
     /// The last `position` command, applied when `go` arrives (inside the timed search).
     pending_position: Option<Vec<String>>,
+    /// Hash of the position being searched: with `Seed`, it makes play depend on the position
+    /// alone, not on how many searches this process ran before (reproducible tournaments).
+    position_key: u64,
     session: Box<dyn Session>,
     style: Style,
     seed: u64,
@@ -86,6 +89,7 @@ impl Engine {
         Engine {
             variant: "leiserchess".into(),
             pending_position: None,
+            position_key: 0,
             session: new_session("leiserchess").expect("leiserchess is registered"),
             style: Style::Search,
             seed: 0,
@@ -135,6 +139,7 @@ impl Engine {
     fn apply_pending_position(&mut self) {
         if let Some(args) = self.pending_position.take() {
             self.fault.set_position(&args);
+            self.position_key = crate::fault::position_hash(&args);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             self.position(&args);
         }
@@ -165,7 +170,7 @@ impl Engine {
         let limits = limits(args, self.session.turn(), now);
         let session = self.session.boxed();
         let style = self.style;
-        let mut rng = Rng::new(self.seed ^ (index.wrapping_mul(0x2545_F491) + 1));
+        let mut rng = Rng::new(self.seed ^ self.position_key);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let fault = self.fault.clone();
