@@ -24,8 +24,15 @@ pub struct RunInfo<'a> {
     pub interrupted: bool,
 }
 
+/// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
+fn temporary(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    let tmp = temporary(path);
     {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -106,8 +113,13 @@ fn fmt_elo(e: Option<f64>) -> String {
 /// Writes every output file of the run into `dir`.
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
     let journal_path = dir.join("journal.jsonl");
-    // Games: streamed from the journal, in the order they finished.
-    let mut games_csv = csv::Writer::from_writer(Vec::new());
+    // Games: streamed from the journal straight to the files, in the order they finished, so
+    // memory does not grow with the number of games.
+    let (csv_path, pgn_path) = (dir.join("games.csv"), dir.join("games.pgn"));
+    let (csv_tmp, pgn_tmp) = (temporary(&csv_path), temporary(&pgn_path));
+    let mut games_csv =
+        csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(&csv_tmp)?));
+    let mut pgn = std::io::BufWriter::new(std::fs::File::create(&pgn_tmp)?);
     games_csv
         .write_record([
             "id",
@@ -122,11 +134,13 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
             "duration_ms",
         ])
         .map_err(std::io::Error::other)?;
-    let mut pgn = String::new();
-    let mut csv_error = None;
+    let mut write_error: Option<std::io::Error> = None;
     journal::read(&journal_path, |entry| {
+        if write_error.is_some() {
+            return;
+        }
         let r = &entry.record;
-        if let Err(e) = games_csv.write_record([
+        let row = games_csv.write_record([
             (entry.index + 1).to_string(),
             r.round.to_string(),
             (entry.index / 2 + 1).to_string(),
@@ -137,20 +151,28 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
             r.termination.to_string(),
             r.plies().to_string(),
             r.duration.as_millis().to_string(),
-        ]) {
-            csv_error.get_or_insert(e);
+        ]);
+        let result = row
+            .map_err(std::io::Error::other)
+            .and_then(|_| pgn.write_all(write_game(r, info.event).as_bytes()));
+        if let Err(e) = result {
+            write_error = Some(e);
         }
-        pgn.push_str(&write_game(r, info.event));
     })
     .map_err(std::io::Error::other)?;
-    if let Some(e) = csv_error {
-        return Err(std::io::Error::other(e));
+    if let Some(e) = write_error {
+        return Err(e);
     }
-    let games_bytes = games_csv
+    let mut csv_file = games_csv
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    write_atomically(&dir.join("games.csv"), &games_bytes)?;
-    write_atomically(&dir.join("games.pgn"), pgn.as_bytes())?;
+    csv_file.flush()?;
+    pgn.flush()?;
+    csv_file.get_ref().sync_data()?;
+    pgn.get_ref().sync_data()?;
+    drop((csv_file, pgn));
+    std::fs::rename(csv_tmp, csv_path)?;
+    std::fs::rename(pgn_tmp, pgn_path)?;
 
     let rating_result = totals.ratings(info.rating);
     let ratings = rating_result.as_ref().ok().cloned();
