@@ -106,12 +106,21 @@ pub fn trinomial_elo(wdl: Wdl) -> EloEstimate {
         + wdl.losses as f64 * s.powi(2))
         / n;
     let margin = Z95 * (var / n).sqrt();
-    let clamp = |x: f64| x.clamp(1e-9, 1.0 - 1e-9);
+    // An interval that reaches a perfect score has no finite Elo bound on that side.
+    let bound = |x: f64| {
+        if x >= 1.0 {
+            f64::INFINITY
+        } else if x <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            elo_from_score(x).unwrap_or(0.0)
+        }
+    };
     let elo = elo_from_score(s).unwrap_or(0.0);
     EloEstimate::Estimate {
         elo,
-        lower: elo_from_score(clamp(s - margin)).unwrap_or(f64::NEG_INFINITY),
-        upper: elo_from_score(clamp(s + margin)).unwrap_or(f64::INFINITY),
+        lower: bound(s - margin),
+        upper: bound(s + margin),
     }
 }
 
@@ -164,6 +173,22 @@ mod tests {
         let lo_s = 0.7 - Z95 * 0.04;
         assert!((lower - elo_from_score(lo_s).unwrap()).abs() < 1e-9);
         assert!(upper > elo && lower < elo);
+    }
+
+    #[test]
+    fn an_interval_reaching_a_perfect_score_is_unbounded() {
+        // 20 wins and a draw: the score's interval passes 100%.
+        let est = trinomial_elo(Wdl {
+            wins: 20,
+            draws: 1,
+            losses: 0,
+        });
+        let EloEstimate::Estimate { upper, lower, .. } = est else {
+            panic!()
+        };
+        assert_eq!(upper, f64::INFINITY);
+        assert!(lower.is_finite());
+        assert!(est.describe().contains("+inf"), "{}", est.describe());
     }
 
     #[test]

@@ -54,11 +54,20 @@ impl Pentanomial {
             return EloEstimate::Perfect { won_all: s >= 1.0 };
         }
         let margin = Z95 * (var / n).sqrt();
-        let clamp = |x: f64| x.clamp(1e-9, 1.0 - 1e-9);
+        // An interval that reaches a perfect score has no finite Elo bound on that side.
+        let bound = |x: f64| {
+            if x >= 1.0 {
+                f64::INFINITY
+            } else if x <= 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                elo_from_score(x).unwrap_or(0.0)
+            }
+        };
         EloEstimate::Estimate {
             elo: elo_from_score(s).unwrap_or(0.0),
-            lower: elo_from_score(clamp(s - margin)).unwrap_or(f64::NEG_INFINITY),
-            upper: elo_from_score(clamp(s + margin)).unwrap_or(f64::INFINITY),
+            lower: bound(s - margin),
+            upper: bound(s + margin),
         }
     }
 

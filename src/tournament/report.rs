@@ -241,7 +241,11 @@ fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String
         .iter()
         .map(|(&(a, b), t)| {
             let tri = trinomial_elo(t.wdl).describe();
-            let penta = t.pairs.elo().describe();
+            let penta = if t.pairs.pairs() == 0 {
+                "no complete game pairs".to_string()
+            } else {
+                t.pairs.elo().describe()
+            };
             let nelo = t
                 .pairs
                 .normalized_elo()
@@ -439,7 +443,7 @@ fn html(
 ) -> String {
     let e = html_escape;
     let mut h = String::new();
-    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}}table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}}td:nth-child(2),th:nth-child(2){{text-align:left}}caption{{text-align:left;font-weight:bold}}</style></head><body>", e(info.event));
+    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}}table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}}td:nth-child(2),th:nth-child(2),.pairings td:first-child,.pairings th:first-child{{text-align:left}}caption{{text-align:left;font-weight:bold}}</style></head><body>", e(info.event));
     let _ = write!(
         h,
         "<h1>{}</h1><p>{} {}, {} games, time control {}{}</p>",
@@ -470,7 +474,7 @@ fn html(
         h.push_str("<h2>Ratings and 95% intervals</h2>");
         h.push_str(&ratings_svg(rows));
     }
-    h.push_str("<table><caption>Pairings</caption><tr><th>pairing</th><th>W-D-L</th><th>Elo (trinomial)</th><th>Elo (pentanomial)</th><th>LOS</th></tr>");
+    h.push_str("<table class=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-D-L</th><th>Elo (trinomial)</th><th>Elo (pentanomial)</th><th>LOS</th></tr>");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = write!(
             h,
