@@ -57,6 +57,18 @@ pub fn elo_from_score(score: f64) -> Option<f64> {
     (score > 0.0 && score < 1.0).then(|| -400.0 * (1.0 / score - 1.0).log10())
 }
 
+/// The Elo of one end of a score interval: an end that reaches a perfect score (or zero) has no
+/// finite Elo.
+pub fn elo_bound(score: f64) -> f64 {
+    if score >= 1.0 {
+        f64::INFINITY
+    } else if score <= 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        elo_from_score(score).unwrap_or(0.0)
+    }
+}
+
 /// An Elo estimate with its 95% interval, or why there is none.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EloEstimate {
@@ -106,21 +118,11 @@ pub fn trinomial_elo(wdl: Wdl) -> EloEstimate {
         + wdl.losses as f64 * s.powi(2))
         / n;
     let margin = Z95 * (var / n).sqrt();
-    // An interval that reaches a perfect score has no finite Elo bound on that side.
-    let bound = |x: f64| {
-        if x >= 1.0 {
-            f64::INFINITY
-        } else if x <= 0.0 {
-            f64::NEG_INFINITY
-        } else {
-            elo_from_score(x).unwrap_or(0.0)
-        }
-    };
     let elo = elo_from_score(s).unwrap_or(0.0);
     EloEstimate::Estimate {
         elo,
-        lower: bound(s - margin),
-        upper: bound(s + margin),
+        lower: elo_bound(s - margin),
+        upper: elo_bound(s + margin),
     }
 }
 

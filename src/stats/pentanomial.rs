@@ -1,7 +1,7 @@
 //! Game pairs (the same opening with colours reversed) scored as one sample, as fishtest and
 //! fastchess do: the pentanomial distribution of pair scores 0, 0.5, 1, 1.5, 2.
 
-use super::{elo_from_score, EloEstimate, Z95};
+use super::{elo_bound, elo_from_score, EloEstimate, Z95};
 
 /// Counts of pair results by the player's total points in the pair: [0, 0.5, 1, 1.5, 2].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -54,20 +54,10 @@ impl Pentanomial {
             return EloEstimate::Perfect { won_all: s >= 1.0 };
         }
         let margin = Z95 * (var / n).sqrt();
-        // An interval that reaches a perfect score has no finite Elo bound on that side.
-        let bound = |x: f64| {
-            if x >= 1.0 {
-                f64::INFINITY
-            } else if x <= 0.0 {
-                f64::NEG_INFINITY
-            } else {
-                elo_from_score(x).unwrap_or(0.0)
-            }
-        };
         EloEstimate::Estimate {
             elo: elo_from_score(s).unwrap_or(0.0),
-            lower: bound(s - margin),
-            upper: bound(s + margin),
+            lower: elo_bound(s - margin),
+            upper: elo_bound(s + margin),
         }
     }
 
