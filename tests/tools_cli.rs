@@ -232,3 +232,36 @@ fn committed_books_are_legal_distinct_and_reproducible() {
         );
     }
 }
+
+#[test]
+fn engine_supplied_names_are_escaped_in_the_html_report() {
+    let dir = scratch("escape");
+    let pgn = dir.join("x.pgn");
+    let evil = "<script>alert(1)</script>&\"";
+    let mut text = String::new();
+    for (w, b, r) in [
+        (evil, "plain", "1-0"),
+        ("plain", evil, "1/2-1/2"),
+        (evil, "plain", "0-1"),
+    ] {
+        text.push_str(&format!(
+            "[White \"{}\"]\n[Black \"{}\"]\n[Result \"{r}\"]\n\n1. e4 {r}\n\n",
+            w.replace('"', "\\\""),
+            b.replace('"', "\\\"")
+        ));
+    }
+    std::fs::write(&pgn, text).unwrap();
+    let out = arbiter(&[
+        "rate",
+        pgn.to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.join("o/report.html")).unwrap();
+    assert!(!html.contains("<script>"), "raw engine name in the HTML");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;"),
+        "escaped name missing"
+    );
+}

@@ -146,6 +146,11 @@ impl<P: Position> Game<P> {
         if self.status.is_over() {
             return Err("the game is already over");
         }
+        let mut moves = Vec::new();
+        self.position().generate(&mut moves);
+        if !moves.contains(&mv) {
+            return Err("not a move of this position");
+        }
         let (after, removed) = self.check(mv)?;
         self.history.push(mv, after, removed);
         self.status = P::judge(&self.history);
@@ -187,12 +192,9 @@ impl<P: Position> Game<P> {
         self.status = status;
     }
 
+    /// Plays `mv` on a copy and applies the history rules. `mv` must be one `generate` made:
+    /// `parse_move` and `legal_moves` guarantee it; `play` checks it first.
     fn check(&self, mv: P::Move) -> Result<(P, Removals), &'static str> {
-        let mut moves = Vec::new();
-        self.position().generate(&mut moves);
-        if !moves.contains(&mv) {
-            return Err("not a move of this position");
-        }
         let mut after = self.position().clone();
         let removed = after.play(mv);
         match P::forbidden_by_history(&self.history, mv, &after, &removed) {

@@ -5,7 +5,7 @@
 use super::journal;
 use super::results::Totals;
 use crate::pgn::write_game;
-use crate::stats::{los, trinomial_elo, EloEstimate, RatingOptions, Ratings, Sprt};
+use crate::stats::{los, trinomial_elo, RatingOptions, Ratings, Sprt};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -505,9 +505,4 @@ fn html(
     );
     h.push('\n');
     h
-}
-
-/// A one-line summary of a two-engine result for the terminal.
-pub fn elo_line(est: EloEstimate) -> String {
-    est.describe()
 }
