@@ -11,21 +11,35 @@ fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-fn comment(m: &crate::referee::MoveRecord) -> String {
+/// A move's comment (`{+0.35/12 0.512s}`, `{book}`), written without floating-point formatting:
+/// reports write one per move of every game.
+fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
     if m.book {
-        return "book".into();
+        out.push_str("book");
+        return;
     }
-    let secs = format!("{:.3}s", m.elapsed.as_secs_f64());
-    let score = match m.score {
-        Some(Score::Centipawns(cp)) => format!("{:+.2}", cp as f64 / 100.0),
-        Some(Score::Mate(n)) if n >= 0 => format!("+M{n}"),
-        Some(Score::Mate(n)) => format!("-M{}", -n),
-        None => return secs,
-    };
-    match m.depth {
-        Some(d) => format!("{score}/{d} {secs}"),
-        None => format!("{score} {secs}"),
+    match m.score {
+        Some(Score::Centipawns(cp)) => {
+            let abs = cp.unsigned_abs();
+            let sign = if cp < 0 { '-' } else { '+' };
+            let _ = write!(out, "{sign}{}.{:02}", abs / 100, abs % 100);
+        }
+        Some(Score::Mate(n)) if n >= 0 => {
+            let _ = write!(out, "+M{n}");
+        }
+        Some(Score::Mate(n)) => {
+            let _ = write!(out, "-M{}", n.unsigned_abs());
+        }
+        None => {}
     }
+    if m.score.is_some() {
+        if let Some(d) = m.depth {
+            let _ = write!(out, "/{d}");
+        }
+        out.push(' ');
+    }
+    let ms = (m.elapsed.as_nanos() + 500_000) / 1_000_000;
+    let _ = write!(out, "{}.{:03}s", ms / 1000, ms % 1000);
 }
 
 /// One game as PGN text, ending with a blank line.
@@ -57,7 +71,7 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         .and_then(|f| f.split_whitespace().nth(1))
         .is_some_and(|side| side.eq_ignore_ascii_case("b"));
     let mut line = String::new();
-    let mut push = |token: String, out: &mut String| {
+    let mut push = |token: &str, out: &mut String| {
         if !line.is_empty() && line.len() + 1 + token.len() > 79 {
             out.push_str(&line);
             out.push('\n');
@@ -66,23 +80,31 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(&token);
+        line.push_str(token);
     };
+    let mut token = String::new();
     for (i, m) in record.moves.iter().enumerate() {
         let ply = i + usize::from(black_first);
         // A move number stays on the line of its move.
-        let number = if ply % 2 == 0 {
-            format!("{}. ", ply / 2 + 1)
+        token.clear();
+        if ply % 2 == 0 {
+            let _ = write!(token, "{}. ", ply / 2 + 1);
         } else if i == 0 {
-            format!("{}... ", ply / 2 + 1)
-        } else {
-            String::new()
-        };
-        push(format!("{number}{}", m.text), &mut out);
-        push(format!("{{{}}}", comment(m)), &mut out);
+            let _ = write!(token, "{}... ", ply / 2 + 1);
+        }
+        token.push_str(&m.text);
+        push(&token, &mut out);
+        token.clear();
+        token.push('{');
+        write_comment(m, &mut token);
+        token.push('}');
+        push(&token, &mut out);
     }
-    push(format!("{{{}}}", record.detail.replace('}', ")")), &mut out);
-    push(record.outcome.as_str().to_string(), &mut out);
+    push(
+        &format!("{{{}}}", record.detail.replace('}', ")")),
+        &mut out,
+    );
+    push(record.outcome.as_str(), &mut out);
     out.push_str(&line);
     out.push_str("\n\n");
     out

@@ -4,7 +4,9 @@ pub mod config;
 pub mod log;
 pub mod process;
 pub mod protocol;
+pub mod reader;
 
 pub use config::{EngineConfig, Proto, SearchLimits};
-pub use process::{EngineError, EngineProcess, Line};
+pub use process::{EngineError, EngineProcess};
 pub use protocol::{parse_line, EngineLine, Info, Score};
+pub use reader::{Line, MAX_LINE};

@@ -1,30 +1,19 @@
 //! A running engine: spawned without a shell in its own process group, fed lines on stdin, its
-//! stdout read by a task that timestamps every line as it arrives.
+//! stdout read on the referee's runtime (see `reader`).
 
 use super::config::{EngineConfig, Proto};
 use super::log::IoLog;
-use super::protocol::{merge_info, parse_line, EngineLine, Info};
+use super::protocol::{parse_line, EngineLine};
+use super::reader::{Line, LineReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::io::AsyncWriteExt;
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::timeout_at;
 
-/// Longest line kept from an engine; the rest of a longer line is dropped.
-pub const MAX_LINE: usize = 1 << 20;
 /// How long an engine gets to exit after `quit` before it is killed.
 pub const QUIT_GRACE: Duration = Duration::from_millis(500);
-
-/// A line from the engine and the moment the referee read it, with what the `info` lines before
-/// it said (merged on the reader thread, so that a move wakes the referee once, not once a line).
-#[derive(Clone, Debug)]
-pub struct Line {
-    pub at: Instant,
-    pub text: String,
-    pub info: Info,
-}
 
 #[derive(Debug, Error)]
 pub enum EngineError {
@@ -61,7 +50,7 @@ pub struct EngineProcess {
     pub config: EngineConfig,
     child: Child,
     stdin: ChildStdin,
-    lines: mpsc::Receiver<Line>,
+    lines: LineReader<ChildStdout>,
     log: Option<IoLog>,
     /// `id name` from the handshake.
     pub id_name: Option<String>,
@@ -78,67 +67,6 @@ impl Drop for EngineProcess {
     fn drop(&mut self) {
         if !self.reaped {
             self.kill_group();
-        }
-    }
-}
-
-/// Reads the engine's output on its own OS thread, so each line is timestamped the moment it
-/// can be read, however busy the referee's runtime is. Lines longer than `MAX_LINE` are cut.
-fn read_lines(stdout: std::fs::File, tx: mpsc::Sender<Line>, name: String, log: Option<IoLog>) {
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, stdout);
-    let mut buf: Vec<u8> = Vec::with_capacity(256);
-    let mut pending = Info::default();
-    loop {
-        buf.clear();
-        let mut ended = false;
-        loop {
-            let available = match reader.fill_buf() {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
-            };
-            if available.is_empty() {
-                ended = true;
-                break;
-            }
-            let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
-                Some(i) => (&available[..i], i + 1, true),
-                None => (available, available.len(), false),
-            };
-            let room = MAX_LINE.saturating_sub(buf.len());
-            buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            reader.consume(used);
-            if done {
-                break;
-            }
-        }
-        if ended && buf.is_empty() {
-            return;
-        }
-        let at = Instant::now();
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        if let Some(log) = &log {
-            log.write(&name, '<', &text);
-        }
-        // Search reports are folded into the next line that matters; `info string` lines (a
-        // variant's confirmation) are passed on as they are.
-        if text.starts_with("info") {
-            if let EngineLine::Info(i) = parse_line(&text) {
-                if i.string.is_none() {
-                    merge_info(&mut pending, i);
-                    if !ended {
-                        continue;
-                    }
-                }
-            }
-        }
-        let info = std::mem::take(&mut pending);
-        if tx.blocking_send(Line { at, text, info }).is_err() || ended {
-            return;
         }
     }
 }
@@ -181,22 +109,7 @@ impl EngineProcess {
         })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stdout =
-            std::fs::File::from(stdout.into_owned_fd().map_err(|e| EngineError::Spawn {
-                name: config.name.clone(),
-                cmd: config.cmd.clone(),
-                reason: e.to_string(),
-            })?);
-        let (tx, lines) = mpsc::channel(1024);
-        let (name, reader_log) = (config.name.clone(), log.clone());
-        std::thread::Builder::new()
-            .name(format!("read {name}"))
-            .spawn(move || read_lines(stdout, tx, name, reader_log))
-            .map_err(|e| EngineError::Spawn {
-                name: config.name.clone(),
-                cmd: config.cmd.clone(),
-                reason: format!("cannot start a reader thread: {e}"),
-            })?;
+        let lines = LineReader::new(stdout, config.name.clone(), log.clone());
         let mut engine = EngineProcess {
             config: config.clone(),
             child,
@@ -345,7 +258,7 @@ impl EngineProcess {
         waiting_for: &str,
     ) -> Result<Line, EngineError> {
         let waited = deadline.saturating_duration_since(Instant::now());
-        match timeout_at(deadline.into(), self.lines.recv()).await {
+        match timeout_at(deadline.into(), self.lines.next()).await {
             Ok(Some(line)) => Ok(line),
             Ok(None) => Err(EngineError::Exited(self.config.name.clone())),
             Err(_) => Err(self.timeout_error(waiting_for, waited)),
@@ -362,7 +275,7 @@ impl EngineProcess {
 
     /// Drops lines already waiting (late `info` from a search that ended).
     pub fn drain(&mut self) {
-        while self.lines.try_recv().is_ok() {}
+        self.lines.discard_ready();
     }
 
     fn kill_group(&self) {

@@ -29,7 +29,6 @@ pub struct Info {
     /// Engine-reported search time in microseconds (UCI sends milliseconds; the MIT player
     /// microseconds, which it says).
     pub time_us: Option<u64>,
-    pub pv: Vec<String>,
     /// `info string ...` text.
     pub string: Option<String>,
 }
@@ -51,45 +50,38 @@ pub enum EngineLine {
     Other(String),
 }
 
-fn number<T: std::str::FromStr>(word: Option<&&str>) -> Option<T> {
+fn number<T: std::str::FromStr>(word: Option<&str>) -> Option<T> {
     word.and_then(|w| w.parse().ok())
 }
 
-fn parse_info(words: &[&str]) -> Info {
+/// Reads the fields after `info`. Called for every search report an engine sends, so it walks
+/// the words without collecting them.
+fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
     let mut info = Info::default();
-    let mut i = 0;
-    while i < words.len() {
-        match words[i] {
-            "depth" => info.depth = number(words.get(i + 1)),
-            "nodes" => info.nodes = number(words.get(i + 1)),
-            "time" => {
-                if words.get(i + 1) == Some(&"(microsec)") {
-                    info.time_us = number(words.get(i + 2));
-                    i += 1;
-                } else {
-                    info.time_us = number::<u64>(words.get(i + 1)).map(|ms| ms * 1000);
-                }
-            }
+    while let Some(word) = words.next() {
+        match word {
+            "depth" => info.depth = number(words.next()),
+            "nodes" => info.nodes = number(words.next()),
+            "time" => match words.next() {
+                Some("(microsec)") => info.time_us = number(words.next()),
+                ms => info.time_us = number::<u64>(ms).map(|ms| ms * 1000),
+            },
             "score" => {
-                let value = number::<i32>(words.get(i + 2));
-                info.score = match (words.get(i + 1), value) {
-                    (Some(&"cp"), Some(v)) => Some(Score::Centipawns(v)),
-                    (Some(&"mate"), Some(v)) => Some(Score::Mate(v)),
+                let kind = words.next();
+                info.score = match (kind, number::<i32>(words.next())) {
+                    (Some("cp"), Some(v)) => Some(Score::Centipawns(v)),
+                    (Some("mate"), Some(v)) => Some(Score::Mate(v)),
                     _ => None,
                 };
-                i += 1;
             }
-            "pv" => {
-                info.pv = words[i + 1..].iter().map(|w| w.to_string()).collect();
-                break;
-            }
+            // The principal variation is not used by the referee; it ends the fields.
+            "pv" => break,
             "string" => {
-                info.string = Some(words[i + 1..].join(" "));
+                info.string = Some(words.collect::<Vec<_>>().join(" "));
                 break;
             }
             _ => {}
         }
-        i += 1;
     }
     info
 }
@@ -113,14 +105,19 @@ pub fn merge_info(into: &mut Info, from: Info) {
 
 /// Parses one line. Never fails: anything unrecognised is `Other`.
 pub fn parse_line(line: &str) -> EngineLine {
-    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut words = line.split_ascii_whitespace();
+    match words.next() {
+        Some("info") => return EngineLine::Info(parse_info(words)),
+        Some("bestmove") => {
+            return EngineLine::BestMove(words.next().filter(|m| *m != "(none)").map(String::from))
+        }
+        _ => {}
+    }
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
     match words.as_slice() {
         ["uciok", ..] => EngineLine::UciOk,
         ["readyok", ..] => EngineLine::ReadyOk,
         ["id", "name", rest @ ..] => EngineLine::IdName(rest.join(" ")),
-        ["bestmove"] | ["bestmove", "(none)", ..] => EngineLine::BestMove(None),
-        ["bestmove", mv, ..] => EngineLine::BestMove(Some(mv.to_string())),
-        ["info", rest @ ..] => EngineLine::Info(parse_info(rest)),
         ["option", "name", rest @ ..] => {
             let type_at = rest.iter().position(|w| *w == "type").unwrap_or(rest.len());
             let vars = rest
@@ -153,7 +150,6 @@ mod tests {
         assert_eq!(info.score, Some(Score::Centipawns(-35)));
         assert_eq!(info.nodes, Some(12345));
         assert_eq!(info.time_us, Some(512_000));
-        assert_eq!(info.pv, ["e2e4", "e7e5"]);
     }
 
     #[test]
@@ -171,7 +167,6 @@ mod tests {
             panic!()
         };
         assert_eq!(b.score, Some(Score::Centipawns(112)));
-        assert_eq!(b.pv, ["g4L", "e6e7"]);
     }
 
     #[test]

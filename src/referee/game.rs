@@ -196,12 +196,24 @@ pub async fn play_game(
             .map(|g| g.fen())
             .unwrap_or_default();
     let mut moves: Vec<MoveRecord> = Vec::new();
-    let mut texts: Vec<String> = Vec::new();
+    // Grown a move at a time: rebuilding it every ply would be quadratic in the game's length.
+    let mut position = if standard_start {
+        String::from("position startpos")
+    } else {
+        format!("position fen {start_fen}")
+    };
+    let append_move = |position: &mut String, mv: &str, first: bool| {
+        if first {
+            position.push_str(" moves");
+        }
+        position.push(' ');
+        position.push_str(mv);
+    };
     for (i, mv) in spec.opening.iter().enumerate() {
         let report = game
             .play(mv)
             .map_err(|e| format!("opening move {} '{mv}': {e}", i + 1))?;
-        texts.push(report.mv.clone());
+        append_move(&mut position, &report.mv, i == 0);
         moves.push(MoveRecord {
             text: report.mv,
             book: true,
@@ -276,18 +288,13 @@ pub async fn play_game(
         } else {
             &mut *black
         };
-        let cfg = player.config.clone();
-        let position = if standard_start {
-            format!("position startpos moves {}", texts.join(" "))
-        } else {
-            format!("position fen {start_fen} moves {}", texts.join(" "))
-        };
-        let position = position.trim_end().trim_end_matches(" moves").to_string();
-        let go = go_command(&cfg, side, &clocks);
-        let clock_limited = clocks[side.index()].is_some() || cfg.limits.movetime.is_some();
-        let allowed = match (&clocks[side.index()], cfg.limits.movetime) {
-            (Some(c), _) => c.remaining() + cfg.timemargin,
-            (None, Some(st)) => st + cfg.timemargin,
+        let cfg = &player.config;
+        let go = go_command(cfg, side, &clocks);
+        let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
+        let clock_limited = clocks[side.index()].is_some() || movetime.is_some();
+        let allowed = match (&clocks[side.index()], movetime) {
+            (Some(c), _) => c.remaining() + timemargin,
+            (None, Some(st)) => st + timemargin,
             (None, None) => cfg.stall,
         };
         let engine = match player.ensure(game_id, log).await {
@@ -329,9 +336,9 @@ pub async fn play_game(
             }
         };
         // The clock first: a move that comes too late loses even if it is legal.
-        let in_time = match (&mut clocks[side.index()], cfg.limits.movetime) {
-            (Some(c), _) => c.charge(elapsed, cfg.timemargin),
-            (None, Some(st)) => elapsed <= st + cfg.timemargin,
+        let in_time = match (&mut clocks[side.index()], movetime) {
+            (Some(c), _) => c.charge(elapsed, timemargin),
+            (None, Some(st)) => elapsed <= st + timemargin,
             (None, None) => true,
         };
         if !in_time {
@@ -369,7 +376,7 @@ pub async fn play_game(
                 break;
             }
         };
-        texts.push(report.mv.clone());
+        append_move(&mut position, &report.mv, moves.is_empty());
         scores.push(info.score.map(|s| s.as_cp()));
         moves.push(MoveRecord {
             text: report.mv,

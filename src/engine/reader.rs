@@ -1,0 +1,272 @@
+//! Reading an engine's output on the referee's own runtime: lines cut at `MAX_LINE`, each
+//! timestamped when the read that completed it returned, `info` lines folded into the next line
+//! that matters so that a move costs the referee one wake-up, not one per line.
+//!
+//! No thread and no channel sit between the pipe and the referee: a reply wakes the runtime
+//! once (epoll), is read once and is parsed in place. Timestamps stay honest as long as nothing
+//! blocks the runtime, which is why the journal's disk syncs run elsewhere.
+
+use super::log::IoLog;
+use super::protocol::{merge_info, parse_line, EngineLine, Info};
+use std::borrow::Cow;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// Longest line kept from an engine; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 1 << 20;
+/// One read takes at most this much; a move with its search reports fits many times over.
+const CHUNK: usize = 1 << 16;
+
+/// A line from the engine and the moment the referee read it, with what the `info` lines before
+/// it said.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub at: Instant,
+    pub text: String,
+    pub info: Info,
+}
+
+pub struct LineReader<R> {
+    source: R,
+    chunk: Box<[u8]>,
+    /// `chunk[start..end]` is read but not yet cut into lines.
+    start: usize,
+    end: usize,
+    /// When the bytes in `chunk` were read.
+    read_at: Instant,
+    /// The beginning of a line that spans reads (capped at `MAX_LINE`).
+    partial: Vec<u8>,
+    /// What `info` lines since the last line handed out said.
+    pending: Info,
+    ended: bool,
+    name: String,
+    log: Option<IoLog>,
+}
+
+/// Whether a line is a search report to fold rather than hand out (`info string` lines, such
+/// as a variant's confirmation, are handed out).
+fn fold_info(text: &str, pending: &mut Info) -> bool {
+    if !text.starts_with("info") {
+        return false;
+    }
+    match parse_line(text) {
+        EngineLine::Info(i) if i.string.is_none() => {
+            merge_info(pending, i);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A line's text: a trailing `\r` dropped, invalid UTF-8 replaced, borrowed where it can be.
+fn line_text(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes.strip_suffix(b"\r").unwrap_or(bytes))
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(source: R, name: String, log: Option<IoLog>) -> LineReader<R> {
+        LineReader {
+            source,
+            chunk: vec![0; CHUNK].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            read_at: Instant::now(),
+            partial: Vec::new(),
+            pending: Info::default(),
+            ended: false,
+            name,
+            log,
+        }
+    }
+
+    /// The next line that is not a folded search report; `None` once the output has ended.
+    /// Cancel-safe: a line half read when the future is dropped is finished by the next call.
+    pub async fn next(&mut self) -> Option<Line> {
+        loop {
+            if let Some(line) = self.take_buffered() {
+                return Some(line);
+            }
+            if self.ended {
+                return None;
+            }
+            let n = poll_fn(|cx| self.poll_fill(cx)).await;
+            if n == 0 {
+                self.ended = true;
+                // A last line without its newline still counts.
+                if !self.partial.is_empty() {
+                    let bytes = std::mem::take(&mut self.partial);
+                    return self.emit(line_text(&bytes), true);
+                }
+            }
+        }
+    }
+
+    /// Drops every complete line already read, and whatever the engine has written that can be
+    /// read without waiting: late reports from a search that has ended.
+    pub fn discard_ready(&mut self) {
+        loop {
+            while self.take_buffered().is_some() {}
+            if self.ended {
+                break;
+            }
+            let mut cx = Context::from_waker(Waker::noop());
+            match self.poll_fill(&mut cx) {
+                Poll::Ready(0) => self.ended = true,
+                Poll::Ready(_) => continue,
+                Poll::Pending => break,
+            }
+        }
+        self.pending = Info::default();
+    }
+
+    /// Reads into the (fully consumed) chunk; 0 at the end of output or on a read error.
+    fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<usize> {
+        debug_assert_eq!(self.start, self.end);
+        let mut buf = ReadBuf::new(&mut self.chunk);
+        loop {
+            match Pin::new(&mut self.source).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Poll::Ready(Err(_)) => return Poll::Ready(0),
+                Poll::Ready(Ok(())) => break,
+            }
+        }
+        let n = buf.filled().len();
+        self.read_at = Instant::now();
+        self.start = 0;
+        self.end = n;
+        Poll::Ready(n)
+    }
+
+    /// Cuts the next complete line out of what has been read, folding search reports.
+    fn take_buffered(&mut self) -> Option<Line> {
+        while self.start < self.end {
+            let rest = &self.chunk[self.start..self.end];
+            let Some(i) = rest.iter().position(|&b| b == b'\n') else {
+                let room = MAX_LINE.saturating_sub(self.partial.len());
+                self.partial
+                    .extend_from_slice(&rest[..rest.len().min(room)]);
+                self.start = self.end;
+                return None;
+            };
+            let line_end = self.start + i;
+            let line_start = self.start;
+            self.start = line_end + 1;
+            let emitted = if self.partial.is_empty() {
+                // The common case: the whole line came in one read, and a search report is
+                // parsed where it lies, without a copy.
+                let text = line_text(&self.chunk[line_start..line_end]);
+                emit(
+                    &self.log,
+                    &self.name,
+                    &mut self.pending,
+                    self.read_at,
+                    text,
+                    false,
+                )
+            } else {
+                let piece = &self.chunk[line_start..line_end];
+                let room = MAX_LINE.saturating_sub(self.partial.len());
+                self.partial
+                    .extend_from_slice(&piece[..piece.len().min(room)]);
+                let bytes = std::mem::take(&mut self.partial);
+                self.emit(line_text(&bytes), false)
+            };
+            if emitted.is_some() {
+                return emitted;
+            }
+        }
+        None
+    }
+
+    fn emit(&mut self, text: Cow<'_, str>, last: bool) -> Option<Line> {
+        emit(
+            &self.log,
+            &self.name,
+            &mut self.pending,
+            self.read_at,
+            text,
+            last,
+        )
+    }
+}
+
+/// A complete line: logged, then folded into `pending` (`None`) or handed out with the reports
+/// before it. The last line of the output is never folded.
+fn emit(
+    log: &Option<IoLog>,
+    name: &str,
+    pending: &mut Info,
+    at: Instant,
+    text: Cow<'_, str>,
+    last: bool,
+) -> Option<Line> {
+    if let Some(log) = log {
+        log.write(name, '<', &text);
+    }
+    if !last && fold_info(&text, pending) {
+        return None;
+    }
+    Some(Line {
+        at,
+        text: text.into_owned(),
+        info: std::mem::take(pending),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    fn reader(bytes: &'static [u8]) -> LineReader<impl AsyncRead + Unpin> {
+        LineReader::new(bytes, "t".into(), None)
+    }
+
+    #[tokio::test]
+    async fn folds_reports_into_the_next_line() {
+        let mut r = reader(b"info depth 3 score cp 12\ninfo string hello\r\nbestmove a1\n");
+        let s = r.next().await.unwrap();
+        assert_eq!(s.text, "info string hello");
+        assert_eq!(s.info.depth, Some(3));
+        let m = r.next().await.unwrap();
+        assert_eq!(m.text, "bestmove a1");
+        assert_eq!(m.info.depth, None);
+        assert!(r.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn cuts_long_lines_and_keeps_an_unterminated_last_line() {
+        let long =
+            Box::leak(format!("{}\nlast", "x".repeat(MAX_LINE + CHUNK * 3 + 5)).into_boxed_str());
+        let mut r = reader(long.as_bytes());
+        assert_eq!(r.next().await.unwrap().text.len(), MAX_LINE);
+        assert_eq!(r.next().await.unwrap().text, "last");
+        assert!(r.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn lines_split_across_reads_are_joined_and_a_dropped_read_loses_nothing() {
+        let (mut w, rd) = tokio::io::duplex(64);
+        let mut r = LineReader::new(rd, "t".into(), None);
+        w.write_all(b"readyo").await.unwrap();
+        // Nothing complete yet: the wait is cut short, as a deadline would.
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(20), r.next()).await;
+        assert!(waited.is_err());
+        w.write_all(b"k\ninfo depth 9\n").await.unwrap();
+        assert_eq!(r.next().await.unwrap().text, "readyok");
+        r.discard_ready();
+        w.write_all(b"bestmove b2\n").await.unwrap();
+        drop(w);
+        let m = r.next().await.unwrap();
+        assert_eq!(m.text, "bestmove b2");
+        assert_eq!(
+            m.info.depth, None,
+            "the discarded report is not carried over"
+        );
+        assert!(r.next().await.is_none());
+    }
+}
