@@ -6,7 +6,7 @@
 
 use crate::search::{Iteration, Limits, Rng, Style};
 use crate::session::{new_session, Session};
-use crate::uci::say;
+use crate::uci::{say, Reports};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -110,25 +110,27 @@ impl MitPlayer {
             limits.depth = Some(1);
         }
         let stop = AtomicBool::new(false);
+        let mut reports = Reports::new(started);
         let mut report = |it: &Iteration| {
             let us = it.elapsed.as_micros();
-            say(&format!(
-                "info depth {} move_no 1 time (microsec) {} nodes {} nps {}",
-                it.depth,
-                us,
-                it.nodes,
-                (it.nodes as f64 / it.elapsed.as_secs_f64().max(1e-6)) as u64
-            ));
-            say(&format!("info score cp {} pv {}", it.score, it.pv));
+            reports.push([
+                format!(
+                    "info depth {} move_no 1 time (microsec) {} nodes {} nps {}",
+                    it.depth,
+                    us,
+                    it.nodes,
+                    (it.nodes as f64 / it.elapsed.as_secs_f64().max(1e-6)) as u64
+                ),
+                format!("info score cp {} pv {}", it.score, it.pv),
+            ]);
         };
         let best = self
             .session
             .search(self.style, &mut self.rng, &limits, &stop, &mut report);
-        say(&format!(
-            "info time (microsec) {}",
-            started.elapsed().as_micros()
-        ));
-        say(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
+        reports.finish([
+            format!("info time (microsec) {}", started.elapsed().as_micros()),
+            format!("bestmove {}", best.as_deref().unwrap_or("(none)")),
+        ]);
     }
 
     fn perft(&self, args: &[&str]) {

@@ -13,9 +13,53 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub fn say(line: &str) {
+    say_lines(&[line]);
+}
+
+/// Lines produced at the same moment go out in one write: one wake-up of the referee, not one
+/// per line.
+pub fn say_lines<S: AsRef<str>>(lines: &[S]) {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
+    for line in lines {
+        text.push_str(line.as_ref());
+        text.push('\n');
+    }
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
+    let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// How long a search's reports are held back: a search that ends sooner sends them with its
+/// `bestmove`, in one write. Longer searches report each iteration as it ends.
+const HOLD_REPORTS: Duration = Duration::from_millis(1);
+
+/// A search's `info` output, held back while the search is young (see `HOLD_REPORTS`).
+pub struct Reports {
+    started: Instant,
+    held: Vec<String>,
+}
+
+impl Reports {
+    pub fn new(started: Instant) -> Reports {
+        Reports {
+            started,
+            held: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, lines: impl IntoIterator<Item = String>) {
+        self.held.extend(lines);
+        if self.started.elapsed() >= HOLD_REPORTS {
+            say_lines(&self.held);
+            self.held.clear();
+        }
+    }
+
+    /// The last lines of the search (its `bestmove`), with whatever is still held.
+    pub fn finish(mut self, lines: impl IntoIterator<Item = String>) {
+        self.held.extend(lines);
+        say_lines(&self.held);
+    }
 }
 
 fn score_text(score: i32) -> String {
@@ -178,8 +222,9 @@ impl Engine {
         let delay = fault.delay(index, &go_words, self.session.turn() == Color::White);
         let handle = std::thread::spawn(move || {
             std::thread::sleep(delay);
+            let mut reports = Reports::new(now);
             let mut report = |it: &Iteration| {
-                say(&format!(
+                reports.push([format!(
                     "info depth {} score {} nodes {} time {} nps {} pv {}",
                     it.depth,
                     score_text(it.score),
@@ -187,13 +232,15 @@ impl Engine {
                     it.elapsed.as_millis(),
                     (it.nodes as f64 / it.elapsed.as_secs_f64().max(1e-6)) as u64,
                     it.pv
-                ))
+                )])
             };
             let best = session.search(style, &mut rng, &limits, &flag, &mut report);
             let best = fault.replace_bestmove(index, best);
             // The whole thinking time, so a referee can tell its own delay from the engine's.
-            say(&format!("info time {}", now.elapsed().as_millis()));
-            say(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
+            reports.finish([
+                format!("info time {}", now.elapsed().as_millis()),
+                format!("bestmove {}", best.as_deref().unwrap_or("(none)")),
+            ]);
         });
         self.running = Some(Running { stop, handle });
     }

@@ -79,6 +79,7 @@ fn play(
         rating: RatingOptions::default(),
         log: None,
         resume: false,
+        affinity: false,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -345,4 +346,89 @@ fn the_mit_dialect_plays_a_match_against_standard_uci() {
             .skip(1)
             .any(|(_, m)| m.reported_us.is_some()));
     }
+}
+
+/// The CPUs a process may run on, as /proc writes them ("3", "0-1").
+fn cpus_allowed(pid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn with_affinity_each_game_and_its_engines_share_one_cpu() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let allowed = cpus_allowed(std::process::id()).unwrap();
+    let ncpus: usize = allowed
+        .split(',')
+        .map(|range| match range.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    let out_dir = std::env::temp_dir().join(format!("arbiter-affinity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let opts = RunOptions {
+        entry: find_game("leiserchess").unwrap(),
+        engines: vec![
+            engine("a", &["option.Style=random", "depth=1"]),
+            engine("b", &["option.Style=random", "depth=1"]),
+        ],
+        format: Format::RoundRobin,
+        rounds: 4,
+        limit: Some(8),
+        concurrency: 2,
+        openings: Vec::new(),
+        random_order: false,
+        seed: 1,
+        adjudication: Adjudication {
+            max_plies: Some(40),
+            ..Default::default()
+        },
+        out_dir: out_dir.clone(),
+        event: "test".into(),
+        sprt: None,
+        rating: RatingOptions::default(),
+        log: None,
+        resume: false,
+        affinity: true,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // After each game the engines of both workers are alive (they are kept between games).
+    let mut masks: Vec<String> = Vec::new();
+    runtime
+        .block_on(run(opts, |_| {
+            for (pid, state) in children() {
+                if state != 'Z' {
+                    masks.extend(cpus_allowed(pid));
+                }
+            }
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(!masks.is_empty(), "engines were seen");
+    for m in &masks {
+        assert!(
+            m.parse::<usize>().is_ok(),
+            "an engine may run on '{m}', not on one CPU (the run may use {allowed})"
+        );
+    }
+    masks.sort();
+    masks.dedup();
+    assert_eq!(
+        masks.len(),
+        ncpus.min(2),
+        "the two workers' engines are on distinct CPUs: {masks:?}"
+    );
+    assert_eq!(
+        cpus_allowed(std::process::id()).unwrap(),
+        allowed,
+        "the referee's own main thread is not pinned"
+    );
+    assert!(children().is_empty(), "no engine left: {:?}", children());
 }

@@ -113,6 +113,7 @@ fn a_faulty_round_robin_finishes_cleanly() {
         rating: RatingOptions::default(),
         log: None,
         resume: false,
+        affinity: false,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

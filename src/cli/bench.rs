@@ -81,7 +81,7 @@ fn peak_rss_mib() -> f64 {
 
 /// A match of two instant engines (random movers in the MIT dialect, which report their own time
 /// in microseconds), measured from inside the referee.
-fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
+fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
     let engine = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
@@ -105,7 +105,7 @@ fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
         .map_err(|e| Failure::bad_input(e.to_string()))
     };
     let out = std::env::temp_dir().join(format!(
-        "arbiter-bench-{}-{concurrency}-{games}",
+        "arbiter-bench-{}-{concurrency}-{games}-{affinity}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&out);
@@ -129,6 +129,7 @@ fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
         rating: RatingOptions::default(),
         log: None,
         resume: false,
+        affinity,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -143,7 +144,8 @@ fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
     let wall = started.elapsed().as_secs_f64();
     let cpu = (own_cpu() - cpu_before).as_secs_f64();
     let _ = std::fs::remove_dir_all(&out);
-    let label = |what: &str| format!("referee c={concurrency} {games} games: {what}");
+    let pinned = if affinity { " pinned" } else { "" };
+    let label = |what: &str| format!("referee c={concurrency}{pinned} {games} games: {what}");
     let mut rows = vec![
         row(label("plies"), plies as f64, "plies"),
         row(
@@ -168,16 +170,19 @@ fn referee_rows(games: u64, concurrency: usize) -> Result<Vec<Row>, Failure> {
     Ok(rows)
 }
 
+/// `only`: perft of one game and nothing else; `referee_only`: the referee rows alone.
 pub fn run_bench(
     full: bool,
     only: Option<&str>,
     csv: Option<&std::path::Path>,
-    referee: bool,
+    referee_only: bool,
 ) -> Result<(), Failure> {
     let selected: Vec<&'static GameEntry> = match only {
+        _ if referee_only => Vec::new(),
         Some(id) => vec![super::rules::game_entry(id)?],
         None => GAMES.iter().collect(),
     };
+    let referee = only.is_none();
     let mut rows = Vec::new();
     let print = |r: &Row| println!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
     for entry in selected {
@@ -188,14 +193,16 @@ pub fn run_bench(
     }
     if referee {
         let games = if full { 1000 } else { 40 };
-        for concurrency in [1, 2] {
-            for r in referee_rows(games, concurrency)? {
-                print(&r);
-                rows.push(r);
+        for affinity in [false, true] {
+            for concurrency in [1, 2] {
+                for r in referee_rows(games, concurrency, affinity)? {
+                    print(&r);
+                    rows.push(r);
+                }
             }
         }
         if full {
-            for r in referee_rows(10_000, 2)? {
+            for r in referee_rows(10_000, 2, true)? {
                 print(&r);
                 rows.push(r);
             }

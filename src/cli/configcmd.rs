@@ -18,6 +18,7 @@ struct TomlRun {
     openings: Option<String>,
     book_plies: Option<usize>,
     random_openings: Option<bool>,
+    affinity: Option<bool>,
     max_plies: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
@@ -86,6 +87,9 @@ fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failur
     flag("anchor", run.anchor);
     if run.random_openings == Some(true) {
         argv.push("--random-openings".into());
+    }
+    if run.affinity == Some(true) {
+        argv.push("--affinity".into());
     }
     for (name, value) in [("draw", run.draw), ("resign", run.resign)] {
         if let Some(v) = value {

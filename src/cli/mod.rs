@@ -141,16 +141,20 @@ enum Command {
     /// Measure perft speed of every game and the referee's own cost with instant engines.
     ///
     /// Referee rows: two bundled random movers in the MIT dialect (they report microseconds),
-    /// leiserchess, at concurrency 1 and 2: arbiter's own CPU per ply and per game (engines
-    /// excluded), games per second, per-move latency (measured minus engine-reported time),
-    /// peak memory. --full: deeper perft, 1,000-game matches and a 10,000-game run.
+    /// leiserchess, at concurrency 1 and 2, without and with --affinity: arbiter's own CPU per
+    /// ply and per game (engines excluded), games per second, per-move latency (measured minus
+    /// engine-reported time), peak memory. --full: deeper perft, 1,000-game matches and a
+    /// 10,000-game run.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
         #[arg(long)]
         full: bool,
         /// Only perft, and only for this game.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "referee")]
         game: Option<String>,
+        /// Only the referee rows (no perft).
+        #[arg(long)]
+        referee: bool,
         /// Also write the table as CSV to this file.
         #[arg(long)]
         csv: Option<std::path::PathBuf>,
@@ -284,10 +288,12 @@ pub fn run() -> ExitCode {
             out,
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
         Command::Run { .. } => unreachable!("replaced by the tournament it describes"),
-        Command::Bench { full, game, csv } => {
-            let referee = game.is_none();
-            bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0)
-        }
+        Command::Bench {
+            full,
+            game,
+            referee,
+            csv,
+        } => bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0),
     };
     finish(result)
 }

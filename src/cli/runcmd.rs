@@ -37,6 +37,11 @@ pub struct RunArgs {
     /// Games played at the same time.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
+    /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
+    /// started by it inherit the CPU). Saves the referee most of its cost per move with fast
+    /// engines; leave it off for engines that search with several threads.
+    #[arg(long)]
+    pub affinity: bool,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
     /// Default: openings/<game>.txt if it exists, else the start position.
     #[arg(long)]
@@ -385,6 +390,7 @@ fn execute(
         rating,
         log: args.log.clone(),
         resume,
+        affinity: args.affinity,
     };
     let total = {
         let n = names.len() as u64;

@@ -63,7 +63,12 @@ fn fold_info(text: &str, pending: &mut Info) -> bool {
 
 /// A line's text: a trailing `\r` dropped, invalid UTF-8 replaced, borrowed where it can be.
 fn line_text(bytes: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(bytes.strip_suffix(b"\r").unwrap_or(bytes))
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    // The strict check is the fast one for the ASCII that engines send.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -145,7 +150,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     fn take_buffered(&mut self) -> Option<Line> {
         while self.start < self.end {
             let rest = &self.chunk[self.start..self.end];
-            let Some(i) = rest.iter().position(|&b| b == b'\n') else {
+            let Some(i) = memchr::memchr(b'\n', rest) else {
                 let room = MAX_LINE.saturating_sub(self.partial.len());
                 self.partial
                     .extend_from_slice(&rest[..rest.len().min(room)]);

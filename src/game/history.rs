@@ -2,6 +2,30 @@
 
 use super::{MoveError, Position, Removals, Status};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hashes a position key, already a uniform random 64-bit value (Zobrist), by one multiply:
+/// the map is updated every ply and SipHash's protection against chosen keys buys nothing here.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
 /// One ply already played.
 #[derive(Clone, Debug)]
@@ -23,14 +47,14 @@ pub struct History<P: Position> {
     current: P,
     start_key: u64,
     plies: Vec<PlyRecord<P::Move>>,
-    occurrences: HashMap<u64, u32>,
+    occurrences: KeyMap<u32>,
     quiet_plies: u32,
 }
 
 impl<P: Position> History<P> {
     pub fn new(start: P) -> History<P> {
         let start_key = start.key();
-        let mut occurrences = HashMap::new();
+        let mut occurrences = KeyMap::default();
         occurrences.insert(start_key, 1);
         History {
             current: start.clone(),

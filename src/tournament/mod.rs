@@ -1,5 +1,6 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
+mod affinity;
 pub mod bookgen;
 pub mod import;
 pub mod journal;

@@ -4,7 +4,7 @@ use super::journal::{self, Entry, Journal};
 use super::openings::Opening;
 use super::report::{write_reports, RunInfo};
 use super::results::Totals;
-use super::runner::{run_schedule, RunSettings, Schedule};
+use super::runner::{start_workers, RunSettings, Schedule};
 use super::schedule::{Format, PairSchedule};
 use super::RunError;
 use crate::engine::log::IoLog;
@@ -38,6 +38,8 @@ pub struct RunOptions {
     pub log: Option<PathBuf>,
     /// Continue the run already in `out_dir`.
     pub resume: bool,
+    /// Pin each concurrent game (its referee thread and both engines) to one CPU.
+    pub affinity: bool,
 }
 
 /// Sent to the caller after each finished game.
@@ -208,6 +210,7 @@ pub async fn run(
         concurrency: opts.concurrency,
         adjudication: opts.adjudication,
         log: log.clone(),
+        affinity: opts.affinity,
     });
     let stop = Arc::new(AtomicBool::new(decision.is_some()));
     let done = Arc::new(done);
@@ -216,13 +219,8 @@ pub async fn run(
         Arc::new(move |i: u64| done.contains(i))
     };
     let (tx, mut rx) = mpsc::channel(64);
-    let runner = tokio::spawn(run_schedule(
-        settings,
-        schedule.clone(),
-        skip,
-        stop.clone(),
-        tx,
-    ));
+    let workers = start_workers(settings, schedule.clone(), skip, stop.clone(), tx)
+        .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let mut latency_us = Vec::new();
     let mut time_forfeits = 0;
     let mut setup_error = None;
@@ -245,12 +243,11 @@ pub async fn run(
             }
         };
         // On disk first: a game counts only once it is in the journal.
+        let entry = Entry { index, record };
         journal
-            .append(&Entry {
-                index,
-                record: record.clone(),
-            })
+            .append(&entry)
             .map_err(|e| output_error(&journal_path, e))?;
+        let record = entry.record;
         played += 1;
         if record.termination == crate::game::Termination::TimeForfeit {
             time_forfeits += 1;
@@ -279,9 +276,11 @@ pub async fn run(
     if interrupted {
         // Games in progress are abandoned: their engines are dropped, which kills them.
         stop.store(true, Ordering::SeqCst);
-        runner.abort();
+        workers.cancel();
     }
-    let _ = runner.await;
+    // A worker still sending a result sees the channel closed.
+    drop(rx);
+    workers.join().await;
     if let Some(log) = &log {
         log.flush();
     }

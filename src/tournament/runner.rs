@@ -1,6 +1,7 @@
 //! Plays a schedule of games concurrently. Each worker owns its engine processes and keeps them
 //! for game after game; games are handed out by index, so no schedule is held in memory.
 
+use super::affinity;
 use super::openings::Opening;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
@@ -8,7 +9,7 @@ use crate::game::GameEntry;
 use crate::referee::{play_game, Adjudication, GameRecord, GameSpec, Player};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// One game of a schedule: which engines, which colours, which opening.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,66 +36,140 @@ pub struct RunSettings {
     pub concurrency: usize,
     pub adjudication: Adjudication,
     pub log: Option<IoLog>,
+    /// Pin each worker, and so the engines it starts, to one CPU.
+    pub affinity: bool,
 }
 
-/// Plays every game of `schedule` whose index `skip` does not reject, sending each finished
-/// game's index and record to `results`. Stops handing out games once `stop` is set.
-pub async fn run_schedule(
+/// What every worker shares.
+struct Shared {
+    settings: Arc<RunSettings>,
+    schedule: Arc<dyn Schedule>,
+    skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    stop: Arc<AtomicBool>,
+    next: AtomicU64,
+}
+
+/// The threads playing a schedule. Each worker is an OS thread with a runtime of its own, so one
+/// game's replies are read and timestamped the moment they arrive, whatever the other games or
+/// the journal are doing.
+pub struct Workers {
+    threads: Vec<std::thread::JoinHandle<()>>,
+    cancel: watch::Sender<bool>,
+}
+
+impl Workers {
+    /// Abandons the games in progress: their engines are killed.
+    pub fn cancel(&self) {
+        let _ = self.cancel.send(true);
+    }
+
+    /// Waits until every worker has ended (after the results channel closed, or a `cancel`).
+    pub async fn join(self) {
+        let threads = self.threads;
+        let _ = tokio::task::spawn_blocking(move || {
+            for t in threads {
+                let _ = t.join();
+            }
+        })
+        .await;
+    }
+}
+
+/// Starts `settings.concurrency` workers playing every game of `schedule` whose index `skip`
+/// does not reject, each finished game's index and record sent to `results`. They stop handing
+/// out games once `stop` is set.
+pub fn start_workers(
     settings: Arc<RunSettings>,
     schedule: Arc<dyn Schedule>,
     skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
     stop: Arc<AtomicBool>,
     results: mpsc::Sender<(u64, Result<GameRecord, String>)>,
-) {
-    let next = Arc::new(AtomicU64::new(0));
-    let mut workers = Vec::new();
-    for _ in 0..settings.concurrency.max(1) {
-        let (settings, schedule, skip, stop, results, next) = (
-            settings.clone(),
-            schedule.clone(),
-            skip.clone(),
-            stop.clone(),
-            results.clone(),
-            next.clone(),
-        );
-        workers.push(tokio::spawn(async move {
-            let mut players: Vec<Player> =
-                settings.engines.iter().cloned().map(Player::new).collect();
-            loop {
-                if stop.load(Ordering::SeqCst) {
-                    break;
+) -> std::io::Result<Workers> {
+    let cpus = if settings.affinity {
+        affinity::allowed_cpus()
+    } else {
+        Vec::new()
+    };
+    let shared = Arc::new(Shared {
+        settings,
+        schedule,
+        skip,
+        stop,
+        next: AtomicU64::new(0),
+    });
+    let (cancel, cancelled) = watch::channel(false);
+    let mut workers = Workers {
+        threads: Vec::new(),
+        cancel,
+    };
+    for slot in 0..shared.settings.concurrency.max(1) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let cpu = (!cpus.is_empty()).then(|| cpus[slot % cpus.len()]);
+        let (shared, results, cancelled) = (shared.clone(), results.clone(), cancelled.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("game worker {}", slot + 1))
+            .spawn(move || {
+                if let Some(cpu) = cpu {
+                    // Engines inherit the mask of the thread that starts them: a game's referee
+                    // and both engines share a CPU, and every wake-up stays on it.
+                    affinity::pin_current_thread(cpu);
                 }
-                let index = next.fetch_add(1, Ordering::SeqCst);
-                if index >= schedule.len() {
-                    break;
-                }
-                if skip(index) {
-                    continue;
-                }
-                let pairing = schedule.pairing(index);
-                let opening = settings.openings.get(pairing.opening);
-                let spec = GameSpec {
-                    entry: settings.entry,
-                    start_fen: opening.and_then(|o| o.fen.clone()),
-                    opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
-                    opening_id: opening.map(|o| o.line).unwrap_or(0),
-                    round: index + 1,
-                    adjudication: settings.adjudication,
-                };
-                let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
-                let record = play_game(&spec, white, black, &settings.log).await;
-                if results.send((index, record)).await.is_err() {
-                    break;
-                }
+                runtime.block_on(worker(&shared, results, cancelled));
+            });
+        match thread {
+            Ok(t) => workers.threads.push(t),
+            Err(e) => {
+                workers.cancel();
+                return Err(e);
             }
-            for p in &mut players {
-                p.shutdown().await;
-            }
-        }));
+        }
     }
-    drop(results);
-    for w in workers {
-        let _ = w.await;
+    Ok(workers)
+}
+
+/// Plays games one after another with engine processes of its own, kept from game to game.
+async fn worker(
+    shared: &Shared,
+    results: mpsc::Sender<(u64, Result<GameRecord, String>)>,
+    mut cancelled: watch::Receiver<bool>,
+) {
+    let settings = &shared.settings;
+    let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let index = shared.next.fetch_add(1, Ordering::SeqCst);
+        if index >= shared.schedule.len() {
+            break;
+        }
+        if (shared.skip)(index) {
+            continue;
+        }
+        let pairing = shared.schedule.pairing(index);
+        let opening = settings.openings.get(pairing.opening);
+        let spec = GameSpec {
+            entry: settings.entry,
+            start_fen: opening.and_then(|o| o.fen.clone()),
+            opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
+            opening_id: opening.map(|o| o.line).unwrap_or(0),
+            round: index + 1,
+            adjudication: settings.adjudication,
+        };
+        let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
+        let record = tokio::select! {
+            record = play_game(&spec, white, black, &settings.log) => record,
+            // Dropping the game drops nothing but borrows; the players below are killed.
+            _ = cancelled.wait_for(|c| *c) => return,
+        };
+        if results.send((index, record)).await.is_err() {
+            return;
+        }
+    }
+    for p in &mut players {
+        p.shutdown().await;
     }
 }
 
