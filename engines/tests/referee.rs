@@ -43,6 +43,38 @@ fn children() -> Vec<(u32, char)> {
     found
 }
 
+/// A round robin of `games` games at concurrency 2, without pinning.
+fn options(
+    entry: &'static arbiter::game::GameEntry,
+    engines: Vec<EngineConfig>,
+    games: u64,
+    max_plies: usize,
+    out_dir: &std::path::Path,
+) -> RunOptions {
+    RunOptions {
+        entry,
+        engines,
+        format: Format::RoundRobin,
+        rounds: games.div_ceil(2),
+        limit: Some(games),
+        concurrency: 2,
+        openings: Vec::new(),
+        random_order: false,
+        seed: 1,
+        adjudication: Adjudication {
+            max_plies: Some(max_plies),
+            ..Default::default()
+        },
+        out_dir: out_dir.to_path_buf(),
+        event: "test".into(),
+        sprt: None,
+        rating: RatingOptions::default(),
+        log: None,
+        resume: false,
+        affinity: false,
+    }
+}
+
 /// Plays `games` games between the engines; returns the records and the first engine's result.
 fn play(
     game: &str,
@@ -59,28 +91,7 @@ fn play(
             .unwrap()
             .as_nanos()
     ));
-    let opts = RunOptions {
-        entry,
-        engines,
-        format: Format::RoundRobin,
-        rounds: games.div_ceil(2),
-        limit: Some(games),
-        concurrency: 2,
-        openings: Vec::new(),
-        random_order: false,
-        seed: 1,
-        adjudication: Adjudication {
-            max_plies: Some(max_plies),
-            ..Default::default()
-        },
-        out_dir: out_dir.clone(),
-        event: "test".into(),
-        sprt: None,
-        rating: RatingOptions::default(),
-        log: None,
-        resume: false,
-        affinity: false,
-    };
+    let opts = options(entry, engines, games, max_plies, &out_dir);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -370,30 +381,13 @@ fn with_affinity_each_game_and_its_engines_share_one_cpu() {
         .sum();
     let out_dir = std::env::temp_dir().join(format!("arbiter-affinity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out_dir);
+    let engines = vec![
+        engine("a", &["option.Style=random", "depth=1"]),
+        engine("b", &["option.Style=random", "depth=1"]),
+    ];
     let opts = RunOptions {
-        entry: find_game("leiserchess").unwrap(),
-        engines: vec![
-            engine("a", &["option.Style=random", "depth=1"]),
-            engine("b", &["option.Style=random", "depth=1"]),
-        ],
-        format: Format::RoundRobin,
-        rounds: 4,
-        limit: Some(8),
-        concurrency: 2,
-        openings: Vec::new(),
-        random_order: false,
-        seed: 1,
-        adjudication: Adjudication {
-            max_plies: Some(40),
-            ..Default::default()
-        },
-        out_dir: out_dir.clone(),
-        event: "test".into(),
-        sprt: None,
-        rating: RatingOptions::default(),
-        log: None,
-        resume: false,
         affinity: true,
+        ..options(find_game("leiserchess").unwrap(), engines, 8, 40, &out_dir)
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

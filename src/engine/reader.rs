@@ -39,11 +39,40 @@ pub struct LineReader<R> {
     read_at: Instant,
     /// The beginning of a line that spans reads (capped at `MAX_LINE`).
     partial: Vec<u8>,
+    ended: bool,
+    lines: Lines,
+}
+
+/// What happens to each complete line: logged, then folded or handed out.
+struct Lines {
     /// What `info` lines since the last line handed out said.
     pending: Info,
-    ended: bool,
     name: String,
     log: Option<IoLog>,
+}
+
+impl Lines {
+    /// Folds a search report into `pending` (`None`) or hands the line out with the reports
+    /// before it. The last line of the output is never folded.
+    fn emit(&mut self, at: Instant, text: Cow<'_, str>, last: bool) -> Option<Line> {
+        if let Some(log) = &self.log {
+            log.write(&self.name, '<', &text);
+        }
+        if !last && fold_info(&text, &mut self.pending) {
+            return None;
+        }
+        Some(Line {
+            at,
+            text: text.into_owned(),
+            info: std::mem::take(&mut self.pending),
+        })
+    }
+}
+
+/// Adds to a line being assembled, dropping what goes past `MAX_LINE`.
+fn append_capped(partial: &mut Vec<u8>, bytes: &[u8]) {
+    let room = MAX_LINE.saturating_sub(partial.len());
+    partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 /// Whether a line is a search report to fold rather than hand out (`info string` lines, such
@@ -80,10 +109,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             end: 0,
             read_at: Instant::now(),
             partial: Vec::new(),
-            pending: Info::default(),
             ended: false,
-            name,
-            log,
+            lines: Lines {
+                pending: Info::default(),
+                name,
+                log,
+            },
         }
     }
 
@@ -103,7 +134,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 // A last line without its newline still counts.
                 if !self.partial.is_empty() {
                     let bytes = std::mem::take(&mut self.partial);
-                    return self.emit(line_text(&bytes), true);
+                    return self.lines.emit(self.read_at, line_text(&bytes), true);
                 }
             }
         }
@@ -124,7 +155,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Poll::Pending => break,
             }
         }
-        self.pending = Info::default();
+        self.lines.pending = Info::default();
     }
 
     /// Reads into the (fully consumed) chunk; 0 at the end of output or on a read error.
@@ -151,34 +182,20 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         while self.start < self.end {
             let rest = &self.chunk[self.start..self.end];
             let Some(i) = memchr::memchr(b'\n', rest) else {
-                let room = MAX_LINE.saturating_sub(self.partial.len());
-                self.partial
-                    .extend_from_slice(&rest[..rest.len().min(room)]);
+                append_capped(&mut self.partial, rest);
                 self.start = self.end;
                 return None;
             };
-            let line_end = self.start + i;
-            let line_start = self.start;
-            self.start = line_end + 1;
+            let piece = &self.chunk[self.start..self.start + i];
+            self.start += i + 1;
             let emitted = if self.partial.is_empty() {
                 // The common case: the whole line came in one read, and a search report is
                 // parsed where it lies, without a copy.
-                let text = line_text(&self.chunk[line_start..line_end]);
-                emit(
-                    &self.log,
-                    &self.name,
-                    &mut self.pending,
-                    self.read_at,
-                    text,
-                    false,
-                )
+                self.lines.emit(self.read_at, line_text(piece), false)
             } else {
-                let piece = &self.chunk[line_start..line_end];
-                let room = MAX_LINE.saturating_sub(self.partial.len());
-                self.partial
-                    .extend_from_slice(&piece[..piece.len().min(room)]);
+                append_capped(&mut self.partial, piece);
                 let bytes = std::mem::take(&mut self.partial);
-                self.emit(line_text(&bytes), false)
+                self.lines.emit(self.read_at, line_text(&bytes), false)
             };
             if emitted.is_some() {
                 return emitted;
@@ -186,40 +203,6 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
         None
     }
-
-    fn emit(&mut self, text: Cow<'_, str>, last: bool) -> Option<Line> {
-        emit(
-            &self.log,
-            &self.name,
-            &mut self.pending,
-            self.read_at,
-            text,
-            last,
-        )
-    }
-}
-
-/// A complete line: logged, then folded into `pending` (`None`) or handed out with the reports
-/// before it. The last line of the output is never folded.
-fn emit(
-    log: &Option<IoLog>,
-    name: &str,
-    pending: &mut Info,
-    at: Instant,
-    text: Cow<'_, str>,
-    last: bool,
-) -> Option<Line> {
-    if let Some(log) = log {
-        log.write(name, '<', &text);
-    }
-    if !last && fold_info(&text, pending) {
-        return None;
-    }
-    Some(Line {
-        at,
-        text: text.into_owned(),
-        info: std::mem::take(pending),
-    })
 }
 
 #[cfg(test)]
