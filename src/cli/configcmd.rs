@@ -277,4 +277,20 @@ mod tests {
         );
         assert!(line.contains("option.hash=64"), "{line}");
     }
+
+    #[test]
+    fn toml_switches_become_flags_only_when_true() {
+        let engines = "[[engine]]\ncmd = \"a\"\n[[engine]]\ncmd = \"b\"\n";
+        let on = format!("affinity = true\nrandom_openings = true\n{engines}");
+        let line = toml_argv(&on, Path::new("/t"), Path::new("t.toml"))
+            .unwrap()
+            .join(" ");
+        assert!(line.contains("--affinity"), "{line}");
+        assert!(line.contains("--random-openings"), "{line}");
+        let off = format!("affinity = false\n{engines}");
+        let line = toml_argv(&off, Path::new("/t"), Path::new("t.toml"))
+            .unwrap()
+            .join(" ");
+        assert!(!line.contains("--affinity"), "{line}");
+    }
 }
