@@ -103,9 +103,16 @@ pub fn start_workers(
         cancel,
     };
     for slot in 0..shared.settings.concurrency.max(1) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()?;
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => {
+                workers.cancel();
+                return Err(e);
+            }
+        };
         let cpu = (!cpus.is_empty()).then(|| cpus[slot % cpus.len()]);
         let (shared, results, cancelled) = (shared.clone(), results.clone(), cancelled.clone());
         let thread = std::thread::Builder::new()
@@ -161,7 +168,7 @@ async fn worker(
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         let record = tokio::select! {
             record = play_game(&spec, white, black, &settings.log) => record,
-            // Dropping the game drops nothing but borrows; the players below are killed.
+            // Returning drops the players, which kills their engines.
             _ = cancelled.wait_for(|c| *c) => return,
         };
         if results.send((index, record)).await.is_err() {
