@@ -167,15 +167,15 @@ fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
     assert_eq!(cross.len(), 3);
 }
 
-fn sprt_exit(first: &str, second: &str) -> (Option<i32>, String) {
-    let dir = scratch(&format!("sprt-{first}"));
+fn sprt_exit(first: &str, second: &str, games: u32, elo1: u32) -> (Option<i32>, String) {
+    let dir = scratch(&format!("sprt-{first}-{games}"));
     let e = engine();
     let mut args: Vec<String> = [
         "match",
         "--game",
         "leiserchess",
         "--games",
-        "200",
+        &games.to_string(),
         "--concurrency",
         "2",
     ]
@@ -189,7 +189,7 @@ fn sprt_exit(first: &str, second: &str) -> (Option<i32>, String) {
             "depth=2",
             "--sprt",
             "elo0=0",
-            "elo1=50",
+            &format!("elo1={elo1}"),
             "alpha=0.05",
             "beta=0.05",
             "--out",
@@ -204,10 +204,10 @@ fn sprt_exit(first: &str, second: &str) -> (Option<i32>, String) {
 
 #[test]
 fn sprt_accepts_h1_for_the_stronger_engine_and_h0_for_the_weaker() {
-    let (code, text) = sprt_exit("search", "random");
+    let (code, text) = sprt_exit("search", "random", 200, 50);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("H1 accepted"), "{text}");
-    let (code, text) = sprt_exit("random", "search");
+    let (code, text) = sprt_exit("random", "search", 200, 50);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("H0 accepted"), "{text}");
     // It stopped early rather than playing all 200 games.
@@ -219,6 +219,17 @@ fn sprt_accepts_h1_for_the_stronger_engine_and_h0_for_the_weaker() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(999);
     assert!(played < 200, "{text}");
+}
+
+#[test]
+fn two_game_pairs_never_decide_an_sprt() {
+    // Two pairs, even both lost, are weak evidence: the old normal approximation gave LLR -13.5
+    // here and accepted H0; the exact likelihood ratio stays within the bounds (exit 3).
+    for (first, second) in [("random", "search"), ("search", "random")] {
+        let (code, text) = sprt_exit(first, second, 4, 100);
+        assert_eq!(code, Some(3), "{text}");
+        assert!(!text.contains("accepted"), "{text}");
+    }
 }
 
 #[test]

@@ -225,3 +225,49 @@ pub fn run_bench(
     }
     Ok(())
 }
+
+/// `arbiter bench --sprt-sim`: measured error rates and average sample numbers of an SPRT.
+pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
+    use arbiter::stats::simulate::{at_elo, simulate, standard_error, SHAPES};
+    let sprt = arbiter::stats::Sprt::parse(bounds)
+        .map_err(|e| Failure::bad_input(format!("--sprt-sim: {e}")))?;
+    if runs == 0 {
+        return Err(Failure::bad_input("--runs must be at least 1"));
+    }
+    println!(
+        "SPRT elo0={} elo1={} alpha={} beta={} model={:?}, {runs} simulated tests per row, \
+         stopped at 1,000,000 pairs",
+        sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model
+    );
+    println!(
+        "{:<26} {:>6} {:>16} {:>12} {:>10}",
+        "pair distribution", "Elo", "accepts H1", "accepts H0", "mean pairs"
+    );
+    for (k, shape) in SHAPES.iter().enumerate() {
+        for elo in [sprt.elo0, sprt.elo1] {
+            let probs = at_elo(shape, sprt.model, elo);
+            let o = simulate(
+                &sprt,
+                &probs,
+                runs,
+                1_000_000,
+                7919 * k as u64 + elo.to_bits(),
+            );
+            let rate = |p: f64| format!("{:.3} ± {:.3}", p, standard_error(p, runs));
+            println!(
+                "{:<26} {:>6} {:>16} {:>12} {:>10.0}",
+                shape.name,
+                elo,
+                rate(o.rate_h1()),
+                rate(o.rate_h0()),
+                o.mean_pairs
+            );
+        }
+    }
+    println!(
+        "A sound test accepts H1 at elo0 at most alpha = {} of the time and H0 at elo1 at most \
+         beta = {} (± the sampling error shown).",
+        sprt.alpha, sprt.beta
+    );
+    Ok(())
+}

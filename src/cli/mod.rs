@@ -145,6 +145,11 @@ enum Command {
     /// ply and per game (engines excluded), games per second, per-move latency (measured minus
     /// engine-reported time), peak memory. --full: deeper perft, 1,000-game matches and a
     /// 10,000-game run.
+    ///
+    /// --sprt-sim checks an SPRT's bounds instead: simulated tests at Elo = elo0 and elo1 on
+    /// several pair distributions (with and without draws and opening bias) print the measured
+    /// false-positive and false-negative rates and the average number of pairs, e.g.
+    /// `arbiter bench --sprt-sim "elo0=0 elo1=5 alpha=0.05 beta=0.05" --runs 2000`.
     Bench {
         /// Deeper, slower runs (the figures quoted in the README).
         #[arg(long)]
@@ -158,6 +163,12 @@ enum Command {
         /// Also write the table as CSV to this file.
         #[arg(long)]
         csv: Option<std::path::PathBuf>,
+        /// Simulate SPRTs with these bounds (as for --sprt) instead of timing anything.
+        #[arg(long, value_name = "SPRT", conflicts_with_all = ["game", "referee", "full"])]
+        sprt_sim: Option<String>,
+        /// Simulated tests per distribution and hypothesis, with --sprt-sim.
+        #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
+        runs: u64,
     },
 }
 
@@ -293,7 +304,12 @@ pub fn run() -> ExitCode {
             game,
             referee,
             csv,
-        } => bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0),
+            sprt_sim,
+            runs,
+        } => match sprt_sim {
+            Some(bounds) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
+            None => bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0),
+        },
     };
     finish(result)
 }

@@ -1,13 +1,20 @@
 //! Statistics of match results: Elo from a score, error bars, likelihood of superiority.
 //!
 //! Formulas follow fishtest and cutechess: the Elo difference of a score `s` is
-//! `-400 log10(1/s - 1)`; the 95% interval maps the score's normal interval through the same
-//! function; LOS is the normal approximation `Phi((W - L) / sqrt(W + L))`.
+//! `-400 log10(1/s - 1)`; LOS is the normal approximation `Phi((W - L) / sqrt(W + L))`.
+//!
+//! The 95% interval of a score is the profile-likelihood interval of the multinomial over the
+//! known score values (`mle.rs`): every expected score whose best-fitting distribution loses at
+//! most `1.96^2 / 2` of log-likelihood. Unlike the normal (Wald) interval `s ± 1.96 sd / sqrt(n)`,
+//! it has honest width on tiny and one-sided samples: ten draws give 0.41 .. 0.59 (Wald: zero
+//! width), two losses give "below +83 Elo" (Wald: nothing), and on large samples the two agree.
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
+pub mod mle;
 pub mod pentanomial;
 pub mod ratings;
+pub mod simulate;
 pub mod sprt;
 
 pub use pentanomial::Pentanomial;
@@ -72,57 +79,91 @@ pub fn elo_bound(score: f64) -> f64 {
 /// An Elo estimate with its 95% interval, or why there is none.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EloEstimate {
+    /// An end of the interval may be infinite when it reaches a perfect score.
     Estimate {
         elo: f64,
         lower: f64,
         upper: f64,
     },
     NoGames,
-    /// Every game won or every game lost: the difference is unbounded.
+    /// Every game won or every game lost: no finite estimate, but a one-sided 95% bound
+    /// (a lower bound when everything was won, an upper bound when everything was lost).
     Perfect {
         won_all: bool,
+        bound: f64,
     },
 }
 
+/// A signed number with one decimal that never reads `-0.0` (a value that rounds to zero is zero).
+pub fn signed(value: f64) -> String {
+    if value.is_infinite() {
+        return if value > 0.0 { "+inf" } else { "-inf" }.into();
+    }
+    let rounded = (value * 10.0).round() / 10.0;
+    if rounded == 0.0 {
+        "0.0".into()
+    } else {
+        format!("{rounded:+.1}")
+    }
+}
+
 impl EloEstimate {
-    /// A plain sentence, never NaN.
+    /// From the observed `score` and the (regularized) sample behind it: the score's Elo and
+    /// the profile-likelihood interval.
+    pub fn from_sample(sample: &mle::Sample, score: f64) -> EloEstimate {
+        let (lo, hi) = sample.mean_interval(Z95);
+        if score >= 1.0 {
+            EloEstimate::Perfect {
+                won_all: true,
+                bound: elo_bound(lo),
+            }
+        } else if score <= 0.0 {
+            EloEstimate::Perfect {
+                won_all: false,
+                bound: elo_bound(hi),
+            }
+        } else {
+            EloEstimate::Estimate {
+                elo: elo_from_score(score).unwrap_or(0.0),
+                lower: elo_bound(lo),
+                upper: elo_bound(hi),
+            }
+        }
+    }
+
+    /// A plain sentence, never NaN, never `-0.0`.
     pub fn describe(&self) -> String {
         match *self {
             EloEstimate::Estimate { elo, lower, upper } => {
-                format!("{elo:+.1} (95% {lower:+.1} .. {upper:+.1})")
+                format!(
+                    "{} (95% {} .. {})",
+                    signed(elo),
+                    signed(lower),
+                    signed(upper)
+                )
             }
             EloEstimate::NoGames => "no games played yet".into(),
-            EloEstimate::Perfect { won_all: true } => {
-                "won every game: no finite Elo estimate".into()
-            }
-            EloEstimate::Perfect { won_all: false } => {
-                "lost every game: no finite Elo estimate".into()
-            }
+            EloEstimate::Perfect {
+                won_all: true,
+                bound,
+            } => format!("won every game: above {} (95%)", signed(bound)),
+            EloEstimate::Perfect {
+                won_all: false,
+                bound,
+            } => format!("lost every game: below {} (95%)", signed(bound)),
         }
     }
 }
 
 /// Elo and its 95% interval from a trinomial (per-game W/D/L) model.
 pub fn trinomial_elo(wdl: Wdl) -> EloEstimate {
-    let n = wdl.games() as f64;
-    let Some(s) = wdl.score() else {
-        return EloEstimate::NoGames;
-    };
-    if wdl.wins == wdl.games() || wdl.losses == wdl.games() {
-        return EloEstimate::Perfect {
-            won_all: wdl.wins == wdl.games(),
-        };
-    }
-    let var = (wdl.wins as f64 * (1.0 - s).powi(2)
-        + wdl.draws as f64 * (0.5 - s).powi(2)
-        + wdl.losses as f64 * s.powi(2))
-        / n;
-    let margin = Z95 * (var / n).sqrt();
-    let elo = elo_from_score(s).unwrap_or(0.0);
-    EloEstimate::Estimate {
-        elo,
-        lower: elo_bound(s - margin),
-        upper: elo_bound(s + margin),
+    let counts = [wdl.losses, wdl.draws, wdl.wins];
+    match (
+        mle::Sample::regularized(&mle::GAME_SCORES, &counts),
+        wdl.score(),
+    ) {
+        (Some(sample), Some(score)) => EloEstimate::from_sample(&sample, score),
+        _ => EloEstimate::NoGames,
     }
 }
 
@@ -160,62 +201,100 @@ mod tests {
     }
 
     #[test]
-    fn trinomial_matches_a_hand_computed_example() {
-        // 60 wins, 20 draws, 20 losses: s = 0.7; per-game variance (60*0.09 + 20*0.04 + 20*0.49)/100
-        // = 0.16, so the standard error of the mean is 0.04.
+    fn a_large_sample_agrees_with_the_normal_interval() {
+        // 600 wins, 200 draws, 200 losses: s = 0.7, per-game variance 0.16, so the normal
+        // interval is 0.7 ± 1.96 * 0.4 / sqrt(1000); the likelihood interval is close to it.
         let est = trinomial_elo(Wdl {
-            wins: 60,
-            draws: 20,
-            losses: 20,
+            wins: 600,
+            draws: 200,
+            losses: 200,
         });
         let EloEstimate::Estimate { elo, lower, upper } = est else {
-            panic!()
+            panic!("{est:?}")
         };
         assert!((elo - 147.19).abs() < 0.01, "{elo}");
-        let lo_s = 0.7 - Z95 * 0.04;
-        assert!((lower - elo_from_score(lo_s).unwrap()).abs() < 1e-9);
-        assert!(upper > elo && lower < elo);
+        let margin = Z95 * 0.4 / 1000f64.sqrt();
+        assert!(
+            (lower - elo_from_score(0.7 - margin).unwrap()).abs() < 1.0,
+            "{lower}"
+        );
+        assert!(
+            (upper - elo_from_score(0.7 + margin).unwrap()).abs() < 1.0,
+            "{upper}"
+        );
     }
 
     #[test]
-    fn an_interval_reaching_a_perfect_score_is_unbounded() {
-        // 20 wins and a draw: the score's interval passes 100%.
+    fn a_near_perfect_score_has_a_finite_interval() {
+        // 20 wins and a draw: the draw rules out a perfect expected score.
         let est = trinomial_elo(Wdl {
             wins: 20,
             draws: 1,
             losses: 0,
         });
-        let EloEstimate::Estimate { upper, lower, .. } = est else {
-            panic!()
+        let EloEstimate::Estimate { elo, upper, lower } = est else {
+            panic!("{est:?}")
         };
-        assert_eq!(upper, f64::INFINITY);
-        assert!(lower.is_finite());
-        assert!(est.describe().contains("+inf"), "{}", est.describe());
+        assert!(lower.is_finite() && upper.is_finite() && lower < elo && elo < upper);
+    }
+
+    #[test]
+    fn no_interval_from_a_small_sample_has_zero_width() {
+        for wins in 0..6 {
+            for draws in 0..6 {
+                for losses in 0..6 {
+                    let wdl = Wdl {
+                        wins,
+                        draws,
+                        losses,
+                    };
+                    let text = trinomial_elo(wdl).describe();
+                    assert!(!text.contains("NaN") && !text.contains("-0.0"), "{text}");
+                    if let EloEstimate::Estimate { lower, upper, .. } = trinomial_elo(wdl) {
+                        assert!(upper - lower > 10.0, "{wdl:?}: {text}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
     fn degenerate_results_are_explained() {
         assert_eq!(trinomial_elo(Wdl::default()), EloEstimate::NoGames);
-        assert_eq!(
-            trinomial_elo(Wdl {
-                wins: 5,
-                draws: 0,
-                losses: 0
-            }),
-            EloEstimate::Perfect { won_all: true }
-        );
+        // Five wins: 5 ln(s) = -1.96^2/2 at the lower end, s = 0.681, +131 Elo.
+        let EloEstimate::Perfect {
+            won_all: true,
+            bound,
+        } = trinomial_elo(Wdl {
+            wins: 5,
+            draws: 0,
+            losses: 0,
+        })
+        else {
+            panic!()
+        };
+        assert!((bound - 131.0).abs() < 2.0, "{bound}");
+        // Two losses: below +83 (2 ln(1 - s) = -1.92 at s = 0.617).
+        let two_losses = trinomial_elo(Wdl {
+            wins: 0,
+            draws: 0,
+            losses: 2,
+        });
+        // (The 1e-3 pseudo-counts of the empty cells move it to +84.1.)
+        assert_eq!(two_losses.describe(), "lost every game: below +84.1 (95%)");
         let draws = trinomial_elo(Wdl {
             wins: 0,
             draws: 10,
             losses: 0,
         });
-        assert_eq!(
-            draws,
-            EloEstimate::Estimate {
-                elo: 0.0,
-                lower: 0.0,
-                upper: 0.0
-            }
+        let EloEstimate::Estimate { elo, lower, upper } = draws else {
+            panic!()
+        };
+        assert!(elo == 0.0 && (upper - 61.0).abs() < 2.0 && (lower + 61.0).abs() < 2.0);
+        assert!(
+            draws.describe().starts_with("0.0 (95% -"),
+            "{}",
+            draws.describe()
         );
         assert_eq!(
             los(Wdl {
@@ -225,7 +304,15 @@ mod tests {
             }),
             None
         );
-        assert!(!draws.describe().contains("NaN"));
+    }
+
+    #[test]
+    fn signed_never_prints_negative_zero() {
+        assert_eq!(signed(-0.0), "0.0");
+        assert_eq!(signed(-0.04), "0.0");
+        assert_eq!(signed(-0.06), "-0.1");
+        assert_eq!(signed(12.34), "+12.3");
+        assert_eq!(signed(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]

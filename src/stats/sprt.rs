@@ -1,12 +1,23 @@
 //! Sequential probability ratio test on game pairs, to stop a test as soon as its answer is clear.
 //!
-//! The log-likelihood ratio is the generalized SPRT's normal approximation on pentanomial pair
-//! scores: `LLR = N (s1 - s0) (2 mean - s0 - s1) / (2 var)`, where `s0`, `s1` are the expected
-//! pair scores under the two hypotheses. In the logistic model the bounds are Elo differences;
-//! in the normalized model they are normalized Elo (scaled by the sample's own spread).
-//! Each pentanomial cell is padded with 1e-3 pseudo-pairs, as fishtest does.
+//! The log-likelihood ratio is the generalized SPRT's (GSPRT) exact one, as fishtest computes it
+//! (`LLR_logistic` and `LLR_normalized` in fishtest's `stat_util.py`, after M. Van den Bergh):
+//! for each hypothesis the multinomial distribution of pair results that is most likely given the
+//! observed counts, under that hypothesis's constraint, is found (`mle.rs`), and
+//! `LLR = N * sum_i phat_i * ln(p1_i / p0_i)`. In the logistic model the constraint is on the
+//! expected score (`1 / (1 + 10^(-elo/400))`); in the normalized model on the t-value
+//! `(mu - 1/2) / sigma`, which is `nElo / (800 / ln 10)` per game and `sqrt(2)` times that per pair.
+//!
+//! Why not the normal approximation `N (s1 - s0)(2 mean - s0 - s1) / (2 var)` used before: it
+//! divides by the sample's variance, which is near zero for a few identical pairs, so two lost
+//! pairs gave an LLR of -13.5 and stopped a test. The exact GLR is a ratio of two likelihoods of the
+//! same data, so a few pairs can only move it a little (two lost pairs: about -0.66 against
+//! elo1 = 100). Empty cells are regularized with 1e-3 pseudo-pairs, as in fishtest: that is the
+//! whole rule for degenerate samples, no minimum number of pairs is needed.
 
+use super::mle::{Sample, GAME_SCORES, PAIR_SCORES};
 use super::pentanomial::{Pentanomial, NELO_PER_T};
+use super::Wdl;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SprtModel {
@@ -32,7 +43,7 @@ pub enum Decision {
     Continue,
 }
 
-fn logistic_score(elo: f64) -> f64 {
+pub fn logistic_score(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
@@ -104,24 +115,43 @@ impl Sprt {
         )
     }
 
+    /// The LLR of game pairs (pentanomial).
     pub fn llr(&self, pairs: &Pentanomial) -> f64 {
-        let Some((mean, var, n)) = pairs.mean_var(1e-3) else {
+        self.llr_of(&PAIR_SCORES, &pairs.0)
+    }
+
+    /// The LLR of single games (trinomial), for results that are not paired.
+    pub fn llr_trinomial(&self, games: Wdl) -> f64 {
+        self.llr_of(&GAME_SCORES, &[games.losses, games.draws, games.wins])
+    }
+
+    fn llr_of(&self, values: &[f64], counts: &[u64]) -> f64 {
+        let Some(sample) = Sample::regularized(values, counts) else {
             return 0.0;
         };
-        if var <= 0.0 {
-            return 0.0;
-        }
-        let (s0, s1) = match self.model {
-            SprtModel::Logistic => (logistic_score(self.elo0), logistic_score(self.elo1)),
+        let fits = match self.model {
+            SprtModel::Logistic => (
+                sample.fit_mean(logistic_score(self.elo0)),
+                sample.fit_mean(logistic_score(self.elo1)),
+            ),
             SprtModel::Normalized => {
-                let per_game_sd = (2.0 * var).sqrt();
+                // A pair's score spreads 1/sqrt(2) as much as a game's.
+                let per_sample = if values.len() == PAIR_SCORES.len() {
+                    std::f64::consts::SQRT_2
+                } else {
+                    1.0
+                };
+                let t = |nelo: f64| nelo / NELO_PER_T * per_sample;
                 (
-                    0.5 + self.elo0 / NELO_PER_T * per_game_sd,
-                    0.5 + self.elo1 / NELO_PER_T * per_game_sd,
+                    sample.fit_t_value(0.5, t(self.elo0)),
+                    sample.fit_t_value(0.5, t(self.elo1)),
                 )
             }
         };
-        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        match fits {
+            (Some(h0), Some(h1)) => sample.log_likelihood(&h1) - sample.log_likelihood(&h0),
+            _ => 0.0,
+        }
     }
 
     pub fn decide(&self, llr: f64) -> Decision {
@@ -147,31 +177,83 @@ mod tests {
         assert!((lo + 2.944_438_979).abs() < 1e-6 && (hi - 2.944_438_979).abs() < 1e-6);
     }
 
+    /// Output of `python3 tests/reference/fishtest_llr.py`, a stdlib transcription of fishtest's
+    /// published `stat_util.py` formulas (LLR_logistic, LLR_normalized), run on 2026-11-23.
+    /// Five counts are pentanomial pairs (LL .. WW), three are trinomial (L, D, W).
+    const FISHTEST_LLR: [(&str, f64, f64, &[u64], f64); 8] = [
+        ("logistic", 0.0, 5.0, &[10, 50, 200, 80, 20], 1.8523567961),
+        ("logistic", 0.0, 100.0, &[2, 0, 0, 0, 0], -0.6581074213),
+        (
+            "logistic",
+            -3.0,
+            1.0,
+            &[412, 3120, 7801, 3240, 427],
+            8.3958443469,
+        ),
+        ("logistic", 0.0, 10.0, &[30, 40, 50], 0.7902559501),
+        ("normalized", 0.0, 5.0, &[10, 50, 200, 80, 20], 1.1415865457),
+        ("normalized", 0.0, 100.0, &[2, 0, 0, 0, 0], -0.9469008762),
+        (
+            "normalized",
+            0.0,
+            2.0,
+            &[412, 3120, 7801, 3240, 427],
+            1.0201939361,
+        ),
+        ("normalized", 0.0, 10.0, &[30, 40, 50], 0.6555167187),
+    ];
+
     #[test]
-    fn llr_has_the_right_sign_and_size() {
+    fn llr_agrees_with_fishtest_formulas_computed_independently() {
+        for (model, elo0, elo1, counts, expected) in FISHTEST_LLR {
+            let s = Sprt::parse(&format!("elo0={elo0} elo1={elo1} model={model}")).unwrap();
+            let llr = match counts.len() {
+                5 => s.llr(&Pentanomial(counts.try_into().unwrap())),
+                _ => s.llr_trinomial(Wdl {
+                    losses: counts[0],
+                    draws: counts[1],
+                    wins: counts[2],
+                }),
+            };
+            assert!(
+                (llr - expected).abs() < 1e-6,
+                "{model} {elo0} {elo1} {counts:?}: {llr} vs fishtest {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_lost_pairs_are_weak_evidence() {
+        // The case that stopped a test at LLR -13.5 with the normal approximation.
+        for model in ["logistic", "normalized"] {
+            let s = Sprt::parse(&format!("elo0=0 elo1=100 model={model}")).unwrap();
+            let llr = s.llr(&Pentanomial([2, 0, 0, 0, 0]));
+            assert!(llr < 0.0 && llr.abs() < 3.0, "{model}: {llr}");
+            assert_eq!(s.decide(llr), Decision::Continue);
+        }
+    }
+
+    #[test]
+    fn llr_has_the_right_sign_and_decides_at_the_bounds() {
         let s = Sprt::parse("elo0=0 elo1=10 model=logistic").unwrap();
         let good = Pentanomial([10, 50, 200, 80, 20]);
-        let bad = good.flipped();
-        assert!(s.llr(&good) > 0.0 && s.llr(&bad) < 0.0);
-        // By hand for the logistic model: s0 = 0.5, s1 = 0.514387; mean and var from the counts.
-        let (mean, var, n) = good.mean_var(1e-3).unwrap();
-        let s1 = 1.0 / (1.0 + 10f64.powf(-10.0 / 400.0));
-        let expected = n * (s1 - 0.5) * (2.0 * mean - 0.5 - s1) / (2.0 * var);
-        assert!((s.llr(&good) - expected).abs() < 1e-9);
+        assert!(s.llr(&good) > 0.0 && s.llr(&good.flipped()) < 0.0);
         assert_eq!(s.decide(100.0), Decision::H1);
         assert_eq!(s.decide(-100.0), Decision::H0);
         assert_eq!(s.decide(0.0), Decision::Continue);
     }
 
     #[test]
-    fn one_sided_results_still_decide() {
+    fn one_sided_results_decide_once_there_are_enough() {
         let s = Sprt::parse("elo0=0 elo1=20").unwrap();
+        let few = s.llr(&Pentanomial([0, 0, 0, 0, 12]));
+        assert!(few > 0.0 && s.decide(few) == Decision::Continue, "{few}");
         assert_eq!(
-            s.decide(s.llr(&Pentanomial([0, 0, 0, 0, 12]))),
+            s.decide(s.llr(&Pentanomial([0, 0, 0, 0, 200]))),
             Decision::H1
         );
         assert_eq!(
-            s.decide(s.llr(&Pentanomial([12, 0, 0, 0, 0]))),
+            s.decide(s.llr(&Pentanomial([200, 0, 0, 0, 0]))),
             Decision::H0
         );
         assert_eq!(s.llr(&Pentanomial::default()), 0.0);

@@ -249,7 +249,7 @@ fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String
             let nelo = t
                 .pairs
                 .normalized_elo()
-                .map(|(v, m)| format!("{v:+.1} ± {m:.1}"))
+                .map(|n| n.describe())
                 .unwrap_or_else(|| "n/a".into());
             let l = los(t.wdl)
                 .map(|p| format!("{:.1}%", p * 100.0))
