@@ -516,7 +516,7 @@ fn ctrl_c_keeps_finished_games_kills_engines_and_prints_the_resume_command() {
     assert_eq!(out.status.code(), Some(130));
     let text = stdout(&out);
     assert!(
-        text.contains("Continue with: arbiter tournament --resume"),
+        text.contains(" tournament --resume ") && text.contains("Continue with: "),
         "{text}"
     );
     let kept = std::fs::read_to_string(&journal).unwrap().lines().count();

@@ -217,14 +217,46 @@ fn an_engine_that_crashes_mid_game_loses_and_is_restarted() {
     );
 }
 
-#[test]
-fn an_engine_that_never_sends_uciok_loses_by_stall() {
-    faulty_loses_both(
-        &["depth=1", "handshake=0.5"],
-        &["arg=--fault", "arg=nouciok"],
-        Termination::EngineStall,
-        "could not start",
+/// A run where `faulty` cannot get ready for `game`: it stops with no game scored and no
+/// process left; returns the error's text.
+fn run_that_cannot_start(game: &str, faulty: &[&str]) -> String {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let out_dir = std::env::temp_dir().join(format!("arbiter-nostart-{}", std::process::id()));
+    let engines = vec![
+        engine("good", &["depth=1", "option.Style=random"]),
+        engine("faulty", faulty),
+    ];
+    let opts = options(find_game(game).unwrap(), engines, 2, 200, &out_dir);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut played = 0;
+    let err = runtime
+        .block_on(run(opts, |_| played += 1))
+        .err()
+        .expect("a run whose engine cannot start has no result");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(
+        matches!(err, arbiter::tournament::RunError::EngineStart(_)),
+        "{err}"
     );
+    assert!(
+        err.to_string().contains("'faulty' could not start"),
+        "{err}"
+    );
+    assert_eq!(played, 0, "no game is scored");
+    assert!(children().is_empty(), "left behind: {:?}", children());
+    err.to_string()
+}
+
+#[test]
+fn an_engine_that_never_sends_uciok_stops_the_run_without_a_result() {
+    let err = run_that_cannot_start(
+        "leiserchess",
+        &["depth=1", "handshake=0.5", "arg=--fault", "arg=nouciok"],
+    );
+    assert!(err.contains("did not answer 'uci'"), "{err}");
 }
 
 #[test]
@@ -269,24 +301,8 @@ fn overrunning_the_clock_loses_on_time() {
 
 #[test]
 fn an_engine_that_ignores_the_variant_is_refused() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (records, _) = play(
-        "ultima",
-        vec![
-            engine("good", &["depth=1", "option.Style=random"]),
-            engine("faulty", &["depth=1", "arg=--fault", "arg=novariant"]),
-        ],
-        2,
-        100,
-    );
-    for r in &records {
-        assert!(
-            r.detail.contains("did not confirm the variant"),
-            "{}",
-            r.detail
-        );
-        assert_eq!(r.plies(), 0);
-    }
+    let err = run_that_cannot_start("ultima", &["depth=1", "arg=--fault", "arg=novariant"]);
+    assert!(err.contains("did not confirm the variant"), "{err}");
 }
 
 #[test]

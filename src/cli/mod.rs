@@ -238,12 +238,23 @@ pub fn run() -> ExitCode {
         _ => None,
     };
     if let Some(dir) = resume_dir {
-        match resumed(&dir) {
-            Ok(command) => cli.command = command,
-            Err(f) => {
-                eprintln!("error: {}", f.message);
-                return ExitCode::from(f.code);
+        let given: Vec<String> = std::env::args().skip(2).collect();
+        match resume_overrides(&given).and_then(|o| resumed(&dir).map(|c| (c, o))) {
+            Ok((mut command, (quiet, concurrency))) => {
+                let run = match &mut command {
+                    Command::Match(a) => Some(&mut a.run),
+                    Command::Tournament(a) => Some(&mut a.run),
+                    _ => None,
+                };
+                if let Some(run) = run {
+                    run.quiet |= quiet;
+                    if let Some(c) = concurrency {
+                        run.concurrency = c;
+                    }
+                }
+                cli.command = command;
             }
+            Err(f) => return finish(Err(f)),
         }
     }
     let result = match cli.command {
@@ -374,6 +385,47 @@ fn from_config(file: &std::path::Path) -> Result<Command, Failure> {
         a.run.invocation = args;
     }
     Ok(cli.command)
+}
+
+/// The flags that may accompany `--resume`: `--quiet` and `--concurrency` change how the rest
+/// is played, not what is played. Any other flag would silently not apply, so it is refused.
+fn resume_overrides(given: &[String]) -> Result<(bool, Option<usize>), Failure> {
+    let (mut quiet, mut concurrency, mut refused) = (false, None, Vec::new());
+    let mut tokens = given.iter().peekable();
+    while let Some(token) = tokens.next() {
+        let (flag, inline) = match token.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (token.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| tokens.next().cloned());
+        match flag {
+            "--resume" => {
+                value();
+            }
+            "--quiet" => quiet = true,
+            "--concurrency" => {
+                let v = value().unwrap_or_default();
+                concurrency =
+                    Some(v.parse::<usize>().ok().filter(|&c| c > 0).ok_or_else(|| {
+                        Failure::bad_input(format!(
+                            "--concurrency '{v}' must be a whole number of at least 1"
+                        ))
+                    })?);
+            }
+            f if f.starts_with('-') => refused.push(f.to_string()),
+            _ => {}
+        }
+    }
+    if refused.is_empty() {
+        Ok((quiet, concurrency))
+    } else {
+        Err(Failure::bad_input(format!(
+            "--resume continues a run with the settings it was started with; {} cannot be \
+             changed on resume (only --quiet and --concurrency can). To play more or \
+             differently, start a new run with --out or --name.",
+            refused.join(", ")
+        )))
+    }
 }
 
 /// The command saved in a run directory, to continue it (`--resume <dir>`).

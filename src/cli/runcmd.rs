@@ -4,10 +4,10 @@
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{Adjudication, DrawRule, ResignRule};
-use arbiter::stats::{los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
+use arbiter::stats::{fixed, los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
 use arbiter::tournament::openings::load_book;
 use arbiter::tournament::report::describe_decision;
-use arbiter::tournament::{run, Format, Progress, RunOptions};
+use arbiter::tournament::{run, Format, Progress, RunError, RunOptions};
 use clap::ArgAction;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -269,7 +269,10 @@ impl Reporter {
         } else {
             String::new()
         };
-        let llr = p.llr.map(|v| format!("  LLR {v:.2}")).unwrap_or_default();
+        let llr = p
+            .llr
+            .map(|v| format!("  LLR {}", fixed(v, 2)))
+            .unwrap_or_default();
         match &self.bar {
             Some(bar) => {
                 bar.set_position(p.done);
@@ -303,6 +306,59 @@ fn rating_options(anchor: &Option<String>) -> Result<RatingOptions, Failure> {
         opts.anchor = Some((name, elo));
     }
     Ok(opts)
+}
+
+/// Exit code of a run stopped because an engine kept failing to start.
+pub const EXIT_ENGINE_START: u8 = 4;
+
+/// How the user can call arbiter again: `arbiter` when that is what is on PATH, else the path
+/// this process was started by.
+pub fn self_command() -> String {
+    let invoked = std::env::args().next().unwrap_or_else(|| "arbiter".into());
+    if invoked.contains('/') {
+        invoked
+    } else {
+        "arbiter".into()
+    }
+}
+
+/// An output file must be creatable before the first game: a missing folder or a folder without
+/// write permission found after an hour of games would lose them.
+fn check_output_file(flag: &str, path: &Path) -> Result<(), Failure> {
+    let refuse = |why: String| {
+        Err(Failure::bad_input(format!(
+            "{flag} {}: {why}",
+            path.display()
+        )))
+    };
+    if path.is_dir() {
+        return refuse("is a folder, not a file".into());
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !folder.is_dir() {
+        return refuse(format!("the folder {} does not exist", folder.display()));
+    }
+    // Opening is the only test that holds for every user (root included) and file system
+    // (read-only mounts, /proc): a file that did not exist is removed again at once.
+    let probe = if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|_| std::fs::remove_file(path))
+    };
+    if let Err(e) = probe {
+        return refuse(format!("cannot write there: {e}"));
+    }
+    Ok(())
 }
 
 /// Runs a match or tournament; returns the process exit code.
@@ -357,6 +413,18 @@ fn execute(
             )));
         }
     }
+    for (flag, path) in [("--pgnout", pgnout), ("--log", &args.log)] {
+        if let Some(path) = path {
+            check_output_file(flag, path)?;
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
+    runtime
+        .block_on(arbiter::tournament::preflight(&engines, entry.id))
+        .map_err(Failure::bad_input)?;
     let (out_dir, resume) = out_dir(args, kind)?;
     if !resume {
         if out_dir.join("journal.jsonl").exists() {
@@ -404,14 +472,19 @@ fn execute(
             .min(rounds * pairings * 2)
     };
     let reporter = Reporter::new(total, args.quiet);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
-    let outcome = runtime
-        .block_on(run(opts, |p| reporter.game(&p)))
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
+    let outcome = outcome.map_err(|e| match e {
+        RunError::EngineStart(message) => Failure {
+            code: EXIT_ENGINE_START,
+            message: format!(
+                "{message}. Fix the engine, then continue with: {} {kind} --resume {}",
+                self_command(),
+                out_dir.display()
+            ),
+        },
+        e => Failure::bad_input(e.to_string()),
+    })?;
     if let Some(path) = pgnout {
         std::fs::copy(out_dir.join("games.pgn"), path)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
@@ -477,8 +550,9 @@ fn execute(
         let last = outcome.llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = s.bounds();
         println!(
-            "SPRT: {} (LLR {last:.3} after {} pairs, bounds {lo:.3}, {hi:.3})",
+            "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
             describe_decision(outcome.decision),
+            fixed(last, 3),
             outcome.llr.len()
         );
         code = match outcome.decision {
@@ -495,9 +569,10 @@ fn execute(
             "tournament"
         };
         println!(
-            "Interrupted after {} games; {} still to play. Continue with: arbiter {command} --resume {}",
+            "Interrupted after {} games; {} still to play. Continue with: {} {command} --resume {}",
             totals.games,
             outcome.unplayed,
+            self_command(),
             out_dir.display()
         );
         return Ok(130);

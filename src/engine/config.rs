@@ -12,6 +12,15 @@ pub enum Proto {
     Leiserchess,
 }
 
+impl Proto {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Proto::Uci => "uci",
+            Proto::Leiserchess => "leiserchess",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake option.<Name>)")]

@@ -175,19 +175,31 @@ fn loss(loser: Color, termination: Termination, detail: String) -> Finish {
     }
 }
 
-/// Plays one game. Engine failures never escape: they become the failing side's loss.
-/// An error is returned only when the start position or the book line is not legal.
+/// Why a game was not played at all: neither is a result for anyone.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    /// The start position or the book line is not legal.
+    #[error("{0}")]
+    BadStart(String),
+    /// An engine could not be started and made ready for the game. A broken set-up is not a
+    /// loss: scoring it would let a test pass against an engine that never played.
+    #[error("engine '{engine}' could not start: {reason}")]
+    EngineStart { engine: String, reason: String },
+}
+
+/// Plays one game. Engine failures once the game is under way never escape: they become the
+/// failing side's loss. An error is returned when the game cannot start.
 pub async fn play_game(
     spec: &GameSpec,
     white: &mut Player,
     black: &mut Player,
     log: &Option<IoLog>,
-) -> Result<GameRecord, String> {
+) -> Result<GameRecord, GameError> {
     let started = Instant::now();
     let mut game = spec
         .entry
         .new_game(spec.start_fen.as_deref())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| GameError::BadStart(e.to_string()))?;
     let start_fen = game.fen();
     let standard_start = start_fen
         == spec
@@ -212,7 +224,7 @@ pub async fn play_game(
     for (i, mv) in spec.opening.iter().enumerate() {
         let report = game
             .play(mv)
-            .map_err(|e| format!("opening move {} '{mv}': {e}", i + 1))?;
+            .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
         append_move(&mut position, &report.mv, i == 0);
         moves.push(MoveRecord {
             text: report.mv,
@@ -232,31 +244,22 @@ pub async fn play_game(
     let mut scores: Vec<Option<i32>> = vec![None; book_plies];
     let game_id = spec.entry.id;
 
-    let mut finish: Option<Finish> = None;
-    // Both engines get ready for a new game; one that cannot loses it.
-    for (color, player) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
-        if finish.is_some() {
-            break;
-        }
+    // Both engines get ready for a new game; one that cannot has not played it.
+    for player in [&mut *white, &mut *black] {
         let ready = match player.ensure(game_id, log).await {
             Ok(p) => p.new_game().await,
             Err(e) => Err(e),
         };
         if let Err(e) = ready {
-            let termination = if e.is_timeout() {
-                Termination::EngineStall
-            } else {
-                Termination::EngineCrash
-            };
             player.discard().await;
-            finish = Some(loss(
-                color,
-                termination,
-                format!("{} could not start: {e}", side_name(color)),
-            ));
+            return Err(GameError::EngineStart {
+                engine: player.config.name.clone(),
+                reason: e.to_string(),
+            });
         }
     }
 
+    let mut finish: Option<Finish> = None;
     while finish.is_none() {
         if let Status::Over(outcome, termination) = game.status() {
             finish = Some(Finish {

@@ -7,5 +7,5 @@ pub mod record;
 
 pub use adjudication::{Adjudication, DrawRule, ResignRule};
 pub use clock::{Clock, TimeControl};
-pub use game::{play_game, GameSpec, Player};
+pub use game::{play_game, GameError, GameSpec, Player};
 pub use record::{GameRecord, MoveRecord};

@@ -107,6 +107,15 @@ pub fn signed(value: f64) -> String {
     }
 }
 
+/// A number with `decimals` decimals that never reads `-0.000`.
+pub fn fixed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
+    }
+}
+
 impl EloEstimate {
     /// From the observed `score` and the (regularized) sample behind it: the score's Elo and
     /// the profile-likelihood interval.
@@ -313,6 +322,8 @@ mod tests {
         assert_eq!(signed(-0.06), "-0.1");
         assert_eq!(signed(12.34), "+12.3");
         assert_eq!(signed(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fixed(-0.0001, 3), "0.000");
+        assert_eq!(fixed(-0.0006, 3), "-0.001");
     }
 
     #[test]

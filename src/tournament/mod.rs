@@ -11,7 +11,7 @@ pub mod run;
 pub mod runner;
 pub mod schedule;
 
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, EngineError, EngineProcess};
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -24,6 +24,10 @@ pub enum RunError {
     Output { path: String, reason: String },
     #[error("{0}")]
     Setup(String),
+    /// An engine could not start, again and again, during the run: no result is reported from
+    /// a set-up that does not work. The games finished before it are kept.
+    #[error("{0}")]
+    EngineStart(String),
 }
 
 /// A command given to the engine that is a plain file path must exist; a bare name is looked up
@@ -43,4 +47,32 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Starts every engine once and completes its handshake for `game` (protocol, options, variant),
+/// then ends it: a set-up that cannot play is refused before any game is played or any file is
+/// written, with the engine's name and the operating system's or the engine's own error.
+pub async fn preflight(engines: &[EngineConfig], game: &str) -> Result<(), String> {
+    for cfg in engines {
+        match EngineProcess::start(cfg, game, None).await {
+            Ok(engine) => engine.quit().await,
+            Err(e) => return Err(explain_start_failure(&e, cfg, game)),
+        }
+    }
+    Ok(())
+}
+
+fn explain_start_failure(e: &EngineError, cfg: &EngineConfig, game: &str) -> String {
+    let hint = match e {
+        EngineError::Exited(_) => format!(
+            " during the handshake, before answering; is {} an engine that speaks {} for {game}?",
+            cfg.cmd,
+            cfg.proto.as_str()
+        ),
+        EngineError::Timeout { .. } => {
+            " (raise handshake=<seconds> if it is only slow to load)".to_string()
+        }
+        _ => String::new(),
+    };
+    format!("engine start-up check failed: {e}{hint}")
 }

@@ -5,7 +5,7 @@
 use super::journal;
 use super::results::Totals;
 use crate::pgn::write_game;
-use crate::stats::{los, trinomial_elo, RatingOptions, Ratings, Sprt};
+use crate::stats::{fixed, los, trinomial_elo, RatingOptions, Ratings, Sprt};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -346,8 +346,8 @@ fn markdown(
     if let Some((sprt, llr)) = &info.sprt {
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
-        let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {last:.3} after {} pairs, bounds [{lo:.3}, {hi:.3}], {}.",
-            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, llr.len(), describe_decision(info.decision));
+        let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} after {} pairs, bounds [{lo:.3}, {hi:.3}], {}.",
+            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_decision(info.decision));
     }
     let ends: Vec<String> = totals
         .terminations
@@ -490,7 +490,7 @@ fn html(
     if let Some((sprt, llr)) = &info.sprt {
         let last = llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = sprt.bounds();
-        let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {}: LLR {last:.3}, bounds [{lo:.3}, {hi:.3}], {}.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, describe_decision(info.decision));
+        let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {}: LLR {}, bounds [{lo:.3}, {hi:.3}], {}.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, fixed(last, 3), describe_decision(info.decision));
         h.push_str(&llr_svg(sprt, llr));
     }
     let ends: Vec<String> = totals

@@ -4,13 +4,13 @@ use super::journal::{self, Entry, Journal};
 use super::openings::Opening;
 use super::report::{write_reports, RunInfo};
 use super::results::Totals;
-use super::runner::{start_workers, RunSettings, Schedule};
+use super::runner::{self, start_workers, RunSettings, Schedule};
 use super::schedule::{Format, PairSchedule};
 use super::RunError;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
 use crate::game::GameEntry;
-use crate::referee::{Adjudication, GameRecord};
+use crate::referee::{Adjudication, GameError, GameRecord};
 use crate::stats::{Decision, RatingOptions, Sprt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,6 +126,34 @@ fn count(
     let value = sprt.llr(&pairs);
     llr.push(value);
     Some(value)
+}
+
+fn run_info<'a>(
+    opts: &'a RunOptions,
+    llr: &'a [f64],
+    interrupted: bool,
+    decision: Option<Decision>,
+) -> RunInfo<'a> {
+    let tags: Vec<String> = opts.engines.iter().map(|e| e.time_control_tag()).collect();
+    let time_controls = if tags.iter().all(|t| *t == tags[0]) {
+        tags[0].clone()
+    } else {
+        tags.join(", ")
+    };
+    RunInfo {
+        event: &opts.event,
+        game: opts.entry.id,
+        format: if opts.engines.len() == 2 {
+            "match"
+        } else {
+            opts.format.as_str()
+        },
+        time_controls,
+        sprt: opts.sprt.map(|s| (s, llr)),
+        rating: &opts.rating,
+        interrupted,
+        decision,
+    }
 }
 
 pub async fn run(
@@ -284,31 +312,21 @@ pub async fn run(
     if let Some(log) = &log {
         log.flush();
     }
-    if let Some(e) = setup_error {
-        return Err(RunError::Setup(e));
-    }
-    let time_controls = {
-        let tags: Vec<String> = opts.engines.iter().map(|e| e.time_control_tag()).collect();
-        if tags.iter().all(|t| *t == tags[0]) {
-            tags[0].clone()
-        } else {
-            tags.join(", ")
+    match setup_error {
+        Some(GameError::BadStart(e)) => return Err(RunError::Setup(e)),
+        Some(e @ GameError::EngineStart { .. }) => {
+            let info = run_info(&opts, &llr, interrupted, decision);
+            write_reports(&opts.out_dir, &totals, &info)
+                .map_err(|e| output_error(&opts.out_dir, e))?;
+            return Err(RunError::EngineStart(format!(
+                "{e} ({} times in a row); the run stopped after {played} finished games, \
+                 and no result is reported from games an engine never played",
+                runner::START_ATTEMPTS
+            )));
         }
-    };
-    let info = RunInfo {
-        event: &opts.event,
-        game: opts.entry.id,
-        format: if opts.engines.len() == 2 {
-            "match"
-        } else {
-            opts.format.as_str()
-        },
-        time_controls,
-        sprt: opts.sprt.map(|s| (s, llr.as_slice())),
-        rating: &opts.rating,
-        interrupted,
-        decision,
-    };
+        None => {}
+    }
+    let info = run_info(&opts, &llr, interrupted, decision);
     write_reports(&opts.out_dir, &totals, &info).map_err(|e| output_error(&opts.out_dir, e))?;
     Ok(RunOutcome {
         totals,

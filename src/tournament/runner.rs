@@ -6,7 +6,7 @@ use super::openings::Opening;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
 use crate::game::GameEntry;
-use crate::referee::{play_game, Adjudication, GameRecord, GameSpec, Player};
+use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -75,6 +75,9 @@ impl Workers {
     }
 }
 
+/// How many times in a row an engine may fail to start for one game before the run stops.
+pub const START_ATTEMPTS: u32 = 3;
+
 /// Starts `settings.concurrency` workers playing every game of `schedule` whose index `skip`
 /// does not reject, each finished game's index and record sent to `results`. They stop handing
 /// out games once `stop` is set.
@@ -83,7 +86,7 @@ pub fn start_workers(
     schedule: Arc<dyn Schedule>,
     skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
     stop: Arc<AtomicBool>,
-    results: mpsc::Sender<(u64, Result<GameRecord, String>)>,
+    results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
 ) -> std::io::Result<Workers> {
     let cpus = if settings.affinity {
         affinity::allowed_cpus()
@@ -139,7 +142,7 @@ pub fn start_workers(
 /// Plays games one after another with engine processes of its own, kept from game to game.
 async fn worker(
     shared: &Shared,
-    results: mpsc::Sender<(u64, Result<GameRecord, String>)>,
+    results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
     mut cancelled: watch::Receiver<bool>,
 ) {
     let settings = &shared.settings;
@@ -166,10 +169,19 @@ async fn worker(
             adjudication: settings.adjudication,
         };
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
-        let record = tokio::select! {
-            record = play_game(&spec, white, black, &settings.log) => record,
-            // Returning drops the players, which kills their engines.
-            _ = cancelled.wait_for(|c| *c) => return,
+        let mut attempt = 1;
+        let record = loop {
+            let record = tokio::select! {
+                record = play_game(&spec, white, black, &settings.log) => record,
+                // Returning drops the players, which kills their engines.
+                _ = cancelled.wait_for(|c| *c) => return,
+            };
+            // An engine that failed to start gets a fresh process and the same game again; only
+            // a failure that repeats reaches the run, which then stops.
+            match record {
+                Err(GameError::EngineStart { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                other => break other,
+            }
         };
         if results.send((index, record)).await.is_err() {
             return;

@@ -1,0 +1,225 @@
+//! A broken set-up never yields a result: engines that cannot start, unwritable outputs and
+//! contradictory resumes are refused before anything is written (exit 2), and an engine that
+//! stops starting during a run stops the run (exit 4) instead of losing games it never played.
+//! Every case runs the real `arbiter` binary against real files and processes.
+
+mod common;
+
+use common::{arbiter_in, stderr, stdout};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn engine() -> String {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+        .with_file_name("arbiter-engine")
+        .display()
+        .to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-setup-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every file under `dir`, except the ones the test itself put there.
+fn written(dir: &Path, own: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !own.contains(&name.as_str()) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+fn script(dir: &Path, name: &str, text: &str, mode: u32) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn an_engine_that_cannot_start_is_refused_before_any_game() {
+    let dir = scratch("start");
+    let not_executable = script(&dir, "engine.sh", "#!/bin/sh\nexit 0\n", 0o644);
+    let good = format!("cmd={}", engine());
+    let cases = [
+        (
+            format!("cmd={not_executable}"),
+            "leiserchess",
+            "Permission denied",
+        ),
+        (
+            "cmd=/bin/true".to_string(),
+            "leiserchess",
+            "exited during the handshake",
+        ),
+        (
+            format!("cmd={} proto=leiserchess", engine()),
+            "ultima",
+            "cannot play ultima",
+        ),
+    ];
+    for (bad, game, expected) in cases {
+        for sprt in [false, true] {
+            let mut args = vec!["match", "--game", game, "--games", "10"];
+            args.extend(["--engine", "name=broken"]);
+            args.extend(bad.split(' '));
+            args.extend(["--engine", &good, "name=good", "--each", "depth=1"]);
+            if sprt {
+                args.extend(["--sprt", "elo0=0", "elo1=5"]);
+            }
+            let out = arbiter_in(&dir, &args);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{bad}: {err}{}", stdout(&out));
+            assert!(
+                err.contains("'broken'") && err.contains(expected),
+                "{bad}: {err}"
+            );
+            assert_eq!(written(&dir, &["engine.sh"]), Vec::<String>::new(), "{bad}");
+        }
+    }
+}
+
+#[test]
+fn outputs_are_checked_before_the_first_game() {
+    let dir = scratch("outputs");
+    let e = format!("cmd={}", engine());
+    for (flag, path, expected) in [
+        ("--pgnout", "missing/games.pgn", "does not exist"),
+        ("--log", "missing/io.log", "does not exist"),
+        (
+            "--log",
+            "/proc/arbiter-cannot-write-here.log",
+            "cannot write",
+        ),
+        ("--pgnout", ".", "is a folder"),
+    ] {
+        let args = [
+            "match", "--games", "2", "--engine", &e, "name=a", "--engine", &e, "name=b", "--each",
+            "depth=1", flag, path,
+        ];
+        let out = arbiter_in(&dir, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag} {path}: {err}");
+        assert!(err.contains(flag) && err.contains(expected), "{err}");
+        assert_eq!(written(&dir, &[]), Vec::<String>::new(), "{flag} {path}");
+    }
+}
+
+#[test]
+fn resume_refuses_flags_it_would_ignore() {
+    let dir = scratch("resume");
+    let e = format!("cmd={}", engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "tournament",
+            "--rounds",
+            "1",
+            "--engine",
+            &e,
+            "name=a",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "depth=1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    for extra in [&["--rounds", "5"][..], &["--each", "tc=10+0.1"]] {
+        let mut args = vec!["tournament", "--resume", "run"];
+        args.extend(extra);
+        let out = arbiter_in(&dir, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains(extra[0]) && err.contains("cannot be changed"),
+            "{err}"
+        );
+    }
+    // Allowed: how, not what.
+    let out = arbiter_in(
+        &dir,
+        &[
+            "tournament",
+            "--resume",
+            "run",
+            "--quiet",
+            "--concurrency",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap(),
+        journal
+    );
+}
+
+#[test]
+fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
+    let dir = scratch("midrun");
+    // Starts 1 (the start-up check) and 2 (the first game, where it crashes after two moves)
+    // work; every later start fails. Its crash is a real loss; the starts that fail are not.
+    let flaky = script(
+        &dir,
+        "flaky.sh",
+        &format!(
+            "#!/bin/sh\nn=$(cat starts 2>/dev/null || echo 0)\necho $((n + 1)) > starts\n\
+             [ \"$n\" -ge 2 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
+            engine()
+        ),
+        0o755,
+    );
+    let good = format!("cmd={}", engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--games",
+            "20",
+            "--engine",
+            &format!("cmd={flaky}"),
+            "name=flaky",
+            &format!("dir={}", dir.display()),
+            "--engine",
+            &good,
+            "name=good",
+            "--each",
+            "depth=1",
+            "--out",
+            "run",
+            "--sprt",
+            "elo0=0",
+            "elo1=5",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}{}", stdout(&out));
+    assert!(
+        err.contains("'flaky' could not start") && err.contains("3 times in a row"),
+        "{err}"
+    );
+    assert!(err.contains("--resume run"), "{err}");
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert_eq!(
+        journal.lines().count(),
+        1,
+        "only the game really played counts"
+    );
+    assert!(journal.contains("engine crash"), "{journal}");
+    assert!(
+        dir.join("run/report.html").is_file(),
+        "the finished game is reported"
+    );
+}
