@@ -167,6 +167,68 @@ fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
     assert_eq!(cross.len(), 3);
 }
 
+#[test]
+fn games_csv_and_pgn_name_the_round_and_the_opening_of_the_schedule() {
+    let dir = scratch("columns");
+    let book = dir.join("book.txt");
+    // A comment and a blank line first: opening numbers count openings, not file lines.
+    std::fs::write(&book, "# book\n\ng4g5 e6e7\ng3h4\n").unwrap();
+    let e = engine();
+    let mut args: Vec<String> = ["tournament", "--rounds", "3", "--concurrency", "2"]
+        .map(String::from)
+        .to_vec();
+    for name in ["a", "b", "c"] {
+        args.extend(engine_args(&e, name, "random"));
+    }
+    args.extend(
+        [
+            "--each",
+            "depth=1",
+            "--openings",
+            book.to_str().unwrap(),
+            "--out",
+            dir.join("run").to_str().unwrap(),
+            "--quiet",
+        ]
+        .map(String::from),
+    );
+    let out = run(args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows = csv_rows(&dir.join("run/games.csv"));
+    assert_eq!(rows.len(), 18);
+    let openings = ["g4g5 e6e7", "g3h4"];
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    let mut rounds_in_pgn: Vec<u64> = pgn
+        .lines()
+        .filter_map(|l| l.strip_prefix("[Round \""))
+        .map(|r| r.trim_end_matches("\"]").parse().unwrap())
+        .collect();
+    for row in &rows {
+        let id: u64 = row[column("id")].parse().unwrap();
+        let pair = (id - 1) / 2;
+        // Three pairings per round, one game pair each; openings taken in book order.
+        let round = pair / 3 + 1;
+        assert_eq!(row[column("pair")], (pair + 1).to_string(), "{row:?}");
+        assert_eq!(row[column("round")], round.to_string(), "{row:?}");
+        let opening = ((round - 1) % 2) as usize;
+        assert_eq!(row[column("opening")], (opening + 1).to_string(), "{row:?}");
+        assert_eq!(row[column("opening_text")], openings[opening], "{row:?}");
+    }
+    let mut rounds_in_csv: Vec<u64> = rows
+        .iter()
+        .map(|r| r[column("round")].parse().unwrap())
+        .collect();
+    rounds_in_pgn.sort();
+    rounds_in_csv.sort();
+    assert_eq!(
+        rounds_in_pgn, rounds_in_csv,
+        "PGN Round tags are rounds, not game ids"
+    );
+}
+
 fn sprt_exit(first: &str, second: &str, games: u32, elo1: u32) -> (Option<i32>, String) {
     let dir = scratch(&format!("sprt-{first}-{games}"));
     let e = engine();

@@ -282,7 +282,7 @@ impl Reporter {
                 let r = p.record;
                 println!(
                     "Finished game {} ({} vs {}): {} {{{}}}  [{}/{}] {leader}{llr}",
-                    r.round, r.white, r.black, r.outcome, r.detail, p.done, p.total
+                    p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
                 );
             }
             None => {}

@@ -62,7 +62,9 @@ pub struct GameSpec {
     pub start_fen: Option<String>,
     /// Book moves played before the engines take over.
     pub opening: Vec<String>,
-    pub opening_id: usize,
+    /// The opening's number in the book (1-based), 0 for the start position.
+    pub opening_number: usize,
+    /// The round of the run (1-based), as the PGN Round tag and games.csv say.
     pub round: u64,
     pub adjudication: Adjudication,
 }
@@ -430,7 +432,7 @@ pub async fn play_game(
             format!("{}:{}", tags[0], tags[1])
         },
         duration: started.elapsed(),
-        opening: spec.opening_id,
+        opening: spec.opening_number,
         round: spec.round,
         date: today(),
     })

@@ -49,7 +49,7 @@ pub struct GameRecord {
     pub time_control: String,
     #[serde(with = "micros")]
     pub duration: Duration,
-    /// Opening identifier (book line number, or 0 for the start position).
+    /// The opening's number in the book (1-based; 0 for the start position).
     pub opening: usize,
     pub round: u64,
     pub date: String,
@@ -58,6 +58,22 @@ pub struct GameRecord {
 impl GameRecord {
     pub fn plies(&self) -> usize {
         self.moves.len()
+    }
+
+    /// The opening as a book line: `fen <FEN> moves ...` from a set position, else the book
+    /// moves; empty for the standard start without book moves.
+    pub fn opening_text(&self) -> String {
+        let book: Vec<&str> = self
+            .moves
+            .iter()
+            .take_while(|m| m.book)
+            .map(|m| m.text.as_str())
+            .collect();
+        match &self.start_fen {
+            Some(fen) if book.is_empty() => format!("fen {fen}"),
+            Some(fen) => format!("fen {fen} moves {}", book.join(" ")),
+            None => book.join(" "),
+        }
     }
 
     /// The side that won, if any.

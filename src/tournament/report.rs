@@ -128,6 +128,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
             "white",
             "black",
             "opening",
+            "opening_text",
             "result",
             "termination",
             "plies",
@@ -147,6 +148,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
             r.white.clone(),
             r.black.clone(),
             r.opening.to_string(),
+            r.opening_text(),
             r.outcome.to_string(),
             r.termination.to_string(),
             r.plies().to_string(),
@@ -197,7 +199,8 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
     }
     write_atomically(&dir.join("standings.csv"), &csv_bytes(table)?)?;
 
-    // Crosstable: each cell "W-D-L" of the row engine against the column engine.
+    // Crosstable: each cell "W-L-D" of the row engine against the column engine (the order
+    // cutechess and fastchess print and the console uses).
     let n = totals.names.len();
     let mut cross = vec![std::iter::once("engine".to_string())
         .chain(totals.names.iter().cloned())
@@ -215,7 +218,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
                 .get(&key)
                 .map(|t| if i < j { t.wdl } else { t.wdl.flipped() });
             row.push(
-                cell.map(|w| format!("{}-{}-{}", w.wins, w.draws, w.losses))
+                cell.map(|w| format!("{}-{}-{}", w.wins, w.losses, w.draws))
                     .unwrap_or_default(),
             );
         }
@@ -260,8 +263,8 @@ fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String
                 format!(
                     "{}-{}-{} ({} pairs)",
                     w.wins,
-                    w.draws,
                     w.losses,
+                    w.draws,
                     t.pairs.pairs()
                 ),
                 tri,
@@ -339,7 +342,7 @@ fn markdown(
             let _ = writeln!(md);
         }
     }
-    let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-D-L | Elo (trinomial) | Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
+    let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | Elo (trinomial) | Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = writeln!(md, "| {p} | {wdl} | {tri} | {penta} | {l} |");
     }
@@ -474,7 +477,7 @@ fn html(
         h.push_str("<h2>Ratings and 95% intervals</h2>");
         h.push_str(&ratings_svg(rows));
     }
-    h.push_str("<table class=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-D-L</th><th>Elo (trinomial)</th><th>Elo (pentanomial)</th><th>LOS</th></tr>");
+    h.push_str("<table class=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>Elo (trinomial)</th><th>Elo (pentanomial)</th><th>LOS</th></tr>");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = write!(
             h,

@@ -44,6 +44,8 @@ pub struct RunOptions {
 
 /// Sent to the caller after each finished game.
 pub struct Progress<'a> {
+    /// The game's number in the run's schedule (1-based), as games.csv's id.
+    pub game: u64,
     pub done: u64,
     pub total: u64,
     pub record: &'a GameRecord,
@@ -294,6 +296,7 @@ pub async fn run(
             }
         }
         on_game(Progress {
+            game: index + 1,
             done: played,
             total,
             record: &record,

@@ -18,6 +18,8 @@ pub struct Pairing {
     pub black: usize,
     /// Index into the opening list.
     pub opening: usize,
+    /// The round (1-based): in each round every pairing plays one game pair.
+    pub round: u64,
 }
 
 /// A deterministic schedule that can say what game `index` is without listing the others.
@@ -164,8 +166,12 @@ async fn worker(
             entry: settings.entry,
             start_fen: opening.and_then(|o| o.fen.clone()),
             opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
-            opening_id: opening.map(|o| o.line).unwrap_or(0),
-            round: index + 1,
+            opening_number: if opening.is_some() {
+                pairing.opening + 1
+            } else {
+                0
+            },
+            round: pairing.round,
             adjudication: settings.adjudication,
         };
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);

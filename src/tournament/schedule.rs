@@ -101,6 +101,7 @@ impl Schedule for PairSchedule {
             white,
             black,
             opening,
+            round: round + 1,
         }
     }
 }
