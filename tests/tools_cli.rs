@@ -185,12 +185,57 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         text.contains("Result of ref vs new") && text.contains(", 4 games"),
         "{text}"
     );
+    assert!(
+        dir.join("reports/basic/report.html").is_file(),
+        "title names the folder"
+    );
+    // game_rounds counts games; a bare book name lies beside the file, not in the working folder.
+    let conf = dir.join("conf");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("book.dta"), "g4g5 e6e7\n").unwrap();
+    let three = conf.join("three.txt");
+    std::fs::write(
+        &three,
+        format!("book = book.dta\ngame_rounds = 3\ntitle = three games\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 1\n"),
+    )
+    .unwrap();
+    let out = arbiter_in(
+        &dir,
+        &["run", three.to_str().unwrap(), "--quiet", "--out", "three"],
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains(", 3 games"), "{text}");
+    let games = std::fs::read_to_string(dir.join("three/games.csv")).unwrap();
+    assert_eq!(games.lines().count(), 4, "{games}");
+    assert!(
+        games.contains("g4g5 e6e7"),
+        "the book beside the file was used: {games}"
+    );
+    let out = arbiter_in(&dir, &["run", three.to_str().unwrap(), "--resume", "three"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("three/games.csv")).unwrap(),
+        games
+    );
     // Mistakes name the file and line.
     std::fs::write(&mit, "cpus = 2\nplayer = x\nfis = 20\n").unwrap();
     let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("basic.txt:3: fis takes"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(
+        &mit,
+        "cpus = 2\nplayer = x\ninvoke = /bin/true\ndepth = deep\n",
+    )
+    .unwrap();
+    let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("basic.txt:2: player: "),
         "{}",
         stderr(&out)
     );

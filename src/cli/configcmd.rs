@@ -53,7 +53,39 @@ fn value_text(v: &toml::Value) -> String {
     }
 }
 
-/// A relative path in the file, taken from the file's folder.
+/// A file named in the configuration (a book, an output folder): relative to the file's folder,
+/// even as a bare name.
+fn in_folder(base: &Path, path: &str) -> String {
+    if Path::new(path).is_absolute() {
+        path.to_string()
+    } else {
+        base.join(path).display().to_string()
+    }
+}
+
+/// A run name made from a title: what `check_run_name` accepts, other characters as '-'.
+fn run_name(title: &str) -> String {
+    let name: String = title
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(100)
+        .collect();
+    let name = name.trim_start_matches('.');
+    if name.is_empty() {
+        "run".into()
+    } else {
+        name.to_string()
+    }
+}
+
+/// A program in the file: relative to the file's folder when it is a path; a bare name is
+/// looked up on PATH.
 fn beside(base: &Path, path: &str) -> String {
     let p = Path::new(path);
     if p.is_absolute() || !path.contains('/') {
@@ -77,12 +109,12 @@ fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failur
     flag("format", run.format);
     flag("rounds", run.rounds.map(|v| v.to_string()));
     flag("concurrency", run.concurrency.map(|v| v.to_string()));
-    flag("openings", run.openings.map(|o| beside(base, &o)));
+    flag("openings", run.openings.map(|o| in_folder(base, &o)));
     flag("book-plies", run.book_plies.map(|v| v.to_string()));
     flag("max-plies", run.max_plies.map(|v| v.to_string()));
     flag("seed", run.seed.map(|v| v.to_string()));
     flag("name", run.name);
-    flag("out", run.out.map(|o| beside(base, &o)));
+    flag("out", run.out.map(|o| in_folder(base, &o)));
     flag("event", run.event);
     flag("anchor", run.anchor);
     if run.random_openings == Some(true) {
@@ -132,28 +164,41 @@ fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failur
     Ok(argv)
 }
 
+/// A player section of the autotester's file: its settings and the line that opened it.
+struct MitPlayer {
+    line: usize,
+    settings: Vec<String>,
+}
+
 /// The MIT autotester's `key = value` format: header keys, then `player = <name>` sections.
+/// Every error names the file and the line it comes from.
 fn mit_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure> {
-    let mut header: Vec<(String, String)> = Vec::new();
-    let mut players: Vec<Vec<String>> = Vec::new();
+    let at =
+        |line: usize, why: String| Failure::bad_input(format!("{}:{line}: {why}", file.display()));
+    let mut header: Vec<(usize, String, String)> = Vec::new();
+    let mut players: Vec<MitPlayer> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let bad = |why: &str| Failure::bad_input(format!("{}:{}: {why}", file.display(), i + 1));
+        let bad = |why: &str| at(i + 1, why.to_string());
         let (key, value) = line
             .split_once('=')
             .ok_or_else(|| bad("expected key = value"))?;
         let (key, value) = (key.trim(), value.trim());
         if key == "player" {
-            players.push(vec![format!("name={value}"), "proto=leiserchess".into()]);
+            players.push(MitPlayer {
+                line: i + 1,
+                settings: vec![format!("name={value}"), "proto=leiserchess".into()],
+            });
             continue;
         }
         let Some(player) = players.last_mut() else {
-            header.push((key.to_string(), value.to_string()));
+            header.push((i + 1, key.to_string(), value.to_string()));
             continue;
         };
+        let player = &mut player.settings;
         match key {
             "invoke" => {
                 // A command line, split on spaces and run directly, never through a shell.
@@ -180,50 +225,58 @@ fn mit_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure
             other => player.push(format!("option.{other}={value}")),
         }
     }
+    for p in &players {
+        // Checked here, where the line is known, rather than later as "--engine #3".
+        arbiter::engine::EngineConfig::parse(&p.settings, &[])
+            .map_err(|e| at(p.line, format!("player: {e}")))?;
+    }
     let mut argv: Vec<String> = vec!["--game".into(), "leiserchess".into()];
     let players_n = players.len() as u64;
-    for (key, value) in header {
+    for (line, key, value) in header {
+        let number = |what: &str| {
+            value
+                .parse::<u64>()
+                .map_err(|_| at(line, format!("{what} = {value} is not a whole number")))
+        };
         match key.as_str() {
-            "cpus" => argv.extend(["--concurrency".into(), value]),
+            "cpus" => argv.extend(["--concurrency".into(), number("cpus")?.to_string()]),
             "book" => {
-                argv.extend(["--openings".into(), beside(base, &value)]);
+                argv.extend(["--openings".into(), in_folder(base, &value)]);
                 argv.extend(["--book-plies".into(), "10".into()]);
             }
             "game_rounds" => {
-                // The autotester counts games; arbiter counts rounds of game pairs per pairing.
-                let games: u64 = value.parse().map_err(|_| {
-                    Failure::bad_input(format!(
-                        "{}: game_rounds = {value} is not a number",
-                        file.display()
-                    ))
-                })?;
+                // The autotester counts games in all; arbiter plays rounds of game pairs, so
+                // it plays enough rounds and stops at exactly that many games.
+                let games = number("game_rounds")?;
                 let pairings = (players_n * players_n.saturating_sub(1) / 2).max(1);
                 argv.extend([
                     "--rounds".into(),
                     games.div_ceil(2 * pairings).max(1).to_string(),
+                    "--games".into(),
+                    games.to_string(),
                 ]);
             }
-            "title" => argv.extend(["--event".into(), value]),
+            "title" => argv.extend([
+                "--event".into(),
+                value.clone(),
+                "--name".into(),
+                run_name(&value),
+            ]),
             "adjudicate" => {
-                let moves: usize = value.parse().map_err(|_| {
-                    Failure::bad_input(format!(
-                        "{}: adjudicate = {value} is not a number",
-                        file.display()
-                    ))
-                })?;
+                let moves = number("adjudicate")?;
                 argv.extend(["--max-plies".into(), (2 * moves).to_string()]);
             }
             other => {
-                return Err(Failure::bad_input(format!(
-                    "{}: unknown setting '{other}' before the first player",
-                    file.display()
-                )))
+                return Err(at(
+                    line,
+                    format!("unknown setting '{other}' before the first player"),
+                ))
             }
         }
     }
     for p in players {
         argv.push("--engine".into());
-        argv.extend(p);
+        argv.extend(p.settings);
     }
     Ok(argv)
 }
@@ -267,7 +320,8 @@ mod tests {
             line.contains("--openings /at/../tests/book.dta --book-plies 10"),
             "{line}"
         );
-        assert!(line.contains("--rounds 250"), "{line}");
+        assert!(line.contains("--rounds 250 --games 500"), "{line}");
+        assert!(line.contains("--event basic --name basic"), "{line}");
         assert!(line.contains("--max-plies 800"), "{line}");
         assert!(
             line.contains(
@@ -276,6 +330,31 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("option.hash=64"), "{line}");
+    }
+
+    #[test]
+    fn the_autotester_file_names_its_lines_in_errors_and_resolves_the_book_beside_it() {
+        let text = "book = book.dta\ntitle = my run/1\nplayer = a\ninvoke = ./p\ndepth = x\n";
+        let err = mit_argv(text, Path::new("/at"), Path::new("basic.txt")).unwrap_err();
+        assert!(
+            err.message.starts_with("basic.txt:3: player: "),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("depth=x"), "{}", err.message);
+        let text = "book = book.dta\ntitle = my run/1\ngame_rounds = 3\nplayer = a\ninvoke = ./p\ndepth = 1\nplayer = b\ninvoke = ./q\ndepth = 1\n";
+        let line = mit_argv(text, Path::new("/at"), Path::new("basic.txt"))
+            .unwrap()
+            .join(" ");
+        assert!(line.contains("--openings /at/book.dta"), "{line}");
+        assert!(line.contains("--name my-run-1"), "{line}");
+        assert!(line.contains("--rounds 2 --games 3"), "{line}");
+        let err = mit_argv("cpus = two\n", Path::new("/at"), Path::new("b.txt")).unwrap_err();
+        assert!(
+            err.message.starts_with("b.txt:1: cpus = two"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -112,6 +112,15 @@ enum Command {
     Run {
         /// The configuration file (.toml, or the autotester's key = value .txt).
         file: std::path::PathBuf,
+        /// Print only the final result.
+        #[arg(long)]
+        quiet: bool,
+        /// Output directory (instead of reports/<name>/, the name from the file's name or title).
+        #[arg(long, conflicts_with = "resume")]
+        out: Option<std::path::PathBuf>,
+        /// Continue the interrupted run in this directory, with the settings it was started with.
+        #[arg(long, value_name = "DIR")]
+        resume: Option<std::path::PathBuf>,
     },
     /// Make an opening book: random legal lines that end roughly balanced and quiet.
     ///
@@ -226,7 +235,12 @@ pub fn run() -> ExitCode {
             args.run.engine_groups = groups;
             args.run.invocation = invocation;
         }
-        Command::Run { file } => match from_config(file) {
+        Command::Run {
+            file,
+            quiet,
+            out,
+            resume,
+        } => match from_config(file, *quiet, out.as_deref(), resume.as_deref()) {
             Ok(command) => cli.command = command,
             Err(f) => return finish(Err(f)),
         },
@@ -371,10 +385,26 @@ fn make_book(
 }
 
 /// The tournament a configuration file describes, parsed as if typed.
-fn from_config(file: &std::path::Path) -> Result<Command, Failure> {
-    let args = configcmd::tournament_argv(file)?;
+fn from_config(
+    file: &std::path::Path,
+    quiet: bool,
+    out: Option<&std::path::Path>,
+    resume: Option<&std::path::Path>,
+) -> Result<Command, Failure> {
+    let mut args = configcmd::tournament_argv(file)?;
+    if let Some(dir) = out {
+        strip_flag(&mut args, "--name");
+        strip_flag(&mut args, "--out");
+        args.extend(["--out".into(), dir.display().to_string()]);
+    }
     let mut argv = vec!["arbiter".to_string(), "tournament".to_string()];
     argv.extend(args.iter().cloned());
+    if quiet {
+        argv.push("--quiet".into());
+    }
+    if let Some(dir) = resume {
+        argv.extend(["--resume".into(), dir.display().to_string()]);
+    }
     let matches = Cli::command()
         .try_get_matches_from(&argv)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
@@ -385,6 +415,13 @@ fn from_config(file: &std::path::Path) -> Result<Command, Failure> {
         a.run.invocation = args;
     }
     Ok(cli.command)
+}
+
+/// Removes a flag and its value from an argument list.
+fn strip_flag(args: &mut Vec<String>, flag: &str) {
+    if let Some(i) = args.iter().position(|a| a == flag) {
+        args.drain(i..(i + 2).min(args.len()));
+    }
 }
 
 /// The flags that may accompany `--resume`: `--quiet` and `--concurrency` change how the rest

@@ -112,6 +112,9 @@ pub struct TournamentArgs {
     /// Rounds: in each, every pairing plays one game pair (an opening with both colours).
     #[arg(long, default_value_t = 4)]
     pub rounds: u64,
+    /// Stop after this many games in all, even mid-round (the autotester's game_rounds).
+    #[arg(long)]
+    pub games: Option<u64>,
     /// Also write every game to this PGN file.
     #[arg(long)]
     pub pgnout: Option<PathBuf>,
@@ -611,7 +614,7 @@ pub fn run_tournament(args: TournamentArgs) -> Result<u8, Failure> {
         "tournament",
         format,
         args.rounds,
-        None,
+        args.games,
         None,
         &args.pgnout,
     )
