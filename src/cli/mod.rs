@@ -3,6 +3,7 @@
 
 mod bench;
 mod configcmd;
+mod progress;
 mod ratecmd;
 mod rules;
 mod runcmd;

@@ -1,16 +1,15 @@
 //! `arbiter match` and `arbiter tournament`: engines as processes, a schedule of game pairs,
 //! results journalled to `reports/<name>/` and reported there.
 
+use super::progress::{Plan, Reporter};
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{Adjudication, DrawRule, ResignRule};
 use arbiter::stats::{fixed, los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
 use arbiter::tournament::openings::load_book;
 use arbiter::tournament::report::describe_decision;
-use arbiter::tournament::{run, Format, Progress, RunError, RunOptions};
+use arbiter::tournament::{run, Format, RunError, RunOptions};
 use clap::ArgAction;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Settings shared by `match` and `tournament`.
@@ -228,77 +227,6 @@ pub fn saved_invocation(dir: &Path) -> Result<(String, Vec<String>), Failure> {
     Ok((command, args))
 }
 
-struct Reporter {
-    bar: Option<ProgressBar>,
-    quiet: bool,
-}
-
-impl Reporter {
-    fn new(total: u64, quiet: bool) -> Reporter {
-        let bar = (!quiet && std::io::stdout().is_terminal()).then(|| {
-            let bar = ProgressBar::new(total);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} games  {per_sec}  ETA {eta}  {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Reporter { bar, quiet }
-    }
-
-    fn game(&self, p: &Progress) {
-        let leader = {
-            let t = p.totals;
-            let best = (0..t.names.len()).max_by(|&a, &b| {
-                t.per_engine[a]
-                    .points()
-                    .total_cmp(&t.per_engine[b].points())
-            });
-            best.map(|i| {
-                format!(
-                    "leader {} {}/{}",
-                    t.names[i],
-                    t.per_engine[i].points(),
-                    t.per_engine[i].games()
-                )
-            })
-            .unwrap_or_default()
-        };
-        let elo = if p.totals.names.len() == 2 {
-            let w = p.totals.per_engine[0];
-            format!("  {} {}", p.totals.names[0], trinomial_elo(w).describe())
-        } else {
-            String::new()
-        };
-        let llr = p
-            .llr
-            .map(|v| format!("  LLR {}", fixed(v, 2)))
-            .unwrap_or_default();
-        match &self.bar {
-            Some(bar) => {
-                bar.set_position(p.done);
-                bar.set_message(format!("{leader}{elo}{llr}"));
-            }
-            None if !self.quiet => {
-                let r = p.record;
-                println!(
-                    "Finished game {} ({} vs {}): {} {{{}}}  [{}/{}] {leader}{llr}",
-                    p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
-                );
-            }
-            None => {}
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
 fn rating_options(anchor: &Option<String>) -> Result<RatingOptions, Failure> {
     let mut opts = RatingOptions::default();
     if let Some(a) = anchor {
@@ -444,6 +372,8 @@ fn execute(
         .clone()
         .unwrap_or_else(|| format!("arbiter {kind}"));
     let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
+    let engine_list = engines.clone();
+    let opening_count = openings.len();
     let opts = RunOptions {
         entry,
         engines,
@@ -474,7 +404,29 @@ fn execute(
             .unwrap_or(rounds * pairings * 2)
             .min(rounds * pairings * 2)
     };
-    let reporter = Reporter::new(total, args.quiet);
+    let already = if resume {
+        arbiter::tournament::journal::count_entries(&out_dir.join("journal.jsonl"))
+    } else {
+        0
+    };
+    let reporter = Reporter::start(
+        &Plan {
+            kind,
+            game: entry.id,
+            format: if names.len() == 2 {
+                "match"
+            } else {
+                format.as_str()
+            },
+            engines: &engine_list,
+            games: total,
+            already: already.min(total),
+            concurrency: args.concurrency,
+            openings: book.as_deref().map(|b| (b, opening_count)),
+            out_dir: &out_dir,
+        },
+        args.quiet,
+    );
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| match e {

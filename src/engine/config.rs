@@ -175,6 +175,25 @@ impl EngineConfig {
     }
 
     /// A short description of the limits for PGN's `TimeControl` tag.
+    /// The limits as the settings that give them: `tc=2+0.02`, `st=0.5`, `depth=3 nodes=1000`.
+    pub fn limits_summary(&self) -> String {
+        let l = &self.limits;
+        let mut parts = Vec::new();
+        if let Some(tc) = l.tc {
+            parts.push(format!("tc={}", tc.pgn()));
+        }
+        if let Some(st) = l.movetime {
+            parts.push(format!("st={}", st.as_secs_f64()));
+        }
+        if let Some(d) = l.depth {
+            parts.push(format!("depth={d}"));
+        }
+        if let Some(n) = l.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        parts.join(" ")
+    }
+
     pub fn time_control_tag(&self) -> String {
         let l = &self.limits;
         if let Some(tc) = l.tc {

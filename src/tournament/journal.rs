@@ -67,3 +67,8 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<u64, String> {
     }
     Ok(count)
 }
+
+/// How many games the journal at `path` holds (0 when it is missing or unreadable).
+pub fn count_entries(path: &Path) -> u64 {
+    read(path, |_| ()).unwrap_or(0)
+}
