@@ -165,6 +165,32 @@ fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
     assert!(html.contains("<svg"), "the ratings chart");
     let cross = csv_rows(&dir.join("crosstable.csv"));
     assert_eq!(cross.len(), 3);
+    // What a reader looks for, all in the one file.
+    for expected in [
+        "id=\"engines\"",
+        &format!("<code>{e}</code>"),
+        "Style=search",
+        "depth=2",
+        "by arbiter ",
+        "href=\"games.pgn\"",
+        "href=\"games.csv\"",
+        "id=\"los\"",
+        "id=\"crosstable\"",
+        "centred so the field averages 0",
+        "Elo against the field over the run",
+        ">games played<",
+        "id=\"endings\"",
+        "It differs from the difference of their standings ratings",
+    ] {
+        assert!(
+            html.contains(expected),
+            "{expected} missing from report.html"
+        );
+    }
+    assert!(
+        !html.contains("src=\"http") && !html.contains("<script"),
+        "self-contained"
+    );
 }
 
 #[test]
@@ -261,6 +287,16 @@ fn sprt_exit(first: &str, second: &str, games: u32, elo1: u32) -> (Option<i32>, 
         .map(String::from),
     );
     let out = run(args);
+    if games > 4 {
+        // The report shows the LLR over the run on numbered, named axes.
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        for expected in [">game pairs<", ">log-likelihood ratio<", ">H1 2.94<", ">0<"] {
+            assert!(
+                html.contains(expected),
+                "{expected} missing from the SPRT chart"
+            );
+        }
+    }
     (out.status.code(), stdout(&out))
 }
 

@@ -111,6 +111,7 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         rating: &rating,
         interrupted: false,
         decision: None,
+        engines: &[],
     };
     write_reports(&out, &totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;

@@ -80,7 +80,7 @@ impl fmt::Display for Outcome {
 }
 
 /// Why a game ended. The rules decide the first six; the referee the rest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Termination {
     KingZapped,
     Checkmate,

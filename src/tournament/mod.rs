@@ -2,14 +2,17 @@
 
 mod affinity;
 pub mod bookgen;
+pub mod charts;
 pub mod import;
 pub mod journal;
 pub mod openings;
 pub mod report;
+pub mod report_html;
 pub mod results;
 pub mod run;
 pub mod runner;
 pub mod schedule;
+pub mod story;
 
 use crate::engine::{EngineConfig, EngineError, EngineProcess};
 use std::path::PathBuf;

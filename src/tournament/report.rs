@@ -4,6 +4,7 @@
 
 use super::journal;
 use super::results::Totals;
+use super::story::Story;
 use crate::pgn::write_game;
 use crate::stats::{fixed, los, trinomial_elo, RatingOptions, Ratings, Sprt};
 use std::fmt::Write as _;
@@ -22,6 +23,8 @@ pub struct RunInfo<'a> {
     pub decision: Option<crate::stats::Decision>,
     pub rating: &'a RatingOptions,
     pub interrupted: bool,
+    /// The engines as configured (empty for imported games).
+    pub engines: &'a [crate::engine::EngineConfig],
 }
 
 /// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
@@ -136,7 +139,9 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
         ])
         .map_err(std::io::Error::other)?;
     let mut write_error: Option<std::io::Error> = None;
+    let mut story = Story::new(&totals.names, totals.games);
     journal::read(&journal_path, |entry| {
+        story.add(&entry);
         if write_error.is_some() {
             return;
         }
@@ -165,6 +170,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
     if let Some(e) = write_error {
         return Err(e);
     }
+    story.finish();
     let mut csv_file = games_csv
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -233,12 +239,12 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
     )?;
     write_atomically(
         &dir.join("report.html"),
-        html(totals, info, &rows, &ratings, &rating_note).as_bytes(),
+        super::report_html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
     )?;
     Ok(())
 }
 
-fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String)> {
+pub fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String)> {
     totals
         .pairings
         .iter()
@@ -286,7 +292,7 @@ fn markdown(
     let _ = writeln!(md, "# {}\n", info.event);
     let _ = writeln!(
         md,
-        "{} {}, {} games, time control {}{}\n",
+        "{} {}, {} games, limits {}{}\n",
         info.game,
         info.format,
         totals.games,
@@ -318,7 +324,7 @@ fn markdown(
         let _ = writeln!(md, "\nNo joint ratings: {n}.");
     }
     if let Some(r) = ratings {
-        let _ = writeln!(md, "\nJoint ratings by maximum likelihood (Bradley–Terry with draws; first-move advantage {:.1} Elo, drawelo {:.1}), centred on the field's average unless anchored.", r.advantage, r.drawelo);
+        let _ = writeln!(md, "\n{}", ratings_note(r));
         let _ = writeln!(md, "\n### Likelihood of superiority\n");
         let _ = write!(md, "| | ");
         let order: Vec<usize> = rows
@@ -346,6 +352,7 @@ fn markdown(
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = writeln!(md, "| {p} | {wdl} | {tri} | {penta} | {l} |");
     }
+    let _ = writeln!(md, "\n{PAIRING_NOTE}");
     if let Some((sprt, llr)) = &info.sprt {
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
@@ -361,151 +368,27 @@ fn markdown(
     md
 }
 
+/// How the standings' ratings are made and centred.
+pub fn ratings_note(r: &Ratings) -> String {
+    format!(
+        "Standings: joint ratings of all engines by maximum likelihood (BayesElo's model: draws \
+         modelled with drawelo {:.1}, first-move advantage {:.1} Elo, a prior of two virtual draws \
+         per pairing), centred so the field averages 0 unless --anchor fixes one engine.",
+        r.drawelo, r.advantage
+    )
+}
+
+/// Why a pairing's Elo and the difference of two standings ratings need not agree.
+pub const PAIRING_NOTE: &str = "Pairings: the Elo of one engine's score against the other alone \
+    (trinomial: per game; pentanomial: per game pair, which counts the pair's shared opening). It \
+    differs from the difference of their standings ratings, which use every game of the run, model \
+    draws and the first move, and are pulled towards 0 by the prior: on few games, or with lopsided \
+    scores, the two can differ by hundreds of Elo.";
+
 pub fn describe_decision(decision: Option<crate::stats::Decision>) -> &'static str {
     match decision.unwrap_or(crate::stats::Decision::Continue) {
         crate::stats::Decision::H1 => "H1 accepted",
         crate::stats::Decision::H0 => "H0 accepted",
         crate::stats::Decision::Continue => "undecided",
     }
-}
-
-fn ratings_svg(rows: &[Standing]) -> String {
-    let rated: Vec<&Standing> = rows.iter().filter(|r| r.elo.is_some()).collect();
-    if rated.is_empty() {
-        return String::new();
-    }
-    let lo = rated
-        .iter()
-        .map(|r| r.elo.unwrap().1)
-        .fold(f64::INFINITY, f64::min);
-    let hi = rated
-        .iter()
-        .map(|r| r.elo.unwrap().2)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if hi - lo < 1.0 {
-        (lo - 50.0, hi + 50.0)
-    } else {
-        (lo, hi)
-    };
-    let (left, width, row_h) = (170.0, 460.0, 28.0);
-    let x = |v: f64| left + (v - lo) / (hi - lo) * width;
-    let height = row_h * rated.len() as f64 + 40.0;
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"{height}\" role=\"img\" aria-label=\"Ratings with 95% intervals\">");
-    let zero = x(0.0);
-    if (left..=left + width).contains(&zero) {
-        let _ = write!(svg, "<line x1=\"{zero:.1}\" y1=\"10\" x2=\"{zero:.1}\" y2=\"{:.1}\" stroke=\"#bbb\" stroke-dasharray=\"4\"/>", height - 25.0);
-    }
-    for (i, r) in rated.iter().enumerate() {
-        let (e, l, h) = r.elo.unwrap();
-        let y = 25.0 + row_h * i as f64;
-        let _ = write!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"13\">{}</text>",
-            left - 10.0,
-            y + 4.0,
-            html_escape(&r.name)
-        );
-        let _ = write!(svg, "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#4a6fa5\" stroke-width=\"3\"/>", x(l), x(h));
-        let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#c0392b\"><title>{} {e:+.1} ({l:+.1} .. {h:+.1})</title></circle>", x(e), html_escape(&r.name));
-    }
-    let _ = write!(svg, "<text x=\"{left}\" y=\"{:.1}\" font-size=\"11\">{lo:+.0}</text><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{hi:+.0}</text></svg>", height - 8.0, left + width, height - 8.0);
-    svg
-}
-
-fn llr_svg(sprt: &Sprt, llr: &[f64]) -> String {
-    let (lo, hi) = sprt.bounds();
-    let (w, h, pad) = (640.0, 240.0, 30.0);
-    let min = llr.iter().copied().fold(lo, f64::min) - 0.5;
-    let max = llr.iter().copied().fold(hi, f64::max) + 0.5;
-    let n = llr.len().max(2) as f64;
-    let x = |i: f64| pad + i / (n - 1.0) * (w - 2.0 * pad);
-    let y = |v: f64| h - pad - (v - min) / (max - min) * (h - 2.0 * pad);
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"LLR over game pairs\">");
-    for (b, label) in [(lo, "H0"), (hi, "H1"), (0.0, "")] {
-        let _ = write!(svg, "<line x1=\"{pad}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-dasharray=\"5\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{label}</text>", y(b), w - pad, y(b), w - pad + 3.0, y(b) + 4.0);
-    }
-    let points: Vec<String> = llr
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("{:.1},{:.1}", x(i as f64), y(*v)))
-        .collect();
-    let _ = write!(
-        svg,
-        "<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"{}\"/></svg>",
-        points.join(" ")
-    );
-    svg
-}
-
-fn html(
-    totals: &Totals,
-    info: &RunInfo,
-    rows: &[Standing],
-    ratings: &Option<Ratings>,
-    note: &Option<String>,
-) -> String {
-    let e = html_escape;
-    let mut h = String::new();
-    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}}table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}}td:nth-child(2),th:nth-child(2),.pairings td:first-child,.pairings th:first-child{{text-align:left}}caption{{text-align:left;font-weight:bold}}</style></head><body>", e(info.event));
-    let _ = write!(
-        h,
-        "<h1>{}</h1><p>{} {}, {} games, time control {}{}</p>",
-        e(info.event),
-        e(info.game),
-        e(info.format),
-        totals.games,
-        e(&info.time_controls),
-        if info.interrupted {
-            " <strong>(interrupted: resume with --resume)</strong>"
-        } else {
-            ""
-        }
-    );
-    let _ = write!(h, "<table id=\"standings\"><caption>Standings</caption><tr><th>rank</th><th>engine</th><th>Elo</th><th>lower</th><th>upper</th><th>games</th><th>points</th><th>score</th><th>draws</th></tr>");
-    for (i, s) in rows.iter().enumerate() {
-        let (el, lo, hi) = match s.elo {
-            Some((a, b, c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{el}</td><td>{lo}</td><td>{hi}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>", i + 1, e(&s.name), s.games, s.points, s.score * 100.0, s.draws);
-    }
-    h.push_str("</table>");
-    if let Some(n) = note {
-        let _ = write!(h, "<p>No joint ratings: {}.</p>", e(n));
-    }
-    if ratings.is_some() {
-        h.push_str("<h2>Ratings and 95% intervals</h2>");
-        h.push_str(&ratings_svg(rows));
-    }
-    h.push_str("<table class=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>Elo (trinomial)</th><th>Elo (pentanomial)</th><th>LOS</th></tr>");
-    for (p, wdl, tri, penta, l) in pairing_lines(totals) {
-        let _ = write!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e(&p),
-            e(&wdl),
-            e(&tri),
-            e(&penta),
-            e(&l)
-        );
-    }
-    h.push_str("</table>");
-    if let Some((sprt, llr)) = &info.sprt {
-        let last = llr.last().copied().unwrap_or(0.0);
-        let (lo, hi) = sprt.bounds();
-        let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {}: LLR {}, bounds [{lo:.3}, {hi:.3}], {}.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, fixed(last, 3), describe_decision(info.decision));
-        h.push_str(&llr_svg(sprt, llr));
-    }
-    let ends: Vec<String> = totals
-        .terminations
-        .iter()
-        .map(|(t, n)| format!("{}: {n}", e(t)))
-        .collect();
-    let _ = write!(
-        h,
-        "<h2>Terminations</h2><p>{}</p></body></html>",
-        ends.join(", ")
-    );
-    h.push('\n');
-    h
 }

@@ -136,7 +136,7 @@ fn run_info<'a>(
     interrupted: bool,
     decision: Option<Decision>,
 ) -> RunInfo<'a> {
-    let tags: Vec<String> = opts.engines.iter().map(|e| e.time_control_tag()).collect();
+    let tags: Vec<String> = opts.engines.iter().map(|e| e.limits_summary()).collect();
     let time_controls = if tags.iter().all(|t| *t == tags[0]) {
         tags[0].clone()
     } else {
@@ -155,6 +155,7 @@ fn run_info<'a>(
         rating: &opts.rating,
         interrupted,
         decision,
+        engines: &opts.engines,
     }
 }
 

@@ -1,0 +1,325 @@
+//! `report.html`: one self-contained page (no scripts, no fonts or images from elsewhere) with
+//! everything a reader looks for: what was played, by which engines with which settings, the
+//! standings and how they are made, the ratings and Elo over the run as charts, likelihood of
+//! superiority, the crosstable, the pairings, the SPRT, and how each engine's games ended.
+
+use super::charts::{line_chart, ratings_chart, Axes, Rule, Series};
+use super::report::{
+    describe_decision, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
+    PAIRING_NOTE,
+};
+use super::results::Totals;
+use super::story::Story;
+use crate::stats::{fixed, Ratings, Sprt};
+use std::fmt::Write as _;
+
+/// Engines beyond this many get no line in the Elo-over-the-run chart (it would be unreadable).
+const MAX_LINES: usize = 10;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;\
+padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid \
+#ccc;padding:.3rem .6rem;text-align:right}td:first-child,th:first-child,td.left{text-align:left}\
+caption{text-align:left;font-weight:bold;padding-bottom:.3rem}p.note{color:#555;font-size:.9rem}\
+nav a{margin-right:1rem}code{font-size:.85rem}#standings td:nth-child(2){text-align:left}";
+
+pub fn html(
+    totals: &Totals,
+    info: &RunInfo,
+    rows: &[Standing],
+    ratings: &Option<Ratings>,
+    note: &Option<String>,
+    story: &Story,
+) -> String {
+    let mut h = String::new();
+    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>", e(info.event));
+    header(&mut h, totals, info);
+    engines(&mut h, info);
+    standings(&mut h, rows, ratings, note);
+    elo_over_the_run(&mut h, story);
+    if let Some(r) = ratings {
+        los_matrix(&mut h, totals, rows, r);
+    }
+    crosstable(&mut h, totals);
+    pairings(&mut h, totals);
+    if let Some((sprt, llr)) = &info.sprt {
+        sprt_section(&mut h, sprt, llr, info);
+    }
+    endings(&mut h, totals, story);
+    h.push_str("</body></html>\n");
+    h
+}
+
+fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
+    let _ = write!(
+        h,
+        "<h1>{}</h1><p>{} {}, {} games, limits {}{}</p>",
+        e(info.event),
+        e(info.game),
+        e(info.format),
+        totals.games,
+        e(&info.time_controls),
+        if info.interrupted {
+            " <strong>(interrupted: continue it with --resume)</strong>"
+        } else {
+            ""
+        }
+    );
+    let _ = write!(
+        h,
+        "<p class=\"note\">Report of {} by arbiter {}.</p>",
+        crate::referee::record::today(),
+        env!("CARGO_PKG_VERSION")
+    );
+    h.push_str("<nav>Files: <a href=\"games.pgn\">games.pgn</a><a href=\"games.csv\">games.csv</a><a href=\"standings.csv\">standings.csv</a><a href=\"crosstable.csv\">crosstable.csv</a><a href=\"report.md\">report.md</a></nav>");
+}
+
+fn engines(h: &mut String, info: &RunInfo) {
+    if info.engines.is_empty() {
+        return;
+    }
+    h.push_str("<table id=\"engines\"><caption>Engines</caption><tr><th>engine</th><th>command</th><th>protocol</th><th>limits</th><th>options</th></tr>");
+    for cfg in info.engines {
+        let mut command = cfg.cmd.clone();
+        for a in &cfg.args {
+            command.push(' ');
+            command.push_str(a);
+        }
+        let options: Vec<String> = cfg
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"left\"><code>{}</code></td><td class=\"left\">{}</td><td class=\"left\">{}</td><td class=\"left\">{}</td></tr>",
+            e(&cfg.name),
+            e(&command),
+            cfg.proto.as_str(),
+            e(&cfg.limits_summary()),
+            e(&options.join(" "))
+        );
+    }
+    h.push_str("</table>");
+}
+
+fn standings(h: &mut String, rows: &[Standing], ratings: &Option<Ratings>, note: &Option<String>) {
+    h.push_str("<table id=\"standings\"><caption>Standings</caption><tr><th>rank</th><th>engine</th><th>Elo</th><th>lower</th><th>upper</th><th>games</th><th>points</th><th>score</th><th>draws</th></tr>");
+    for (i, s) in rows.iter().enumerate() {
+        let (el, lo, hi) = match s.elo {
+            Some((a, b, c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{el}</td><td>{lo}</td><td>{hi}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>", i + 1, e(&s.name), s.games, s.points, s.score * 100.0, s.draws);
+    }
+    h.push_str("</table>");
+    if let Some(n) = note {
+        let _ = write!(h, "<p>No joint ratings: {}.</p>", e(n));
+    }
+    if let Some(r) = ratings {
+        let _ = write!(h, "<p class=\"note\">{}</p>", e(&ratings_note(r)));
+        let rated: Vec<(String, f64, f64, f64)> = rows
+            .iter()
+            .filter_map(|s| s.elo.map(|(a, b, c)| (s.name.clone(), a, b, c)))
+            .collect();
+        h.push_str("<h2>Ratings and 95% intervals</h2>");
+        h.push_str(&ratings_chart(&rated));
+    }
+}
+
+fn elo_over_the_run(h: &mut String, story: &Story) {
+    let names = story.names();
+    if names.len() > MAX_LINES || story.history.first().is_none_or(|s| s.len() < 2) {
+        return;
+    }
+    // Two engines: the first one's Elo against the other, with its interval. More: each
+    // engine's Elo against the field it met.
+    let shown = if names.len() == 2 { 1 } else { names.len() };
+    let series: Vec<Series> = (0..shown)
+        .map(|i| {
+            let finite = story.history[i]
+                .iter()
+                .filter_map(|s| s.elo.map(|elo| (s.games as f64, elo)))
+                .filter(|(_, (a, b, c))| a.is_finite() && b.is_finite() && c.is_finite());
+            let (points, band) = finite.map(|(g, (a, b, c))| ((g, a), (g, b, c))).unzip();
+            Series {
+                name: names[i].clone(),
+                points,
+                band: if shown == 1 { band } else { Vec::new() },
+            }
+        })
+        .collect();
+    let (title, y_label) = if shown == 1 {
+        (
+            format!("Elo of {} against {} over the run", names[0], names[1]),
+            format!("Elo of {} (95% band)", names[0]),
+        )
+    } else {
+        (
+            "Elo against the field over the run".to_string(),
+            "Elo against the field".to_string(),
+        )
+    };
+    let chart = line_chart(
+        &Axes {
+            label: &title,
+            x_label: "games played",
+            y_label: &y_label,
+        },
+        &series,
+        &[Rule {
+            y: 0.0,
+            label: "0".into(),
+        }],
+    );
+    if !chart.is_empty() {
+        let _ = write!(h, "<h2>{}</h2>{chart}", e(&title));
+    }
+}
+
+fn los_matrix(h: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
+    let order: Vec<usize> = rows
+        .iter()
+        .filter_map(|s| totals.names.iter().position(|n| *n == s.name))
+        .collect();
+    if order.len() > 40 {
+        return;
+    }
+    h.push_str("<table id=\"los\"><caption>Likelihood of superiority (row engine stronger than column engine)</caption><tr><th></th>");
+    for &j in &order {
+        let _ = write!(h, "<th>{}</th>", e(&totals.names[j]));
+    }
+    h.push_str("</tr>");
+    for &i in &order {
+        let _ = write!(h, "<tr><td>{}</td>", e(&totals.names[i]));
+        for &j in &order {
+            let cell = if i == j {
+                String::new()
+            } else {
+                format!("{:.1}%", r.los[i][j] * 100.0)
+            };
+            let _ = write!(h, "<td>{cell}</td>");
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn crosstable(h: &mut String, totals: &Totals) {
+    let n = totals.names.len();
+    if n > 40 {
+        h.push_str("<p>The crosstable of this many engines is in crosstable.csv.</p>");
+        return;
+    }
+    h.push_str("<table id=\"crosstable\"><caption>Crosstable (W-L-D of the row engine against the column engine)</caption><tr><th></th>");
+    for name in &totals.names {
+        let _ = write!(h, "<th>{}</th>", e(name));
+    }
+    h.push_str("</tr>");
+    for i in 0..n {
+        let _ = write!(h, "<tr><td>{}</td>", e(&totals.names[i]));
+        for j in 0..n {
+            let cell = (i != j)
+                .then(|| totals.pairings.get(&(i.min(j), i.max(j))))
+                .flatten()
+                .map(|t| if i < j { t.wdl } else { t.wdl.flipped() })
+                .map(|w| format!("{}-{}-{}", w.wins, w.losses, w.draws))
+                .unwrap_or_default();
+            let _ = write!(h, "<td>{cell}</td>");
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn pairings(h: &mut String, totals: &Totals) {
+    h.push_str("<table id=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>Elo (trinomial)</th><th>Elo (pentanomial); normalized Elo</th><th>LOS</th></tr>");
+    for (p, wdl, tri, penta, l) in pairing_lines(totals) {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            e(&p),
+            e(&wdl),
+            e(&tri),
+            e(&penta),
+            e(&l)
+        );
+    }
+    h.push_str("</table>");
+    let _ = write!(h, "<p class=\"note\">{}</p>", e(PAIRING_NOTE));
+}
+
+fn sprt_section(h: &mut String, sprt: &Sprt, llr: &[f64], info: &RunInfo) {
+    let last = llr.last().copied().unwrap_or(0.0);
+    let (lo, hi) = sprt.bounds();
+    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {} game pairs, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_decision(info.decision));
+    let series = Series {
+        name: "LLR".into(),
+        points: llr
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ((i + 1) as f64, *v))
+            .collect(),
+        band: Vec::new(),
+    };
+    let rules = [
+        Rule {
+            y: hi,
+            label: format!("H1 {hi:.2}"),
+        },
+        Rule {
+            y: lo,
+            label: format!("H0 {lo:.2}"),
+        },
+    ];
+    h.push_str(&line_chart(
+        &Axes {
+            label: "LLR over game pairs",
+            x_label: "game pairs",
+            y_label: "log-likelihood ratio",
+        },
+        &[series],
+        &rules,
+    ));
+}
+
+fn endings(h: &mut String, totals: &Totals, story: &Story) {
+    let ends: Vec<String> = totals
+        .terminations
+        .iter()
+        .map(|(t, n)| format!("{}: {n}", e(t)))
+        .collect();
+    let _ = write!(h, "<h2>Terminations</h2><p>{}</p>", ends.join(", "));
+    let mut kinds: Vec<crate::game::Termination> = story
+        .endings
+        .iter()
+        .flat_map(|m| m.keys().copied())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    if kinds.is_empty() || story.names().len() > 200 {
+        return;
+    }
+    h.push_str("<table id=\"endings\"><caption>How each engine's games ended (games, of which lost)</caption><tr><th>engine</th>");
+    for k in &kinds {
+        let _ = write!(h, "<th>{}</th>", e(k.as_str()));
+    }
+    h.push_str("</tr>");
+    for (name, ended) in story.names().iter().zip(&story.endings) {
+        let _ = write!(h, "<tr><td>{}</td>", e(name));
+        for k in &kinds {
+            let cell = ended
+                .get(k)
+                .map(|x| {
+                    if x.lost > 0 {
+                        format!("{} ({} lost)", x.games, x.lost)
+                    } else {
+                        x.games.to_string()
+                    }
+                })
+                .unwrap_or_default();
+            let _ = write!(h, "<td>{cell}</td>");
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}

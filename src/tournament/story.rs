@@ -1,0 +1,161 @@
+//! How a run went, gathered while the report streams the journal: each engine's Elo against the
+//! field at up to `SNAPSHOTS` points of the run, and how each engine's games ended. Its size is
+//! bounded by the number of engines, not of games.
+
+use super::journal::Entry;
+use crate::game::{Outcome, Termination};
+use crate::stats::{trinomial_elo, EloEstimate, Wdl};
+use std::collections::{BTreeMap, HashMap};
+
+/// Points of the Elo-over-time chart.
+pub const SNAPSHOTS: u64 = 200;
+
+/// One engine's Elo against the field after `games` games of the run: estimate and interval,
+/// `None` while it has no finite estimate (no games, or a perfect score so far).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Snapshot {
+    pub games: u64,
+    pub elo: Option<(f64, f64, f64)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Ending {
+    pub games: u64,
+    pub lost: u64,
+}
+
+pub struct Story {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    per_engine: Vec<Wdl>,
+    step: u64,
+    games: u64,
+    /// Per engine, its Elo at each snapshot.
+    pub history: Vec<Vec<Snapshot>>,
+    /// Per engine, per termination: games that ended so, and how many of them it lost.
+    pub endings: Vec<BTreeMap<Termination, Ending>>,
+}
+
+impl Story {
+    pub fn new(names: &[String], total_games: u64) -> Story {
+        Story {
+            names: names.to_vec(),
+            index: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i))
+                .collect(),
+            per_engine: vec![Wdl::default(); names.len()],
+            step: total_games.div_ceil(SNAPSHOTS).max(1),
+            games: 0,
+            history: vec![Vec::new(); names.len()],
+            endings: vec![BTreeMap::new(); names.len()],
+        }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn add(&mut self, entry: &Entry) {
+        let r = &entry.record;
+        let (Some(&w), Some(&b)) = (self.index.get(&r.white), self.index.get(&r.black)) else {
+            return;
+        };
+        self.games += 1;
+        let white_points = match r.outcome {
+            Outcome::WhiteWins => 1.0,
+            Outcome::Draw => 0.5,
+            Outcome::BlackWins => 0.0,
+        };
+        for (engine, points) in [(w, white_points), (b, 1.0 - white_points)] {
+            let wdl = &mut self.per_engine[engine];
+            if points >= 1.0 {
+                wdl.wins += 1;
+            } else if points <= 0.0 {
+                wdl.losses += 1;
+            } else {
+                wdl.draws += 1;
+            }
+            let ending = self.endings[engine].entry(r.termination).or_default();
+            ending.games += 1;
+            if points <= 0.0 {
+                ending.lost += 1;
+            }
+        }
+        if self.games.is_multiple_of(self.step) {
+            self.snapshot();
+        }
+    }
+
+    fn snapshot(&mut self) {
+        for (i, wdl) in self.per_engine.iter().enumerate() {
+            let elo = match trinomial_elo(*wdl) {
+                EloEstimate::Estimate { elo, lower, upper } => Some((elo, lower, upper)),
+                _ => None,
+            };
+            self.history[i].push(Snapshot {
+                games: self.games,
+                elo,
+            });
+        }
+    }
+
+    /// Takes the last snapshot if the run did not end on one.
+    pub fn finish(&mut self) {
+        let last = self.history.first().and_then(|h| h.last()).map(|s| s.games);
+        if self.games > 0 && last != Some(self.games) {
+            self.snapshot();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::referee::GameRecord;
+    use std::time::Duration;
+
+    fn entry(index: u64, white: &str, black: &str, outcome: Outcome, t: Termination) -> Entry {
+        Entry {
+            index,
+            record: GameRecord {
+                game: "leiserchess".into(),
+                white: white.into(),
+                black: black.into(),
+                start_fen: None,
+                moves: Vec::new(),
+                outcome,
+                termination: t,
+                detail: String::new(),
+                time_control: "-".into(),
+                duration: Duration::ZERO,
+                opening: 0,
+                round: 1,
+                date: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn endings_say_who_lost_how_and_snapshots_are_bounded() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let mut story = Story::new(&names, 1000);
+        for i in 0..1000 {
+            let (outcome, t) = if i % 10 == 0 {
+                (Outcome::BlackWins, Termination::TimeForfeit)
+            } else {
+                (Outcome::Draw, Termination::MaxPlies)
+            };
+            story.add(&entry(i, "a", "b", outcome, t));
+        }
+        story.finish();
+        assert_eq!(story.history[0].len() as u64, SNAPSHOTS);
+        assert_eq!(story.history[0].last().unwrap().games, 1000);
+        let forfeits = &story.endings[0][&Termination::TimeForfeit];
+        assert_eq!((forfeits.games, forfeits.lost), (100, 100));
+        assert_eq!(story.endings[1][&Termination::TimeForfeit].lost, 0);
+        let (elo, lo, hi) = story.history[0].last().unwrap().elo.unwrap();
+        assert!(elo < 0.0 && lo < elo && elo < hi);
+    }
+}
