@@ -7,8 +7,19 @@ use crate::referee::GameRecord;
 use std::fmt::Write as _;
 use thiserror::Error;
 
+/// A tag value as PGN can hold it: quotes and backslashes escaped, and control characters (a
+/// newline in an engine's name would end the tag line and break every reader) made spaces.
 fn escape(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('"', "\\\"")
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A move's comment (`{+0.35/12 0.512s}`, `{book}`), written without floating-point formatting:
@@ -277,6 +288,64 @@ mod tests {
         assert_eq!(games[1].moves, ["f0U"]);
         assert_eq!(games[1].result.as_deref(), Some("*"));
         assert_eq!(games[1].line, 8);
+    }
+
+    fn record(white: &str, black: &str) -> GameRecord {
+        GameRecord {
+            game: "leiserchess".into(),
+            white: white.into(),
+            black: black.into(),
+            start_fen: None,
+            moves: ["g4g5", "e6e7"]
+                .iter()
+                .map(|m| crate::referee::MoveRecord {
+                    text: m.to_string(),
+                    book: false,
+                    score: None,
+                    depth: None,
+                    elapsed: std::time::Duration::from_millis(3),
+                    reported_us: None,
+                })
+                .collect(),
+            outcome: Outcome::Draw,
+            termination: crate::game::Termination::MaxPlies,
+            detail: String::new(),
+            time_control: "-".into(),
+            duration: std::time::Duration::ZERO,
+            opening: 0,
+            round: 1,
+            date: "2026.11.23".into(),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// Whatever the names and event, arbiter's own PGN reads back as one game with the same
+        /// moves and result, and the names as written (control characters as spaces).
+        #[test]
+        fn written_games_read_back(white in ".*", black in "\\PC*[\n\r\"\\\\\\]\\[{};]*", event in ".*") {
+            let text = write_game(&record(&white, &black), &event);
+            let games = read_games(&text).unwrap();
+            proptest::prop_assert_eq!(games.len(), 1);
+            let g = &games[0];
+            let plain = |s: &str| -> String {
+                s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+            };
+            proptest::prop_assert_eq!(g.tag("White").map(String::from), Some(plain(&white)));
+            proptest::prop_assert_eq!(g.tag("Black").map(String::from), Some(plain(&black)));
+            proptest::prop_assert_eq!(g.tag("Event").map(String::from), Some(plain(&event)));
+            proptest::prop_assert_eq!(&g.moves, &vec!["g4g5".to_string(), "e6e7".to_string()]);
+            proptest::prop_assert_eq!(g.outcome(), Some(Outcome::Draw));
+        }
+    }
+
+    #[test]
+    fn a_newline_in_a_name_does_not_break_the_pgn() {
+        let text = write_game(&record("evil\n[Result \"1-0\"]", "b"), "e");
+        let games = read_games(&text).unwrap();
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].outcome(), Some(Outcome::Draw));
     }
 
     #[test]

@@ -310,3 +310,39 @@ fn engine_supplied_names_are_escaped_in_the_html_report() {
         "escaped name missing"
     );
 }
+
+#[test]
+fn huge_inputs_are_not_echoed_back_whole() {
+    let dir = scratch("huge");
+    let long_move = "x".repeat(100_000);
+    let out = arbiter_in(&dir, &["replay", "leiserchess", "g4g5", &long_move]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.len() < 1_000, "{} bytes of error", err.len());
+    assert!(
+        err.contains("ply 2") && err.contains("characters cut"),
+        "{err}"
+    );
+    let book = dir.join("book.txt");
+    std::fs::write(&book, format!("g4g5\n{}\n", "zz".repeat(150_000))).unwrap();
+    let e = engine();
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--openings",
+            book.to_str().unwrap(),
+            "--engine",
+            &format!("cmd={e}"),
+            "name=a",
+            "depth=1",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=b",
+            "depth=1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.len() < 1_000 && err.contains("book.txt:2:"), "{err}");
+}

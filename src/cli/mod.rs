@@ -344,10 +344,34 @@ fn finish(result: Result<u8, Failure>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            eprintln!("error: {}", clip(&f.message));
             ExitCode::from(f.code)
         }
     }
+}
+
+/// Characters of a message line kept at its start and at its end when it is cut.
+const CLIP_HEAD: usize = 200;
+const CLIP_TAIL: usize = 80;
+
+/// An error message that echoes a huge input (a 300 KB "move", a book line of 100,000 moves)
+/// keeps each line's start and end, where the file, line and position are said, and says how
+/// much was left out.
+pub fn clip(message: &str) -> String {
+    message
+        .lines()
+        .map(|line| {
+            let chars: Vec<char> = line.chars().collect();
+            if chars.len() <= CLIP_HEAD + CLIP_TAIL + 40 {
+                return line.to_string();
+            }
+            let head: String = chars[..CLIP_HEAD].iter().collect();
+            let tail: String = chars[chars.len() - CLIP_TAIL..].iter().collect();
+            let cut = chars.len() - CLIP_HEAD - CLIP_TAIL;
+            format!("{head} [... {cut} characters cut ...] {tail}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn make_book(

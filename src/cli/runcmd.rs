@@ -239,6 +239,14 @@ fn rating_options(anchor: &Option<String>) -> Result<RatingOptions, Failure> {
     Ok(opts)
 }
 
+/// The most games played at once.
+pub const MAX_CONCURRENCY: usize = 256;
+
+/// Schedules past these sizes get a warning before they start: they take days, and reports of
+/// thousands of engines leave out their square tables.
+const LARGE_SCHEDULE: u64 = 1_000_000;
+const MANY_ENGINES: usize = 500;
+
 /// Exit code of a run stopped because an engine kept failing to start.
 pub const EXIT_ENGINE_START: u8 = 4;
 
@@ -318,6 +326,13 @@ fn execute(
         }
         _ => {}
     }
+    if args.concurrency > MAX_CONCURRENCY {
+        return Err(Failure::bad_input(format!(
+            "--concurrency {}: at most {MAX_CONCURRENCY} games at a time (each runs two engine \
+             processes and a thread of its own)",
+            args.concurrency
+        )));
+    }
     if args.concurrency == 0 || rounds == 0 || limit == Some(0) {
         return Err(Failure::bad_input(
             "--games, --rounds and --concurrency must be at least 1",
@@ -349,6 +364,26 @@ fn execute(
             check_output_file(flag, path)?;
         }
     }
+    let total = {
+        let n = engines.len() as u64;
+        let pairings = if format == Format::Gauntlet || n == 2 {
+            n - 1
+        } else {
+            n.saturating_mul(n - 1) / 2
+        };
+        let full = rounds.saturating_mul(pairings).saturating_mul(2);
+        limit.unwrap_or(full).min(full)
+    };
+    if !args.quiet && (total > LARGE_SCHEDULE || engines.len() > MANY_ENGINES) {
+        eprintln!(
+            "warning: {total} games scheduled for {} engines; at 10 games a second that is {:.1} \
+             days. Joint ratings are left out past {} engines and square tables past {}.",
+            engines.len(),
+            total as f64 / 10.0 / 86_400.0,
+            arbiter::stats::ratings::MAX_PLAYERS,
+            arbiter::tournament::report::MATRIX_ENGINES
+        );
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -357,6 +392,8 @@ fn execute(
         .block_on(arbiter::tournament::preflight(&engines, entry.id))
         .map_err(Failure::bad_input)?;
     let (out_dir, resume) = out_dir(args, kind)?;
+    // Held until the run ends: a second arbiter on the same folder would play the same games.
+    let _lock = arbiter::tournament::lock_run_dir(&out_dir).map_err(Failure::bad_input)?;
     if !resume {
         if out_dir.join("journal.jsonl").exists() {
             return Err(Failure::bad_input(format!(
@@ -380,7 +417,8 @@ fn execute(
         format,
         rounds,
         limit,
-        concurrency: args.concurrency,
+        // More workers than games would only start engines that never play.
+        concurrency: args.concurrency.min(total.max(1) as usize),
         openings,
         random_order: args.random_openings,
         seed: args.seed,
@@ -392,17 +430,6 @@ fn execute(
         log: args.log.clone(),
         resume,
         affinity: args.affinity,
-    };
-    let total = {
-        let n = names.len() as u64;
-        let pairings = if format == Format::Gauntlet || n == 2 {
-            n - 1
-        } else {
-            n * (n - 1) / 2
-        };
-        limit
-            .unwrap_or(rounds * pairings * 2)
-            .min(rounds * pairings * 2)
     };
     let already = if resume {
         arbiter::tournament::journal::count_entries(&out_dir.join("journal.jsonl"))
@@ -421,7 +448,7 @@ fn execute(
             engines: &engine_list,
             games: total,
             already: already.min(total),
-            concurrency: args.concurrency,
+            concurrency: args.concurrency.min(total.max(1) as usize),
             openings: book.as_deref().map(|b| (b, opening_count)),
             out_dir: &out_dir,
         },

@@ -32,7 +32,15 @@ pub enum Verdict {
     Resign(Color),
 }
 
-fn parse_keys(text: &str, keys: &[&str]) -> Result<Vec<i64>, String> {
+/// A key, and the range its value must lie in.
+type Key = (&'static str, i64, i64);
+
+/// Longest a move count may be (a game is drawn long before) and largest score, in centipawns,
+/// that still means something: anything outside is a typo, not a setting.
+const MAX_MOVES: i64 = 10_000;
+const MAX_SCORE: i64 = 100_000;
+
+fn parse_keys(text: &str, keys: &[Key]) -> Result<Vec<i64>, String> {
     let mut values = vec![None; keys.len()];
     for part in text.split_whitespace().flat_map(|p| p.split(',')) {
         if part.is_empty() {
@@ -41,38 +49,55 @@ fn parse_keys(text: &str, keys: &[&str]) -> Result<Vec<i64>, String> {
         let (k, v) = part
             .split_once('=')
             .ok_or_else(|| format!("'{part}' is not key=value"))?;
-        let i = keys
+        let names: Vec<&str> = keys.iter().map(|key| key.0).collect();
+        let i = names
             .iter()
             .position(|key| *key == k)
-            .ok_or_else(|| format!("unknown key '{k}' (expected {})", keys.join(", ")))?;
-        values[i] = Some(
-            v.parse::<i64>()
-                .map_err(|_| format!("{k}={v} is not a number"))?,
-        );
+            .ok_or_else(|| format!("unknown key '{k}' (expected {})", names.join(", ")))?;
+        let (_, min, max) = keys[i];
+        let value = v
+            .parse::<i64>()
+            .map_err(|_| format!("{k}={v} is not a whole number"))?;
+        if !(min..=max).contains(&value) {
+            return Err(format!(
+                "{k}={v} is out of range: it must be {min} to {max}"
+            ));
+        }
+        values[i] = Some(value);
     }
     keys.iter()
         .zip(values)
-        .map(|(k, v)| v.ok_or_else(|| format!("missing {k}=")))
+        .map(|(k, v)| v.ok_or_else(|| format!("missing {}=", k.0)))
         .collect()
 }
 
 impl DrawRule {
     pub fn parse(text: &str) -> Result<DrawRule, String> {
-        let v = parse_keys(text, &["movenumber", "movecount", "score"])?;
+        let v = parse_keys(
+            text,
+            &[
+                ("movenumber", 0, MAX_MOVES),
+                ("movecount", 1, MAX_MOVES),
+                ("score", 0, MAX_SCORE),
+            ],
+        )?;
         Ok(DrawRule {
-            movenumber: v[0].max(0) as u32,
-            movecount: v[1].max(1) as u32,
-            score: v[2].abs() as i32,
+            movenumber: v[0] as u32,
+            movecount: v[1] as u32,
+            score: v[2] as i32,
         })
     }
 }
 
 impl ResignRule {
     pub fn parse(text: &str) -> Result<ResignRule, String> {
-        let v = parse_keys(text, &["movecount", "score"])?;
+        let v = parse_keys(
+            text,
+            &[("movecount", 1, MAX_MOVES), ("score", 1, MAX_SCORE)],
+        )?;
         Ok(ResignRule {
-            movecount: v[0].max(1) as u32,
-            score: v[1].abs() as i32,
+            movecount: v[0] as u32,
+            score: v[1] as i32,
         })
     }
 }
@@ -124,7 +149,24 @@ mod tests {
             .contains("score"));
         assert!(ResignRule::parse("movecount=3 score=x")
             .unwrap_err()
-            .contains("not a number"));
+            .contains("not a whole number"));
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_not_cast() {
+        for bad in [
+            "movecount=1 score=4294967295",
+            "movecount=0 score=300",
+            "movecount=-2 score=300",
+            "movecount=3 score=-300",
+            "movecount=99999999999 score=300",
+        ] {
+            let err = ResignRule::parse(bad).unwrap_err();
+            assert!(err.contains("out of range"), "{bad}: {err}");
+        }
+        let err = DrawRule::parse("movenumber=-1 movecount=8 score=10").unwrap_err();
+        assert!(err.contains("movenumber=-1 is out of range"), "{err}");
+        assert!(DrawRule::parse("movenumber=0 movecount=1 score=0").is_ok());
     }
 
     #[test]

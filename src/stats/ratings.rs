@@ -112,7 +112,12 @@ pub enum RatingError {
     Disconnected(String),
     #[error("{0} has no finite rating (it won or lost every game); use a prior of virtual draws")]
     Unbounded(String),
+    #[error("{0} players are more than joint ratings are computed for (at most {MAX_PLAYERS}: the fit's memory and time grow with the square and cube of the players); the standings rank by points")]
+    TooManyPlayers(usize),
 }
+
+/// The most players rated jointly: the Hessian is n x n and is inverted.
+pub const MAX_PLAYERS: usize = 500;
 
 struct Model<'a> {
     results: &'a Results,
@@ -292,6 +297,9 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
     let n = results.players.len();
     if results.games() == 0.0 || n < 2 {
         return Err(RatingError::NoGames);
+    }
+    if n > MAX_PLAYERS {
+        return Err(RatingError::TooManyPlayers(n));
     }
     let comp = components(n, results.counts.keys().copied());
     if comp.iter().any(|&c| c != comp[0]) {

@@ -56,7 +56,15 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
 /// then ends it: a set-up that cannot play is refused before any game is played or any file is
 /// written, with the engine's name and the operating system's or the engine's own error.
 pub async fn preflight(engines: &[EngineConfig], game: &str) -> Result<(), String> {
-    for cfg in engines {
+    let unnamed = |c: &EngineConfig| EngineConfig {
+        name: String::new(),
+        ..c.clone()
+    };
+    for (i, cfg) in engines.iter().enumerate() {
+        // Engines that differ only in name start the same way: one check covers them all.
+        if engines[..i].iter().any(|e| unnamed(e) == unnamed(cfg)) {
+            continue;
+        }
         match EngineProcess::start(cfg, game, None).await {
             Ok(engine) => engine.quit().await,
             Err(e) => return Err(explain_start_failure(&e, cfg, game)),
@@ -78,4 +86,32 @@ fn explain_start_failure(e: &EngineError, cfg: &EngineConfig, game: &str) -> Str
         _ => String::new(),
     };
     format!("engine start-up check failed: {e}{hint}")
+}
+
+/// An exclusive lock on a run's folder, held while a run plays in it.
+pub struct RunLock {
+    _folder: std::fs::File,
+}
+
+/// Locks the run folder `dir` (creating it), so that two arbiters never play the same run: the
+/// second is refused at once. The lock is the kernel's (`flock`), so it ends with the process,
+/// even after `kill -9`.
+pub fn lock_run_dir(dir: &std::path::Path) -> Result<RunLock, String> {
+    use std::os::fd::AsRawFd;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let folder =
+        std::fs::File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(folder.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            format!(
+                "another arbiter is playing the run in {}: wait for it to end (or stop it) first",
+                dir.display()
+            )
+        } else {
+            format!("cannot lock {}: {e}", dir.display())
+        });
+    }
+    Ok(RunLock { _folder: folder })
 }

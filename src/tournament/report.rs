@@ -204,10 +204,46 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
         ]);
     }
     write_atomically(&dir.join("standings.csv"), &csv_bytes(table)?)?;
+    write_atomically(&dir.join("crosstable.csv"), &crosstable_csv(totals)?)?;
+    let rating_note = rating_result.as_ref().err().map(|e| e.to_string());
+    write_atomically(
+        &dir.join("report.md"),
+        markdown(totals, info, &rows, &ratings, &rating_note).as_bytes(),
+    )?;
+    write_atomically(
+        &dir.join("report.html"),
+        super::report_html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
+    )?;
+    Ok(())
+}
 
-    // Crosstable: each cell "W-L-D" of the row engine against the column engine (the order
-    // cutechess and fastchess print and the console uses).
+/// Engines up to which the reports show square tables (likelihood of superiority, crosstable).
+pub const MATRIX_ENGINES: usize = 40;
+
+/// Engines up to which the crosstable is a square; past it, one row per pairing that met, so
+/// the file grows with the games played rather than with the square of the engines.
+pub const SQUARE_CROSSTABLE: usize = 200;
+
+/// Crosstable: each cell "W-L-D" of the row engine against the column engine (the order
+/// cutechess and fastchess print and the console uses).
+fn crosstable_csv(totals: &Totals) -> std::io::Result<Vec<u8>> {
     let n = totals.names.len();
+    if n > SQUARE_CROSSTABLE {
+        let mut rows = vec![["engine", "opponent", "wins", "losses", "draws"]
+            .map(String::from)
+            .to_vec()];
+        for (&(a, b), t) in &totals.pairings {
+            let w = t.wdl;
+            rows.push(vec![
+                totals.names[a].clone(),
+                totals.names[b].clone(),
+                w.wins.to_string(),
+                w.losses.to_string(),
+                w.draws.to_string(),
+            ]);
+        }
+        return csv_bytes(rows);
+    }
     let mut cross = vec![std::iter::once("engine".to_string())
         .chain(totals.names.iter().cloned())
         .collect::<Vec<_>>()];
@@ -230,18 +266,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
         }
         cross.push(row);
     }
-    write_atomically(&dir.join("crosstable.csv"), &csv_bytes(cross)?)?;
-
-    let rating_note = rating_result.as_ref().err().map(|e| e.to_string());
-    write_atomically(
-        &dir.join("report.md"),
-        markdown(totals, info, &rows, &ratings, &rating_note).as_bytes(),
-    )?;
-    write_atomically(
-        &dir.join("report.html"),
-        super::report_html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
-    )?;
-    Ok(())
+    csv_bytes(cross)
 }
 
 pub fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String)> {
@@ -323,7 +348,10 @@ fn markdown(
     if let Some(n) = note {
         let _ = writeln!(md, "\nNo joint ratings: {n}.");
     }
-    if let Some(r) = ratings {
+    if let Some(r) = ratings
+        .as_ref()
+        .filter(|_| totals.names.len() <= MATRIX_ENGINES)
+    {
         let _ = writeln!(md, "\n{}", ratings_note(r));
         let _ = writeln!(md, "\n### Likelihood of superiority\n");
         let _ = write!(md, "| | ");
@@ -390,5 +418,50 @@ pub fn describe_decision(decision: Option<crate::stats::Decision>) -> &'static s
         crate::stats::Decision::H1 => "H1 accepted",
         crate::stats::Decision::H0 => "H0 accepted",
         crate::stats::Decision::Continue => "undecided",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Outcome, Termination};
+    use crate::referee::GameRecord;
+
+    fn game(white: &str, black: &str) -> GameRecord {
+        GameRecord {
+            game: "leiserchess".into(),
+            white: white.into(),
+            black: black.into(),
+            start_fen: None,
+            moves: Vec::new(),
+            outcome: Outcome::WhiteWins,
+            termination: Termination::KingZapped,
+            detail: String::new(),
+            time_control: "-".into(),
+            duration: std::time::Duration::ZERO,
+            opening: 0,
+            round: 1,
+            date: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_crosstable_of_many_engines_grows_with_the_games_not_the_square() {
+        let names: Vec<String> = (0..1000).map(|i| format!("e{i}")).collect();
+        let mut totals = Totals::new(names);
+        totals.add(&game("e1", "e2"), None);
+        totals.add(&game("e3", "e999"), None);
+        let text = String::from_utf8(crosstable_csv(&totals).unwrap()).unwrap();
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            [
+                "engine,opponent,wins,losses,draws",
+                "e1,e2,1,0,0",
+                "e3,e999,1,0,0"
+            ]
+        );
+        let few = Totals::new(vec!["a".into(), "b".into()]);
+        let square = String::from_utf8(crosstable_csv(&few).unwrap()).unwrap();
+        assert_eq!(square.lines().count(), 3, "{square}");
     }
 }

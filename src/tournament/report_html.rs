@@ -6,15 +6,14 @@
 use super::charts::{line_chart, ratings_chart, Axes, Rule, Series};
 use super::report::{
     describe_decision, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
-    PAIRING_NOTE,
+    MATRIX_ENGINES, PAIRING_NOTE,
 };
 use super::results::Totals;
 use super::story::Story;
 use crate::stats::{fixed, Ratings, Sprt};
 use std::fmt::Write as _;
 
-/// Engines beyond this many get no line in the Elo-over-the-run chart (it would be unreadable).
-const MAX_LINES: usize = 10;
+use super::story::MAX_HISTORY as MAX_LINES;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;\
 padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid \
@@ -181,7 +180,7 @@ fn los_matrix(h: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
         .iter()
         .filter_map(|s| totals.names.iter().position(|n| *n == s.name))
         .collect();
-    if order.len() > 40 {
+    if order.len() > MATRIX_ENGINES {
         return;
     }
     h.push_str("<table id=\"los\"><caption>Likelihood of superiority (row engine stronger than column engine)</caption><tr><th></th>");
@@ -206,7 +205,7 @@ fn los_matrix(h: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
 
 fn crosstable(h: &mut String, totals: &Totals) {
     let n = totals.names.len();
-    if n > 40 {
+    if n > MATRIX_ENGINES {
         h.push_str("<p>The crosstable of this many engines is in crosstable.csv.</p>");
         return;
     }

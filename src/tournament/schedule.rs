@@ -47,7 +47,7 @@ impl PairSchedule {
     pub fn pairings(&self) -> u64 {
         let n = self.engines as u64;
         match self.format {
-            Format::RoundRobin => n * n.saturating_sub(1) / 2,
+            Format::RoundRobin => n.saturating_mul(n.saturating_sub(1)) / 2,
             Format::Gauntlet => n.saturating_sub(1),
         }
     }
@@ -77,7 +77,10 @@ impl PairSchedule {
 
 impl Schedule for PairSchedule {
     fn len(&self) -> u64 {
-        let full = self.rounds * self.pairings() * 2;
+        let full = self
+            .rounds
+            .saturating_mul(self.pairings())
+            .saturating_mul(2);
         self.limit.map_or(full, |l| l.min(full))
     }
 

@@ -10,6 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 /// Points of the Elo-over-time chart.
 pub const SNAPSHOTS: u64 = 200;
 
+/// Engines up to which the Elo over the run is kept (the chart shows no more lines than this).
+pub const MAX_HISTORY: usize = 10;
+
 /// One engine's Elo against the field after `games` games of the run: estimate and interval,
 /// `None` while it has no finite estimate (no games, or a perfect score so far).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -89,6 +92,9 @@ impl Story {
     }
 
     fn snapshot(&mut self) {
+        if self.names.len() > MAX_HISTORY {
+            return;
+        }
         for (i, wdl) in self.per_engine.iter().enumerate() {
             let elo = match trinomial_elo(*wdl) {
                 EloEstimate::Estimate { elo, lower, upper } => Some((elo, lower, upper)),
@@ -104,7 +110,7 @@ impl Story {
     /// Takes the last snapshot if the run did not end on one.
     pub fn finish(&mut self) {
         let last = self.history.first().and_then(|h| h.last()).map(|s| s.games);
-        if self.games > 0 && last != Some(self.games) {
+        if self.games > 0 && last != Some(self.games) && self.names.len() <= MAX_HISTORY {
             self.snapshot();
         }
     }

@@ -1,0 +1,178 @@
+//! Runs attacked as a hostile or careless user would: out-of-range settings, absurd concurrency,
+//! huge schedules, two arbiters on one run folder. Real binaries, real files.
+
+mod common;
+
+use common::{arbiter_in, stderr};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn engine() -> String {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+        .with_file_name("arbiter-engine")
+        .display()
+        .to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn nothing_written(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written: {left:?}");
+}
+
+#[test]
+fn out_of_range_settings_are_refused_before_anything_is_written() {
+    let dir = scratch("ranges");
+    let e = format!("cmd={}", engine());
+    let base = [
+        "match", "--engine", &e, "name=a", "depth=1", "--engine", &e, "name=b", "depth=1",
+    ];
+    for (extra, expected) in [
+        (
+            &["--resign", "movecount=1", "score=4294967295"][..],
+            "out of range",
+        ),
+        (&["--resign", "movecount=0", "score=300"], "out of range"),
+        (
+            &["--draw", "movenumber=-4", "movecount=8", "score=10"],
+            "out of range",
+        ),
+        (&["--concurrency", "100000"], "at most 256"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = arbiter_in(&dir, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(expected), "{extra:?}: {err}");
+        nothing_written(&dir);
+    }
+}
+
+#[test]
+fn concurrency_beyond_the_games_starts_no_idle_engines() {
+    let dir = scratch("cap");
+    let e = format!("cmd={}", engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--games",
+            "2",
+            "--concurrency",
+            "200",
+            "--engine",
+            &e,
+            "name=a",
+            "depth=1",
+            "--engine",
+            &e,
+            "name=b",
+            "depth=1",
+            "--out",
+            "run",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("2 games, 2 at a time"), "{text}");
+}
+
+#[test]
+fn a_huge_schedule_is_announced_before_it_starts() {
+    let dir = scratch("huge");
+    let e = format!("cmd={}", engine());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "tournament",
+            "--rounds",
+            "600000",
+            "--engine",
+            &e,
+            "name=a",
+            "depth=1",
+            "--engine",
+            &e,
+            "name=b",
+            "depth=1",
+            "--out",
+            "run",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(
+        first.starts_with("warning: 1200000 games scheduled"),
+        "{first}"
+    );
+    // Stopped before its games began (killed by the signal) or after (exit 130).
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        status.code() == Some(130) || status.signal() == Some(libc::SIGINT),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_second_arbiter_on_the_same_run_is_refused() {
+    let dir = scratch("lock");
+    let e = format!("cmd={}", engine());
+    // A run that takes a while: searching engines on a real clock.
+    let mut first = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "tournament",
+            "--rounds",
+            "50",
+            "--each",
+            "tc=10+0.1",
+            "--engine",
+            &e,
+            "name=a",
+            "option.Style=search",
+            "--engine",
+            &e,
+            "name=b",
+            "option.Style=search",
+            "--out",
+            "run",
+            "--quiet",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !dir.join("run/journal.jsonl").exists() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = arbiter_in(&dir, &["tournament", "--resume", "run"]);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    let _ = first.wait();
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains("another arbiter is playing the run"), "{err}");
+    // The lock ends with the process that held it.
+    assert!(arbiter::tournament::lock_run_dir(&dir.join("run")).is_ok());
+}
