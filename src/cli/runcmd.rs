@@ -300,6 +300,22 @@ fn check_output_file(flag: &str, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Mends a resumed run's journal (a torn last line is cut, the file kept beside it), says what
+/// was found, and returns how many games it holds.
+fn resume_journal(path: &Path) -> Result<u64, Failure> {
+    use arbiter::tournament::journal;
+    if let Some(note) = journal::repair(path)
+        .map_err(|e| Failure::bad_input(format!("cannot repair {}: {e}", path.display())))?
+    {
+        eprintln!("{note}");
+    }
+    let summary = journal::read(path, |_| ()).map_err(Failure::bad_input)?;
+    if let Some(note) = summary.note(path) {
+        eprintln!("{note}");
+    }
+    Ok(summary.entries)
+}
+
 /// Runs a match or tournament; returns the process exit code.
 fn execute(
     args: &RunArgs,
@@ -432,7 +448,7 @@ fn execute(
         affinity: args.affinity,
     };
     let already = if resume {
-        arbiter::tournament::journal::count_entries(&out_dir.join("journal.jsonl"))
+        resume_journal(&out_dir.join("journal.jsonl"))?
     } else {
         0
     };

@@ -35,40 +35,288 @@ impl Journal {
     }
 }
 
-/// Reads every entry in order. A cut-off last line (the run was killed while writing it) is
-/// ignored; a bad line anywhere else is an error naming it.
-pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<u64, String> {
+/// What reading a journal found besides its entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadSummary {
+    pub entries: u64,
+    /// Lines (1-based) that held no whole entry: cut off, or garbage. Their games, if they were
+    /// games, are missing and will be played again by `--resume`.
+    pub damaged: Vec<usize>,
+    /// Lines where a cut-off entry was followed, on the same line, by a whole one (a resume by
+    /// an older arbiter appended to a torn journal): the whole one was recovered.
+    pub glued: Vec<usize>,
+}
+
+impl ReadSummary {
+    /// A sentence for the user when the journal was not clean, naming its lines.
+    pub fn note(&self, path: &Path) -> Option<String> {
+        if self.damaged.is_empty() && self.glued.is_empty() {
+            return None;
+        }
+        let lines = |v: &[usize]| {
+            let shown: Vec<String> = v.iter().take(10).map(|l| l.to_string()).collect();
+            let more = if v.len() > 10 { ", ..." } else { "" };
+            format!("{}{more}", shown.join(", "))
+        };
+        let mut parts = Vec::new();
+        if !self.damaged.is_empty() {
+            parts.push(format!(
+                "line(s) {} hold no whole game and were skipped (their games are played again)",
+                lines(&self.damaged)
+            ));
+        }
+        if !self.glued.is_empty() {
+            parts.push(format!(
+                "line(s) {} held a cut-off game glued to a whole one, which was kept",
+                lines(&self.glued)
+            ));
+        }
+        Some(format!("note: {}: {}", path.display(), parts.join("; ")))
+    }
+}
+
+/// The entry on a line, or, when the line starts with the cut-off remains of another, the whole
+/// entry that follows them.
+fn parse_line(line: &str) -> Option<(Entry, bool)> {
+    if let Ok(entry) = serde_json::from_str::<Entry>(line) {
+        return Some((entry, false));
+    }
+    let start = line.rfind("{\"index\":").filter(|&i| i > 0)?;
+    serde_json::from_str::<Entry>(&line[start..])
+        .ok()
+        .map(|e| (e, true))
+}
+
+/// Reads every whole entry in order. Lines without one (cut off by a crash or a full disk, or
+/// garbage) are skipped and listed in the summary, never fatal: the games they held are missing
+/// and are played again. Only failing to read the file is an error.
+pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, String> {
     let file = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadSummary::default()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let mut lines = BufReader::new(file).lines().enumerate().peekable();
-    let mut count = 0;
-    while let Some((i, line)) = lines.next() {
-        let line = line.map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        if line.trim().is_empty() {
+    let mut summary = ReadSummary::default();
+    let mut reader = BufReader::new(file);
+    let mut buffer = Vec::new();
+    let mut number = 0;
+    loop {
+        buffer.clear();
+        let n = reader
+            .read_until(b'\n', &mut buffer)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), number + 1))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        // Invalid UTF-8 (a torn multi-byte character) is damage like any other.
+        let line = String::from_utf8_lossy(&buffer);
+        let line = line.trim();
+        if line.is_empty() {
             continue;
         }
-        match serde_json::from_str::<Entry>(&line) {
-            Ok(entry) => {
+        match parse_line(line) {
+            Some((entry, glued)) => {
+                if glued {
+                    summary.glued.push(number);
+                }
                 each(entry);
-                count += 1;
+                summary.entries += 1;
             }
-            Err(_) if lines.peek().is_none() => break,
-            Err(e) => {
-                return Err(format!(
-                    "{}:{}: not a journal entry: {e}",
-                    path.display(),
-                    i + 1
-                ))
-            }
+            None => summary.damaged.push(number),
         }
     }
-    Ok(count)
+    Ok(summary)
+}
+
+/// Cuts a journal's torn last line (no newline at the end: the writer died mid-line, or the disk
+/// filled) before anything is appended, so the next game does not glue onto it. The file as it
+/// was is kept beside it. Returns what was done, for the user.
+pub fn repair(path: &Path) -> std::io::Result<Option<String>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut last = [0u8];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(None);
+    }
+    // Back to the last newline, a block at a time: a journal may be large.
+    let mut keep = 0u64;
+    let mut end = len;
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            keep = start + i as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut copy_name = path.file_name().unwrap_or_default().to_os_string();
+    copy_name.push(format!(".torn-{secs}"));
+    let copy = path.with_file_name(copy_name);
+    std::fs::copy(path, &copy)?;
+    file.set_len(keep)?;
+    file.sync_all()?;
+    Ok(Some(format!(
+        "note: {}: its last line was cut off ({} bytes, from a crash or a full disk while it was \
+         written); removed before appending, the journal as it was is kept in {}",
+        path.display(),
+        len - keep,
+        copy.display()
+    )))
 }
 
 /// How many games the journal at `path` holds (0 when it is missing or unreadable).
 pub fn count_entries(path: &Path) -> u64 {
-    read(path, |_| ()).unwrap_or(0)
+    read(path, |_| ()).map(|s| s.entries).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Outcome, Termination};
+    use proptest::prelude::*;
+
+    fn entry(index: u64) -> Entry {
+        Entry {
+            index,
+            record: GameRecord {
+                game: "leiserchess".into(),
+                white: format!("w{index}"),
+                black: "b".into(),
+                start_fen: None,
+                moves: Vec::new(),
+                outcome: Outcome::Draw,
+                termination: Termination::MaxPlies,
+                detail: "drawn".into(),
+                time_control: "-".into(),
+                duration: std::time::Duration::from_micros(index),
+                opening: 0,
+                round: 1,
+                date: "2026.11.23".into(),
+            },
+        }
+    }
+
+    fn line(index: u64) -> String {
+        serde_json::to_string(&entry(index)).unwrap() + "\n"
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("arbiter-journal-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("journal.jsonl")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever is cut, glued or thrown in, every entry whose line survived whole is read,
+        /// once, in order; nothing else is; and the read never fails.
+        #[test]
+        fn damaged_journals_give_every_whole_entry(
+            n in 1u64..12,
+            cut in proptest::option::of((0usize..12, 1usize..200)),
+            glue in proptest::option::of((0usize..12, 1usize..200)),
+            garbage in proptest::option::of((0usize..12, "[^\n]{0,80}")),
+            torn_tail in proptest::option::of(1usize..200),
+        ) {
+            let mut lines: Vec<String> = (0..n).map(line).collect();
+            let mut lost = std::collections::BTreeSet::new();
+            // A line cut short in the middle of the file (its newline kept).
+            if let Some((k, at)) = cut {
+                let k = k % lines.len();
+                let at = at.min(lines[k].len() - 2);
+                lines[k] = format!("{}\n", &lines[k][..at]);
+                lost.insert(k as u64);
+            }
+            // A torn line with the next entry glued onto it (an old resume appending to it).
+            if let Some((k, at)) = glue {
+                let k = k % lines.len();
+                if k + 1 < lines.len() && !lost.contains(&(k as u64)) {
+                    let head = lines[k][..at.min(lines[k].len() - 2)].to_string();
+                    lines[k] = head + &lines[k + 1];
+                    lines.remove(k + 1);
+                    // The cut entry is lost; the glued one is still read once.
+                    lost.insert(k as u64);
+                }
+            }
+            if let Some((k, junk)) = garbage {
+                let k = k % (lines.len() + 1);
+                lines.insert(k, format!("{junk}\n"));
+            }
+            let mut text = lines.concat();
+            // A last line torn mid-write (no newline).
+            if let Some(at) = torn_tail {
+                let extra = line(n);
+                text.push_str(&extra[..at.min(extra.len() - 2)]);
+            }
+            let path = scratch("prop");
+            std::fs::write(&path, &text).unwrap();
+            let mut read = Vec::new();
+            let summary = read_entries(&path, &mut read);
+            let expected: Vec<u64> = (0..n).filter(|i| !lost.contains(i)).collect();
+            let got: Vec<u64> = read.iter().map(|e| e.index).collect();
+            let mut sorted = got.clone();
+            sorted.dedup();
+            prop_assert_eq!(&sorted, &got, "no entry twice");
+            for i in &expected {
+                prop_assert!(got.contains(i), "entry {} lost: {:?}", i, got);
+            }
+            for e in &read {
+                prop_assert_eq!(e, &entry(e.index));
+            }
+            prop_assert!(summary.entries as usize == read.len());
+            // Repair cuts exactly the torn tail, and then the file ends with a newline.
+            let note = repair(&path).unwrap();
+            prop_assert_eq!(note.is_some(), torn_tail.is_some());
+            let after = std::fs::read(&path).unwrap();
+            prop_assert!(after.is_empty() || after.ends_with(b"\n"));
+            let mut again = Vec::new();
+            read_entries(&path, &mut again);
+            prop_assert_eq!(again, read);
+        }
+    }
+
+    fn read_entries(path: &Path, out: &mut Vec<Entry>) -> ReadSummary {
+        read(path, |e| out.push(e)).unwrap()
+    }
+
+    #[test]
+    fn a_glued_line_keeps_its_whole_entry_and_says_so() {
+        let path = scratch("glued");
+        let torn = &line(0)[..30];
+        std::fs::write(&path, format!("{torn}{}garbage\n{}", line(1), line(2))).unwrap();
+        let mut read = Vec::new();
+        let summary = read_entries(&path, &mut read);
+        assert_eq!(read.iter().map(|e| e.index).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            (summary.glued.clone(), summary.damaged.clone()),
+            (vec![1], vec![2])
+        );
+        let note = summary.note(&path).unwrap();
+        assert!(
+            note.contains("line(s) 2 hold no whole game") && note.contains("line(s) 1 held"),
+            "{note}"
+        );
+    }
 }

@@ -201,6 +201,7 @@ pub async fn run(
     let mut done = Bitset::new(total);
     let mut played = 0u64;
     let mut bad_resume = None;
+    journal::repair(&journal_path).map_err(|e| output_error(&journal_path, e))?;
     journal::read(&journal_path, |entry| {
         if entry.index < total && done.insert(entry.index) {
             // Only games this run's schedule knows count; a duplicate line counts once.
@@ -275,9 +276,15 @@ pub async fn run(
         };
         // On disk first: a game counts only once it is in the journal.
         let entry = Entry { index, record };
-        journal
-            .append(&entry)
-            .map_err(|e| output_error(&journal_path, e))?;
+        if let Err(e) = journal.append(&entry) {
+            // A full disk or a lost folder: stop at once, end the games in progress and their
+            // engines; the games already in the journal stay, and --resume plays the rest.
+            stop.store(true, Ordering::SeqCst);
+            workers.cancel();
+            drop(rx);
+            workers.join().await;
+            return Err(output_error(&journal_path, e));
+        }
         let record = entry.record;
         played += 1;
         if record.termination == crate::game::Termination::TimeForfeit {

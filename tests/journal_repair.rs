@@ -1,0 +1,157 @@
+//! No game lost, none counted twice: a journal cut by a crash, glued by an older resume or mixed
+//! with garbage is mended on resume, and a run stopped by a full disk (a real, tiny tmpfs) is
+//! finished once space is freed, with every game exactly once.
+
+mod common;
+
+use common::{arbiter_in, stderr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn engine() -> String {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+        .with_file_name("arbiter-engine")
+        .display()
+        .to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-repair-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn match_args<'a>(e: &'a str, games: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "match",
+        "--games",
+        games,
+        "--max-plies",
+        "60",
+        "--engine",
+        e,
+        "name=a",
+        "option.Style=random",
+        "--engine",
+        e,
+        "name=b",
+        "option.Style=greedy",
+        "--each",
+        "depth=1",
+        "--out",
+        out,
+        "--quiet",
+    ]
+}
+
+/// The game ids in games.csv, sorted.
+fn ids(run: &Path) -> Vec<u64> {
+    let mut reader = csv::Reader::from_path(run.join("games.csv")).unwrap();
+    let mut ids: Vec<u64> = reader
+        .records()
+        .map(|r| r.unwrap()[0].parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn resume_mends_cut_glued_and_garbage_lines_and_plays_each_game_once() {
+    let dir = scratch("mend");
+    let e = format!("cmd={}", engine());
+    let out = arbiter_in(&dir, &match_args(&e, "10", "run"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let journal = dir.join("run/journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 10);
+    // Line 5 cut and glued to line 6; garbage after line 2; the last line torn without newline.
+    let mut damaged = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        if i == 2 {
+            damaged.push_str("\u{0}\u{1}garbage{{\n");
+        }
+        match i {
+            4 => damaged.push_str(&l[..l.len() / 2]),
+            9 => damaged.push_str(&l[..l.len() / 3]),
+            _ => {
+                damaged.push_str(l);
+                damaged.push('\n');
+            }
+        }
+    }
+    std::fs::write(&journal, damaged).unwrap();
+    let out = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("its last line was cut off") && err.contains("journal.jsonl.torn-"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hold no whole game") && err.contains("glued"),
+        "{err}"
+    );
+    assert_eq!(ids(&dir.join("run")), (1..=10).collect::<Vec<_>>());
+    // A resume of the mended journal finds nothing to do and nothing to say.
+    let again = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert!(!stderr(&again).contains("cut off"), "{}", stderr(&again));
+    assert_eq!(ids(&dir.join("run")), (1..=10).collect::<Vec<_>>());
+}
+
+/// A tmpfs mounted for the test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "cannot mount a tmpfs at {} (this test needs root, as CI has): it does not skip",
+            at.display()
+        );
+        Tmpfs(at.to_path_buf())
+    }
+
+    fn resize(&self, size: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "cannot resize the tmpfs");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_run_stopped_by_a_full_disk_is_finished_after_space_is_freed() {
+    let dir = scratch("full");
+    let disk = Tmpfs::mount(&dir.join("disk"), "48k");
+    let e = format!("cmd={}", engine());
+    let out = arbiter_in(&dir, &match_args(&e, "40", "disk/run"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "the disk filled up: {err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    let kept = std::fs::read_to_string(dir.join("disk/run/journal.jsonl")).unwrap();
+    assert!(
+        kept.lines().count() < 40,
+        "the disk was meant to fill before the end"
+    );
+    disk.resize("8m");
+    let out = arbiter_in(&dir, &["match", "--resume", "disk/run", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ids(&dir.join("disk/run")), (1..=40).collect::<Vec<_>>());
+    drop(disk);
+}
