@@ -34,6 +34,11 @@ pub enum FaultKind {
     StderrFlood,
     /// Start a child process that would outlive the engine.
     Fork,
+    /// Start a child in a session of its own (`setsid`): out of reach of a process-group kill.
+    Escape,
+    /// At the `after`-th `go`, start a child that holds the engine's stdout, and exit: the
+    /// output never ends although the engine is gone.
+    Orphan,
     /// At each `go`, with probability `rate`, commit one of the in-game faults, chosen by `seed`.
     Random,
 }
@@ -91,6 +96,8 @@ impl Fault {
             "infoflood" => FaultKind::InfoFlood,
             "stderrflood" => FaultKind::StderrFlood,
             "fork" => FaultKind::Fork,
+            "escape" => FaultKind::Escape,
+            "orphan" => FaultKind::Orphan,
             "random" => FaultKind::Random,
             _ => return None,
         };
@@ -124,6 +131,13 @@ impl Fault {
                 // A grandchild of the referee, in the engine's process group.
                 let _ = std::process::Command::new("sleep").arg("600").spawn();
             }
+            FaultKind::Escape => {
+                // setsid(1) puts sleep in a new session and process group.
+                let _ = std::process::Command::new("setsid")
+                    .args(["sleep", "598"])
+                    .stdin(std::process::Stdio::null())
+                    .spawn();
+            }
             _ => {}
         }
     }
@@ -151,7 +165,7 @@ impl Fault {
     }
 
     pub const KINDS: &'static str =
-        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, random (with --fault-rate and --fault-seed)";
+        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, random (with --fault-rate and --fault-seed)";
 
     pub fn confirms_variant(&self) -> bool {
         self.kind != FaultKind::NoVariant
@@ -175,6 +189,14 @@ impl Fault {
     pub fn before_go(&self, index: u64, _go: &str) -> bool {
         match self.kind_at(index) {
             FaultKind::Crash => std::process::exit(3),
+            FaultKind::Orphan => {
+                // The child inherits stdout: the referee sees no end of output when we exit.
+                let _ = std::process::Command::new("sleep")
+                    .arg("597")
+                    .stdin(std::process::Stdio::null())
+                    .spawn();
+                std::process::exit(5)
+            }
             FaultKind::Stall => true,
             FaultKind::LongLine => {
                 crate::uci::say(&format!("info string {}", "x".repeat(5 << 20)));

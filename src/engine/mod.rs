@@ -1,6 +1,7 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
 pub mod config;
+pub mod keeper;
 pub mod log;
 pub mod process;
 pub mod protocol;

@@ -63,13 +63,24 @@ pub struct EngineProcess {
 
 impl Drop for EngineProcess {
     /// An engine dropped without `quit`/`kill` (a run cancelled by Ctrl-C) takes its process
-    /// group with it. After `quit`/`kill` the group was already ended.
+    /// tree with it: its keeper ends the tree at once, and the group is killed shortly after in
+    /// case the keeper could not. After `quit`/`kill` the tree was already ended.
     fn drop(&mut self) {
         if !self.reaped {
-            self.kill_group();
+            self.signal_keeper();
+            if let Some(group) = self.pgid {
+                std::thread::spawn(move || {
+                    std::thread::sleep(KEEPER_GRACE);
+                    // SAFETY: kill(2) on a process group; no memory is touched.
+                    unsafe { libc::kill(-(group as i32), libc::SIGKILL) };
+                });
+            }
         }
     }
 }
+
+/// How long the keeper gets to end an engine's tree before its group is killed outright.
+const KEEPER_GRACE: Duration = Duration::from_millis(500);
 
 impl EngineProcess {
     /// Starts the engine and completes the handshake for `game`: `uci`/`uciok`, options, the
@@ -84,23 +95,16 @@ impl EngineProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .kill_on_drop(true)
             .process_group(0);
         if let Some(dir) = &config.dir {
             cmd.current_dir(dir);
         }
-        // The engine dies with the referee, even when the referee is killed with SIGKILL.
-        // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch no parent memory.
+        // A keeper process stands between us and the engine and holds its whole process tree:
+        // nothing the engine starts outlives it, even when the referee is killed with SIGKILL.
+        // SAFETY: keeper::split makes only async-signal-safe calls, as pre_exec requires.
         unsafe {
-            let parent = libc::getpid();
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                // The referee may have died before prctl took effect.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
+            let referee = libc::getpid();
+            cmd.pre_exec(move || super::keeper::split(referee));
         }
         let mut child = cmd.spawn().map_err(|e| EngineError::Spawn {
             name: config.name.clone(),
@@ -278,6 +282,30 @@ impl EngineProcess {
         self.lines.discard_ready();
     }
 
+    /// Asks the keeper to end the engine and everything it started.
+    fn signal_keeper(&self) {
+        if let Some(pid) = self.pgid {
+            // SAFETY: kill(2) on our own child; no memory is touched.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }
+        }
+    }
+
+    /// Has the keeper end the tree; kills the group if it has not within the grace period.
+    async fn end_tree(&mut self) {
+        self.signal_keeper();
+        if tokio::time::timeout(KEEPER_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            self.kill_group();
+            let _ = self.child.start_kill();
+            let _ = self.child.wait().await;
+        }
+        self.reaped = true;
+    }
+
     fn kill_group(&self) {
         if let Some(pid) = self.pgid {
             // The engine leads its own process group: this reaches any children it started.
@@ -290,24 +318,20 @@ impl EngineProcess {
 
     /// Kills the engine and everything it started, and reaps it.
     pub async fn kill(mut self) {
-        self.kill_group();
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
-        self.reaped = true;
+        self.end_tree().await;
     }
 
-    /// Asks the engine to quit; kills it if it has not exited after a short grace period.
+    /// Asks the engine to quit; ends it and its tree if it has not exited after a short grace
+    /// period. When the engine exits by itself, its keeper ends whatever it left behind.
     pub async fn quit(mut self) {
         let _ = self.send("quit").await;
         let exited = tokio::time::timeout(QUIT_GRACE, self.child.wait())
             .await
             .is_ok();
-        // Even after a clean exit, children it left behind are ended with the group.
-        self.kill_group();
-        if !exited {
-            let _ = self.child.start_kill();
-            let _ = self.child.wait().await;
+        if exited {
+            self.reaped = true;
+        } else {
+            self.end_tree().await;
         }
-        self.reaped = true;
     }
 }

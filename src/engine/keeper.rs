@@ -1,0 +1,289 @@
+//! The keeper: a small process between the referee and each engine that holds the engine's whole
+//! process tree, so that nothing an engine starts outlives it.
+//!
+//! A process-group kill misses a child that called `setsid()`, and `PR_SET_PDEATHSIG` reaches
+//! only the direct child: after `kill -9` of the referee a grandchild lived on with PPID 1. The
+//! keeper closes both gaps. It is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so whatever the
+//! engine leaves behind is reparented to it rather than to init, and every descendant can be
+//! found from `/proc`; it is told of the referee's death (`PR_SET_PDEATHSIG`, SIGTERM) however
+//! the referee dies. It ends every descendant when the engine exits, when the referee asks
+//! (SIGTERM), or when the referee is gone. Ending the descendants as soon as the engine exits
+//! also closes the engine's stdout for good, so an engine that exits while a child holds its
+//! output is seen to crash at once instead of stalling until its deadline.
+//!
+//! The keeper is the referee's forked child, made in `pre_exec` after `fork()`; it never calls
+//! `exec`. In the fork of a multi-threaded process only async-signal-safe calls are allowed: no
+//! allocation, no locks. Everything below uses plain system calls and fixed buffers on the stack.
+
+use libc::{c_int, pid_t};
+
+/// Most processes looked at in one scan of `/proc`, and most descendants of one engine.
+const MAX_PROCESSES: usize = 8192;
+const MAX_TREE: usize = 1024;
+
+/// Runs in the forked child before `exec`. This process becomes the keeper and never returns;
+/// the engine is forked from it, and only in the engine does this return (to `exec`).
+///
+/// # Safety
+/// Only between `fork` and `exec` of a child of the process `referee`.
+pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+    if libc::getppid() != referee {
+        libc::_exit(1);
+    }
+    libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    let keeper = libc::getpid();
+    match libc::fork() {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => {
+            // The engine dies with its keeper, even if the keeper is killed outright.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != keeper {
+                libc::_exit(1);
+            }
+            Ok(())
+        }
+        engine => keep(referee, engine),
+    }
+}
+
+/// The keeper's life: wait for the engine's exit or a signal to stop, then end the whole tree
+/// and exit with the engine's status.
+unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
+    // Signals are taken synchronously (blocked, then waited for), so none is missed between
+    // looking and waiting.
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    for s in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        libc::sigaddset(&mut set, s);
+    }
+    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    close_all_files();
+    let mut code = 128 + libc::SIGTERM;
+    // The referee may have died before the signal could be blocked.
+    if libc::getppid() == referee {
+        'watch: loop {
+            loop {
+                let mut status: c_int = 0;
+                let r = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                if r == engine {
+                    code = exit_code(status);
+                    break 'watch;
+                }
+                if r <= 0 {
+                    break;
+                }
+            }
+            let signal = libc::sigwaitinfo(&set, std::ptr::null_mut());
+            if signal == libc::SIGTERM || signal == libc::SIGINT || signal == libc::SIGHUP {
+                break;
+            }
+        }
+    }
+    end_tree(libc::getpid());
+    libc::_exit(code)
+}
+
+fn exit_code(status: c_int) -> c_int {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
+/// The keeper holds no file: the engine's pipes must close when the engine's tree is gone, and
+/// the referee's error pipe for `exec` must not wait for the keeper.
+unsafe fn close_all_files() {
+    if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+        for fd in 0..4096 {
+            libc::close(fd);
+        }
+    }
+}
+
+/// Kills every descendant of `me` until none is left, reaping as it goes.
+unsafe fn end_tree(me: pid_t) {
+    for _ in 0..50 {
+        let killed = kill_descendants(me);
+        reap_all();
+        if killed == 0 {
+            return;
+        }
+        // Let the killed ones die, and any child they forked meanwhile show up.
+        let pause = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 2_000_000,
+        };
+        libc::nanosleep(&pause, std::ptr::null_mut());
+    }
+}
+
+unsafe fn reap_all() {
+    while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+}
+
+/// Sends SIGKILL to every live descendant of `me`; returns how many there were.
+unsafe fn kill_descendants(me: pid_t) -> usize {
+    let mut processes = [(0 as pid_t, 0 as pid_t); MAX_PROCESSES];
+    let n = scan_processes(&mut processes);
+    let mut tree = [0 as pid_t; MAX_TREE];
+    tree[0] = me;
+    let mut len = 1;
+    loop {
+        let mut grew = false;
+        for &(pid, parent) in &processes[..n] {
+            if len < MAX_TREE && tree[..len].contains(&parent) && !tree[..len].contains(&pid) {
+                tree[len] = pid;
+                len += 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    for &pid in &tree[1..len] {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    len - 1
+}
+
+/// Fills `out` with (pid, parent pid) of every process that is not a zombie; returns the count.
+unsafe fn scan_processes(out: &mut [(pid_t, pid_t)]) -> usize {
+    let dir = libc::open(
+        c"/proc".as_ptr(),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if dir < 0 {
+        return 0;
+    }
+    let mut n = 0;
+    let mut buffer = [0u8; 8192];
+    loop {
+        let got = libc::syscall(libc::SYS_getdents64, dir, buffer.as_mut_ptr(), buffer.len());
+        if got <= 0 {
+            break;
+        }
+        let mut at = 0usize;
+        while at < got as usize {
+            // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+            let reclen = u16::from_ne_bytes([buffer[at + 16], buffer[at + 17]]) as usize;
+            let name = &buffer[at + 19..at + reclen];
+            if let Some(pid) = parse_pid(name) {
+                if let Some(parent) = live_parent(pid) {
+                    if n < out.len() {
+                        out[n] = (pid, parent);
+                        n += 1;
+                    }
+                }
+            }
+            at += reclen;
+        }
+    }
+    libc::close(dir);
+    n
+}
+
+/// A /proc entry's name as a pid (digits up to the NUL), or `None`.
+fn parse_pid(name: &[u8]) -> Option<pid_t> {
+    let mut pid: pid_t = 0;
+    let mut digits = 0;
+    for &b in name {
+        if b == 0 {
+            break;
+        }
+        if !b.is_ascii_digit() || digits >= 9 {
+            return None;
+        }
+        pid = pid * 10 + (b - b'0') as pid_t;
+        digits += 1;
+    }
+    (digits > 0).then_some(pid)
+}
+
+/// The parent of `pid` from `/proc/<pid>/stat`, unless it is a zombie or gone.
+unsafe fn live_parent(pid: pid_t) -> Option<pid_t> {
+    let mut path = [0u8; 32];
+    let prefix = b"/proc/";
+    path[..prefix.len()].copy_from_slice(prefix);
+    let mut at = prefix.len();
+    let mut digits = [0u8; 10];
+    let mut count = 0;
+    let mut rest = pid;
+    loop {
+        digits[count] = b'0' + (rest % 10) as u8;
+        count += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for i in (0..count).rev() {
+        path[at] = digits[i];
+        at += 1;
+    }
+    let suffix = b"/stat";
+    path[at..at + suffix.len()].copy_from_slice(suffix);
+    let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return None;
+    }
+    let mut text = [0u8; 512];
+    let got = libc::read(fd, text.as_mut_ptr().cast(), text.len());
+    libc::close(fd);
+    if got <= 0 {
+        return None;
+    }
+    parse_stat(&text[..got as usize])
+}
+
+/// The parent pid in a `stat` line (`pid (comm) S ppid ...`), `None` for a zombie. The command
+/// name may hold spaces and parentheses, so fields are counted from the last ')'.
+fn parse_stat(text: &[u8]) -> Option<pid_t> {
+    let close = text.iter().rposition(|&b| b == b')')?;
+    let state = *text.get(close + 2)?;
+    if state == b'Z' || state == b'X' {
+        return None;
+    }
+    let mut parent: pid_t = 0;
+    let mut any = false;
+    for &b in text.get(close + 4..)? {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        parent = parent * 10 + (b - b'0') as pid_t;
+        any = true;
+    }
+    any.then_some(parent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_give_the_parent_and_skip_zombies() {
+        assert_eq!(parse_stat(b"123 (sleep) S 45 123 45 0"), Some(45));
+        assert_eq!(parse_stat(b"123 (a (b) c) R 7 1"), Some(7));
+        assert_eq!(parse_stat(b"123 (x) Z 45 1"), None);
+        assert_eq!(parse_pid(b"4242\0\0"), Some(4242));
+        assert_eq!(parse_pid(b"self\0"), None);
+    }
+
+    #[test]
+    fn this_process_is_found_with_its_parent() {
+        let mut processes = vec![(0, 0); MAX_PROCESSES];
+        // SAFETY: plain system calls on buffers owned here.
+        let n = unsafe { scan_processes(&mut processes) };
+        let me = std::process::id() as pid_t;
+        // SAFETY: getppid(2) has no preconditions.
+        let parent = unsafe { libc::getppid() };
+        assert!(
+            processes[..n].contains(&(me, parent)),
+            "{n} processes scanned"
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Nothing an engine starts outlives it: not a child in a session of its own (`setsid`), not a
+//! grandchild after `kill -9` of arbiter; and an engine that exits while a child holds its output
+//! is seen to crash at once. Real processes, found through /proc by their working folder.
+
+mod common;
+
+use common::{arbiter_in, stderr};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn engine() -> String {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+        .with_file_name("arbiter-engine")
+        .display()
+        .to_string()
+}
+
+/// A folder of its own for the engines of one test: every process they start works in it.
+fn engines_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-tree-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// Processes whose working folder is `dir`, with their command lines.
+fn processes_in(dir: &Path) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if std::fs::read_link(entry.path().join("cwd")).ok().as_deref() == Some(dir) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+/// Waits (up to 10 s) for every process in `dir` to be gone; returns those still there.
+fn gone(dir: &Path) -> Vec<(u32, String)> {
+    let started = Instant::now();
+    loop {
+        let left = processes_in(dir);
+        if left.is_empty() || started.elapsed() > Duration::from_secs(10) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn faulty(dir: &Path, name: &str, fault: &str) -> Vec<String> {
+    vec![
+        "--engine".into(),
+        format!("cmd={}", engine()),
+        format!("name={name}"),
+        format!("dir={}", dir.display()),
+        "arg=--fault".into(),
+        format!("arg={fault}"),
+    ]
+}
+
+#[test]
+fn a_child_in_its_own_session_ends_with_its_engine() {
+    let dir = engines_dir("setsid");
+    let mut args: Vec<String> = ["match", "--games", "2", "--each", "depth=1", "--quiet"]
+        .map(String::from)
+        .to_vec();
+    args.extend(faulty(&dir, "escaper", "escape"));
+    args.extend(faulty(&dir, "plain", "none"));
+    args.extend(["--out".into(), dir.join("run").display().to_string()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &refs);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(gone(&dir), Vec::new(), "outlived the run");
+}
+
+#[test]
+fn after_kill_9_of_arbiter_no_engine_descendant_survives() {
+    let dir = engines_dir("kill9");
+    let mut args: Vec<String> = [
+        "tournament",
+        "--rounds",
+        "100",
+        "--each",
+        "tc=10+0.1",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(faulty(&dir, "forker", "fork"));
+    args.extend(faulty(&dir, "escaper", "escape"));
+    args.extend(["--out".into(), dir.join("run").display().to_string()]);
+    let mut arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until both engines and their children run: two engines, two keepers, two sleeps.
+    let started = Instant::now();
+    let sleeping = |dir: &Path| {
+        processes_in(dir)
+            .iter()
+            .filter(|(_, c)| c.starts_with("sleep"))
+            .count()
+    };
+    while sleeping(&dir) < 2 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(sleeping(&dir), 2, "{:?}", processes_in(&dir));
+    arbiter.kill().unwrap(); // SIGKILL: no cleanup of its own
+    let _ = arbiter.wait();
+    assert_eq!(gone(&dir), Vec::new(), "outlived arbiter");
+}
+
+#[test]
+fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall() {
+    let dir = engines_dir("orphan");
+    let mut args: Vec<String> = [
+        "match", "--games", "1", "--each", "depth=1", "stall=30", "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(faulty(&dir, "orphaner", "orphan"));
+    args.extend(["arg=--fault-after".into(), "arg=2".into()]);
+    args.extend(faulty(&dir, "plain", "none"));
+    args.extend(["--out".into(), dir.join("run").display().to_string()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &refs);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("run/games.csv")).unwrap();
+    assert!(
+        csv.contains("engine crash") && !csv.contains("engine stall"),
+        "{csv}"
+    );
+    assert_eq!(gone(&dir), Vec::new(), "outlived the run");
+}
