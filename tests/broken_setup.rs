@@ -5,23 +5,9 @@
 
 mod common;
 
-use common::{arbiter_in, stderr, stdout};
+use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
-fn engine() -> String {
-    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
-        .with_file_name("arbiter-engine")
-        .display()
-        .to_string()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-setup-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::path::Path;
 
 /// Every file under `dir`, except the ones the test itself put there.
 fn written(dir: &Path, own: &[&str]) -> Vec<String> {
@@ -44,9 +30,9 @@ fn script(dir: &Path, name: &str, text: &str, mode: u32) -> String {
 
 #[test]
 fn an_engine_that_cannot_start_is_refused_before_any_game() {
-    let dir = scratch("start");
+    let dir = scratch("setup", "start");
     let not_executable = script(&dir, "engine.sh", "#!/bin/sh\nexit 0\n", 0o644);
-    let good = format!("cmd={}", engine());
+    let good = format!("cmd={}", bundled_engine());
     let cases = [
         (
             format!("cmd={not_executable}"),
@@ -59,7 +45,7 @@ fn an_engine_that_cannot_start_is_refused_before_any_game() {
             "exited during the handshake",
         ),
         (
-            format!("cmd={} proto=leiserchess", engine()),
+            format!("cmd={} proto=leiserchess", bundled_engine()),
             "ultima",
             "cannot play ultima",
         ),
@@ -87,8 +73,8 @@ fn an_engine_that_cannot_start_is_refused_before_any_game() {
 
 #[test]
 fn outputs_are_checked_before_the_first_game() {
-    let dir = scratch("outputs");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("setup", "outputs");
+    let e = format!("cmd={}", bundled_engine());
     for (flag, path, expected) in [
         ("--pgnout", "missing/games.pgn", "does not exist"),
         ("--log", "missing/io.log", "does not exist"),
@@ -113,8 +99,8 @@ fn outputs_are_checked_before_the_first_game() {
 
 #[test]
 fn resume_refuses_flags_it_would_ignore() {
-    let dir = scratch("resume");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("setup", "resume");
+    let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(
         &dir,
         &[
@@ -168,7 +154,7 @@ fn resume_refuses_flags_it_would_ignore() {
 
 #[test]
 fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
-    let dir = scratch("midrun");
+    let dir = scratch("setup", "midrun");
     // Starts 1 (the start-up check) and 2 (the first game, where it crashes after two moves)
     // work; every later start fails. Its crash is a real loss; the starts that fail are not.
     let flaky = script(
@@ -177,11 +163,11 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
         &format!(
             "#!/bin/sh\nn=$(cat starts 2>/dev/null || echo 0)\necho $((n + 1)) > starts\n\
              [ \"$n\" -ge 2 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
-            engine()
+            bundled_engine()
         ),
         0o755,
     );
-    let good = format!("cmd={}", engine());
+    let good = format!("cmd={}", bundled_engine());
     let out = arbiter_in(
         &dir,
         &[

@@ -3,25 +3,11 @@
 
 mod common;
 
-use common::{arbiter_in, stderr};
+use common::{arbiter_in, bundled_engine, scratch, stderr};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn engine() -> String {
-    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
-        .with_file_name("arbiter-engine")
-        .display()
-        .to_string()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn nothing_written(dir: &Path) {
     let left: Vec<_> = std::fs::read_dir(dir)
@@ -33,8 +19,8 @@ fn nothing_written(dir: &Path) {
 
 #[test]
 fn out_of_range_settings_are_refused_before_anything_is_written() {
-    let dir = scratch("ranges");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("hostile", "ranges");
+    let e = format!("cmd={}", bundled_engine());
     let base = [
         "match", "--engine", &e, "name=a", "depth=1", "--engine", &e, "name=b", "depth=1",
     ];
@@ -62,8 +48,8 @@ fn out_of_range_settings_are_refused_before_anything_is_written() {
 
 #[test]
 fn concurrency_beyond_the_games_starts_no_idle_engines() {
-    let dir = scratch("cap");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("hostile", "cap");
+    let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(
         &dir,
         &[
@@ -91,8 +77,8 @@ fn concurrency_beyond_the_games_starts_no_idle_engines() {
 
 #[test]
 fn a_huge_schedule_is_announced_before_it_starts() {
-    let dir = scratch("huge");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("hostile", "huge");
+    let e = format!("cmd={}", bundled_engine());
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args([
             "tournament",
@@ -135,8 +121,8 @@ fn a_huge_schedule_is_announced_before_it_starts() {
 
 #[test]
 fn a_second_arbiter_on_the_same_run_is_refused() {
-    let dir = scratch("lock");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("hostile", "lock");
+    let e = format!("cmd={}", bundled_engine());
     // A run that takes a while: searching engines on a real clock.
     let mut first = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args([

@@ -4,23 +4,9 @@
 
 mod common;
 
-use common::{arbiter_in, stderr};
+use common::{arbiter_in, bundled_engine, scratch, stderr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn engine() -> String {
-    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
-        .with_file_name("arbiter-engine")
-        .display()
-        .to_string()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-repair-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn match_args<'a>(e: &'a str, games: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![
@@ -58,8 +44,8 @@ fn ids(run: &Path) -> Vec<u64> {
 
 #[test]
 fn resume_mends_cut_glued_and_garbage_lines_and_plays_each_game_once() {
-    let dir = scratch("mend");
-    let e = format!("cmd={}", engine());
+    let dir = scratch("repair", "mend");
+    let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(&dir, &match_args(&e, "10", "run"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let journal = dir.join("run/journal.jsonl");
@@ -137,9 +123,9 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_run_stopped_by_a_full_disk_is_finished_after_space_is_freed() {
-    let dir = scratch("full");
+    let dir = scratch("repair", "full");
     let disk = Tmpfs::mount(&dir.join("disk"), "48k");
-    let e = format!("cmd={}", engine());
+    let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(&dir, &match_args(&e, "40", "disk/run"));
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "the disk filled up: {err}");

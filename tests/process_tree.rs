@@ -4,24 +4,14 @@
 
 mod common;
 
-use common::{arbiter_in, stderr};
+use common::{arbiter_in, bundled_engine, scratch, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn engine() -> String {
-    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
-        .with_file_name("arbiter-engine")
-        .display()
-        .to_string()
-}
-
 /// A folder of its own for the engines of one test: every process they start works in it.
 fn engines_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-tree-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
+    scratch("tree", name).canonicalize().unwrap()
 }
 
 /// Processes whose working folder is `dir`, with their command lines.
@@ -54,7 +44,7 @@ fn gone(dir: &Path) -> Vec<(u32, String)> {
 fn faulty(dir: &Path, name: &str, fault: &str) -> Vec<String> {
     vec![
         "--engine".into(),
-        format!("cmd={}", engine()),
+        format!("cmd={}", bundled_engine()),
         format!("name={name}"),
         format!("dir={}", dir.display()),
         "arg=--fault".into(),
@@ -63,7 +53,7 @@ fn faulty(dir: &Path, name: &str, fault: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_child_in_its_own_session_ends_with_its_engine() {
+fn a_child_in_its_own_session_ends_with_its_bundled_engine() {
     let dir = engines_dir("setsid");
     let mut args: Vec<String> = ["match", "--games", "2", "--each", "depth=1", "--quiet"]
         .map(String::from)

@@ -3,20 +3,10 @@
 
 mod common;
 
-use common::{arbiter, arbiter_in, stderr, stdout};
+use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The bundled engine, built beside the `arbiter` binary by the same `cargo test`.
-fn engine() -> String {
-    let path = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("arbiter-engine");
-    assert!(
-        path.is_file(),
-        "{} is missing: run the whole workspace's tests (cargo test)",
-        path.display()
-    );
-    path.display().to_string()
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));

@@ -10,6 +10,7 @@
 use super::mle::{mean_var, PAIR_SCORES};
 use super::pentanomial::{Pentanomial, NELO_PER_T};
 use super::sprt::{logistic_score, Decision, Sprt, SprtModel};
+use crate::zobrist::SplitMix;
 
 /// A named base shape of pair results, symmetric around an even score.
 #[derive(Clone, Copy, Debug)]
@@ -96,20 +97,6 @@ impl Outcomes {
     }
     pub fn rate_h0(&self) -> f64 {
         self.h0 as f64 / self.runs.max(1) as f64
-    }
-}
-
-/// A small deterministic generator (splitmix64): the simulation must be reproducible by seed.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

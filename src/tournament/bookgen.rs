@@ -2,6 +2,7 @@
 //! they reach is roughly balanced and quiet, and distinct. Reproducible from the seed.
 
 use crate::game::{GameEntry, Status};
+use crate::zobrist::SplitMix;
 use std::collections::HashSet;
 
 /// How the book was made, written at the top of the file so it can be made again.
@@ -11,18 +12,6 @@ pub struct BookSpec {
     pub seed: u64,
     /// Largest material imbalance (centipawns) accepted at the end of a line.
     pub max_imbalance: i32,
-}
-
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// Lines of moves, one per opening, or an error if not enough could be found.

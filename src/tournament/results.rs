@@ -7,7 +7,7 @@ use crate::stats::{rate, Pentanomial, RatingError, RatingOptions, Ratings, Resul
 use std::collections::{BTreeMap, HashMap};
 
 /// Counts one game worth `points` (1, 0.5 or 0) to the player.
-fn tally(wdl: &mut Wdl, points: f64) {
+pub(crate) fn tally(wdl: &mut Wdl, points: f64) {
     if points >= 1.0 {
         wdl.wins += 1;
     } else if points <= 0.0 {

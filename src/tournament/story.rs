@@ -72,14 +72,7 @@ impl Story {
             Outcome::BlackWins => 0.0,
         };
         for (engine, points) in [(w, white_points), (b, 1.0 - white_points)] {
-            let wdl = &mut self.per_engine[engine];
-            if points >= 1.0 {
-                wdl.wins += 1;
-            } else if points <= 0.0 {
-                wdl.losses += 1;
-            } else {
-                wdl.draws += 1;
-            }
+            super::results::tally(&mut self.per_engine[engine], points);
             let ending = self.endings[engine].entry(r.termination).or_default();
             ending.games += 1;
             if points <= 0.0 {

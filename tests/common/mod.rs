@@ -89,3 +89,22 @@ pub fn check_playout<P: Position>(start: &str, choices: &[usize]) {
         assert_eq!(game.position().fen(), copy.fen());
     }
 }
+
+/// The bundled engine, built beside the `arbiter` binary by the same `cargo test`.
+pub fn bundled_engine() -> String {
+    let path = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("arbiter-engine");
+    assert!(
+        path.is_file(),
+        "{} is missing: run the whole workspace's tests (cargo test)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// An empty folder of this test process's own, for one test: `<tmp>/arbiter-<kind>-<pid>-<name>`.
+pub fn scratch(kind: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-{kind}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
