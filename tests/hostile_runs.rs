@@ -162,3 +162,58 @@ fn a_second_arbiter_on_the_same_run_is_refused() {
     // The lock ends with the process that held it.
     assert!(arbiter::tournament::lock_run_dir(&dir.join("run")).is_ok());
 }
+
+#[test]
+fn a_newline_in_an_engine_name_leaves_the_pgn_readable() {
+    let dir = scratch("hostile", "newline");
+    let e = format!("cmd={}", bundled_engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--games",
+            "2",
+            "--engine",
+            &e,
+            "name=evil\n[Result \"1-0\"]",
+            "depth=1",
+            "--engine",
+            &e,
+            "name=b",
+            "depth=1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = arbiter_in(&dir, &["rate", "run/games.pgn", "--out", "rated"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("2 games, 2 players"), "{text}");
+}
+
+#[test]
+fn ten_thousand_players_are_reported_in_memory_that_grows_with_the_games() {
+    let dir = scratch("hostile", "many");
+    // 10,000 players in a ring: 10,000 games, each player meets two others.
+    let mut pgn = String::new();
+    for i in 0..10_000 {
+        pgn.push_str(&format!(
+            "[White \"p{i}\"]\n[Black \"p{}\"]\n[Result \"1-0\"]\n\n1. g4g5 1-0\n\n",
+            (i + 1) % 10_000
+        ));
+    }
+    std::fs::write(dir.join("ring.pgn"), pgn).unwrap();
+    let out = arbiter_in(&dir, &["rate", "ring.pgn", "--out", "rated"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("10000 players; no joint ratings"), "{text}");
+    // One crosstable row per pairing that met, not 10,000 x 10,000 cells.
+    let cross = std::fs::read_to_string(dir.join("rated/crosstable.csv")).unwrap();
+    assert_eq!(cross.lines().count(), 10_001);
+    let html = std::fs::metadata(dir.join("rated/report.html"))
+        .unwrap()
+        .len();
+    assert!(html < 5_000_000, "report.html is {html} bytes");
+}

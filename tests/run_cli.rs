@@ -7,7 +7,6 @@ use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,7 +1,7 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
-use arbiter::stats::{RatingOptions, Ratings};
+use arbiter::stats::{RatingError, RatingOptions, Ratings};
 use arbiter::tournament::import::read_pgn_records;
 use arbiter::tournament::journal::{Entry, Journal};
 use arbiter::tournament::report::{write_reports, RunInfo};
@@ -33,9 +33,10 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         return Err(Failure::bad_input("no finished games in the PGN files"));
     }
     let mut names: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for r in &records {
         for n in [&r.white, &r.black] {
-            if !names.contains(n) {
+            if seen.insert(n.clone()) {
                 names.push(n.clone());
             }
         }
@@ -55,31 +56,15 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
     for r in &records {
         totals.add(r, None);
     }
-    let ratings: Ratings = totals
-        .ratings(&rating)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
-    let mut rows: Vec<_> = ratings.ratings.iter().collect();
-    rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
-    println!(
-        "{} games, {} players; first-move advantage {:.1}, drawelo {:.1}",
-        records.len(),
-        rows.len(),
-        ratings.advantage,
-        ratings.drawelo
-    );
-    for (i, r) in rows.iter().enumerate() {
-        let idx = totals.names.iter().position(|n| *n == r.name).unwrap_or(0);
-        let w = totals.per_engine[idx];
-        println!(
-            "{:>3}. {:<24} {:+7.1}  ({:+.1} .. {:+.1})  {}/{}",
-            i + 1,
-            r.name,
-            r.elo,
-            r.lower,
-            r.upper,
-            w.points(),
-            w.games()
-        );
+    match totals.ratings(&rating) {
+        Ok(ratings) => print_ratings(&ratings, &totals, records.len()),
+        // Too many players for a joint fit: the report still ranks them by points.
+        Err(e @ RatingError::TooManyPlayers(_)) => println!(
+            "{} games, {} players; no joint ratings: {e}",
+            records.len(),
+            totals.names.len()
+        ),
+        Err(e) => return Err(Failure::bad_input(e.to_string())),
     }
     let out = args.out.clone().unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
@@ -117,4 +102,29 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
     println!("Report: {}", out.join("report.html").display());
     Ok(0)
+}
+
+fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {
+    let mut rows: Vec<_> = ratings.ratings.iter().collect();
+    rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+    println!(
+        "{games} games, {} players; first-move advantage {:.1}, drawelo {:.1}",
+        rows.len(),
+        ratings.advantage,
+        ratings.drawelo
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let idx = totals.names.iter().position(|n| *n == r.name).unwrap_or(0);
+        let w = totals.per_engine[idx];
+        println!(
+            "{:>3}. {:<24} {:+7.1}  ({:+.1} .. {:+.1})  {}/{}",
+            i + 1,
+            r.name,
+            r.elo,
+            r.lower,
+            r.upper,
+            w.points(),
+            w.games()
+        );
+    }
 }

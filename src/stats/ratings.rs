@@ -36,6 +36,11 @@ impl Results {
 
     pub fn add(&mut self, white: &str, black: &str, outcome: Outcome) {
         let (w, b) = (self.index(white), self.index(black));
+        self.add_indexed(w, b, outcome);
+    }
+
+    /// Adds a game between players given by their index in `players`.
+    pub fn add_indexed(&mut self, w: usize, b: usize, outcome: Outcome) {
         let cell = self.counts.entry((w, b)).or_insert([0.0; 3]);
         match outcome {
             Outcome::WhiteWins => cell[0] += 1.0,

@@ -35,6 +35,8 @@ pub struct Totals {
     /// The first game of each pair whose second game has not finished: (lower-index engine's
     /// points, pairing).
     half_pairs: HashMap<u64, (f64, (usize, usize))>,
+    /// Each name's index: counting a game costs the same with ten engines or ten thousand.
+    positions: HashMap<String, usize>,
 }
 
 impl Totals {
@@ -42,6 +44,11 @@ impl Totals {
         let mut results = Results::default();
         // Fix the players' order to the engines' order.
         results.players = names.clone();
+        let names_index = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         Totals {
             per_engine: vec![Wdl::default(); names.len()],
             names,
@@ -50,11 +57,12 @@ impl Totals {
             terminations: BTreeMap::new(),
             games: 0,
             half_pairs: HashMap::new(),
+            positions: names_index,
         }
     }
 
     fn index(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
+        self.positions.get(name).copied()
     }
 
     /// Counts a finished game; `pair` identifies its game pair (`None`: not part of a pair).
@@ -67,8 +75,7 @@ impl Totals {
             .terminations
             .entry(record.termination.to_string())
             .or_insert(0) += 1;
-        self.results
-            .add(&record.white, &record.black, record.outcome);
+        self.results.add_indexed(w, b, record.outcome);
         let white_points = match record.outcome {
             Outcome::WhiteWins => 1.0,
             Outcome::Draw => 0.5,
