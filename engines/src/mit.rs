@@ -90,7 +90,9 @@ impl MitPlayer {
                 .and_then(|v| v.parse::<i64>().ok())
         };
         // The player's opening table: White's first move is answered without looking.
-        if self.session.moves_played() == 0 && self.session.turn() == arbiter::game::Color::White {
+        if self.session.moves_played() == 0
+            && self.session.turn() == arbiter_rules::game::Color::White
+        {
             say("bestmove g4L");
             return;
         }
@@ -135,7 +137,7 @@ impl MitPlayer {
 
     fn perft(&self, args: &[&str]) {
         let depth: u32 = args.first().and_then(|d| d.parse().ok()).unwrap_or(1);
-        let entry = arbiter::game::find_game("leiserchess").expect("registered");
+        let entry = arbiter_rules::game::find_game("leiserchess").expect("registered");
         for d in 1..=depth {
             let n = entry.perft_at(None, d).unwrap_or(0);
             say(&format!("perft {d:2} {n}"));

@@ -1,7 +1,7 @@
 //! The bundled engines' play, generic over every game: a random mover, a greedy 1-ply player and an
 //! iterative-deepening alpha-beta searcher on material.
 
-use arbiter::game::{Game, Outcome, Position, Status};
+use arbiter_rules::game::{Game, Outcome, Position, Status};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

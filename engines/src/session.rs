@@ -1,7 +1,7 @@
 //! A game the engine was told about, behind one interface for all five games.
 
 use crate::search::{choose, Iteration, Limits, Rng, Style};
-use arbiter::game::{visit_game, Color, Game, GameVisitor, Position};
+use arbiter_rules::game::{visit_game, Color, Game, GameVisitor, Position};
 use std::sync::atomic::AtomicBool;
 
 /// The position set by `position ...`, ready to search.

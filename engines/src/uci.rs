@@ -4,7 +4,7 @@
 use crate::fault::Fault;
 use crate::search::{Iteration, Limits, Rng, Style, MATE};
 use crate::session::{new_session, Session};
-use arbiter::game::{game_ids, Color};
+use arbiter_rules::game::{game_ids, Color};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;

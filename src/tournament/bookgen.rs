@@ -31,7 +31,7 @@ pub fn generate(entry: &GameEntry, spec: &BookSpec) -> Result<Vec<String>, Strin
             if legal.is_empty() || game.status().is_over() {
                 break;
             }
-            let mv = legal[(rng.next() % legal.len() as u64) as usize].clone();
+            let mv = legal[(rng.next_u64() % legal.len() as u64) as usize].clone();
             game.play(&mv).map_err(|e| e.to_string())?;
             moves.push(mv);
         }

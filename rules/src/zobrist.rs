@@ -5,7 +5,7 @@ const SQUARES: usize = 256;
 const CODES: usize = 32;
 const LEN: usize = SQUARES * CODES + 64;
 
-pub(crate) const fn splitmix(state: u64) -> (u64, u64) {
+const fn splitmix(state: u64) -> (u64, u64) {
     let state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -37,10 +37,10 @@ pub fn piece(sq: usize, code: usize) -> u64 {
 
 /// A small deterministic generator on the same mixer: seeded runs (opening books, simulated
 /// SPRTs) must be reproducible, and need nothing stronger.
-pub(crate) struct SplitMix(pub u64);
+pub struct SplitMix(pub u64);
 
 impl SplitMix {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let (state, value) = splitmix(self.0);
         self.0 = state;
         value
@@ -48,6 +48,6 @@ impl SplitMix {
 
     /// Uniform in [0, 1).
     pub fn next_unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
