@@ -1,6 +1,7 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
 pub mod config;
+pub mod dialect;
 pub mod keeper;
 pub mod log;
 pub mod process;
@@ -8,6 +9,7 @@ pub mod protocol;
 pub mod reader;
 
 pub use config::{EngineConfig, Proto, SearchLimits};
-pub use process::{EngineError, EngineProcess};
+pub use dialect::{ClockReading, Turn};
+pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};
 pub use reader::{Line, MAX_LINE};

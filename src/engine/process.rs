@@ -2,8 +2,9 @@
 //! stdout read on the referee's runtime (see `reader`).
 
 use super::config::{EngineConfig, Proto};
+use super::dialect::{go_command, PositionCommand, Turn};
 use super::log::IoLog;
-use super::protocol::{parse_line, EngineLine};
+use super::protocol::{merge_info, parse_line, EngineLine, Info};
 use super::reader::{Line, LineReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -46,6 +47,15 @@ impl EngineError {
     }
 }
 
+/// An engine's answer to a turn: its move (`None` when it claims to have none), how long it took
+/// as the referee measured it, and what it reported about its search.
+#[derive(Clone, Debug)]
+pub struct Thought {
+    pub text: Option<String>,
+    pub elapsed: Duration,
+    pub info: Info,
+}
+
 pub struct EngineProcess {
     pub config: EngineConfig,
     child: Child,
@@ -56,6 +66,8 @@ pub struct EngineProcess {
     pub id_name: Option<String>,
     /// Set once the process has been waited for: its pid may then belong to someone else.
     reaped: bool,
+    /// The game so far as this engine was last told it.
+    position: PositionCommand,
     /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
     /// process has been waited for, but its children may still be in the group).
     pgid: Option<u32>,
@@ -122,6 +134,7 @@ impl EngineProcess {
             log,
             id_name: None,
             reaped: false,
+            position: PositionCommand::default(),
             pgid: None,
         };
         engine.pgid = engine.child.id();
@@ -221,6 +234,7 @@ impl EngineProcess {
 
     /// Prepares for a new game (`ucinewgame`; the MIT player takes no such command).
     pub async fn new_game(&mut self) -> Result<(), EngineError> {
+        self.position.reset();
         if self.config.proto == Proto::Uci {
             self.send("ucinewgame").await?;
         }
@@ -274,6 +288,40 @@ impl EngineProcess {
             name: self.config.name.clone(),
             what: what.split_whitespace().next().unwrap_or(what).to_string(),
             secs: waited.as_secs_f64(),
+        }
+    }
+
+    /// Asks for a move on this turn and waits for it until `allowed` has passed since the
+    /// request was written. The reply's time is when its line was read, on this thread.
+    pub async fn think(
+        &mut self,
+        turn: &Turn<'_>,
+        allowed: Duration,
+    ) -> Result<Thought, EngineError> {
+        self.drain();
+        let go = go_command(&self.config, turn);
+        // Taken out for the write, so the command is neither copied nor rebuilt.
+        let mut position = std::mem::take(&mut self.position);
+        let sent = self.send_lines(&[position.update(turn), &go]).await;
+        self.position = position;
+        sent?;
+        let sent = Instant::now();
+        let deadline = sent + allowed;
+        let mut info = Info::default();
+        loop {
+            let line = self.next_line(deadline, "go").await?;
+            merge_info(&mut info, line.info);
+            match parse_line(&line.text) {
+                EngineLine::BestMove(text) => {
+                    return Ok(Thought {
+                        text,
+                        elapsed: line.at.saturating_duration_since(sent),
+                        info,
+                    })
+                }
+                EngineLine::Info(i) => merge_info(&mut info, i),
+                _ => {}
+            }
         }
     }
 

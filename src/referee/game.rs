@@ -5,10 +5,7 @@ use super::adjudication::{Adjudication, Verdict};
 use super::clock::Clock;
 use super::record::{today, GameRecord, MoveRecord};
 use crate::engine::log::IoLog;
-use crate::engine::protocol::merge_info;
-use crate::engine::{
-    parse_line, EngineConfig, EngineError, EngineLine, EngineProcess, Info, Proto,
-};
+use crate::engine::{EngineConfig, EngineError, EngineProcess, Thought, Turn};
 use crate::game::{Color, GameEntry, MoveError, Outcome, Status, Termination};
 use std::time::{Duration, Instant};
 
@@ -76,93 +73,6 @@ fn side_name(c: Color) -> &'static str {
     }
 }
 
-/// The `go` command for `cfg`, with both clocks.
-fn go_command(cfg: &EngineConfig, side: Color, clocks: &[Option<Clock>; 2]) -> String {
-    let ms = |d: Duration| d.as_millis();
-    let own = clocks[side.index()].as_ref();
-    let l = &cfg.limits;
-    match cfg.proto {
-        Proto::Leiserchess => {
-            if let Some(c) = own {
-                format!("go time {} inc {}", ms(c.remaining()), ms(c.increment()))
-            } else if let Some(st) = l.movetime {
-                // The player budgets about 2% of its time: ask for 50 moves' worth.
-                format!("go time {} inc 0", ms(st) * 50)
-            } else {
-                format!("go depth {}", l.depth.unwrap_or(1))
-            }
-        }
-        Proto::Uci => {
-            let mut go = String::from("go");
-            for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
-                if let Some(c) = &clocks[color.index()] {
-                    go.push_str(&format!(
-                        " {prefix}time {} {prefix}inc {}",
-                        ms(c.remaining()),
-                        ms(c.increment())
-                    ));
-                }
-            }
-            if let Some(m) = own.and_then(Clock::moves_to_go) {
-                go.push_str(&format!(" movestogo {m}"));
-            }
-            if let Some(st) = l.movetime {
-                go.push_str(&format!(" movetime {}", ms(st)));
-            }
-            if let Some(d) = l.depth {
-                go.push_str(&format!(" depth {d}"));
-            }
-            if let Some(n) = l.nodes {
-                go.push_str(&format!(" nodes {n}"));
-            }
-            go
-        }
-    }
-}
-
-enum Reply {
-    Move {
-        text: Option<String>,
-        elapsed: Duration,
-        info: Info,
-    },
-    Failed(EngineError),
-}
-
-async fn think(
-    engine: &mut EngineProcess,
-    position: &str,
-    go: &str,
-    deadline_after: Duration,
-) -> Reply {
-    engine.drain();
-    if let Err(e) = engine.send_lines(&[position, go]).await {
-        return Reply::Failed(e);
-    }
-    let sent = Instant::now();
-    let deadline = sent + deadline_after;
-    let mut info = Info::default();
-    loop {
-        match engine.next_line(deadline, "go").await {
-            Err(e) => return Reply::Failed(e),
-            Ok(line) => {
-                merge_info(&mut info, line.info);
-                match parse_line(&line.text) {
-                    EngineLine::BestMove(text) => {
-                        return Reply::Move {
-                            text,
-                            elapsed: line.at.saturating_duration_since(sent),
-                            info,
-                        }
-                    }
-                    EngineLine::Info(i) => merge_info(&mut info, i),
-                    _ => {}
-                }
-            }
-        }
-    }
-}
-
 struct Finish {
     outcome: Outcome,
     termination: Termination,
@@ -210,24 +120,13 @@ pub async fn play_game(
             .map(|g| g.fen())
             .unwrap_or_default();
     let mut moves: Vec<MoveRecord> = Vec::new();
-    // Grown a move at a time: rebuilding it every ply would be quadratic in the game's length.
-    let mut position = if standard_start {
-        String::from("position startpos")
-    } else {
-        format!("position fen {start_fen}")
-    };
-    let append_move = |position: &mut String, mv: &str, first: bool| {
-        if first {
-            position.push_str(" moves");
-        }
-        position.push(' ');
-        position.push_str(mv);
-    };
+    // The moves as the engines are told them.
+    let mut played: Vec<String> = Vec::new();
     for (i, mv) in spec.opening.iter().enumerate() {
         let report = game
             .play(mv)
             .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
-        append_move(&mut position, &report.mv, i == 0);
+        played.push(report.mv.clone());
         moves.push(MoveRecord {
             text: report.mv,
             book: true,
@@ -294,7 +193,6 @@ pub async fn play_game(
             &mut *black
         };
         let cfg = &player.config;
-        let go = go_command(cfg, side, &clocks);
         let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
         let clock_limited = clocks[side.index()].is_some() || movetime.is_some();
         let allowed = match (&clocks[side.index()], movetime) {
@@ -314,13 +212,19 @@ pub async fn play_game(
                 break;
             }
         };
-        let (text, elapsed, info) = match think(engine, &position, &go, allowed).await {
-            Reply::Move {
+        let turn = Turn {
+            start_fen: (!standard_start).then_some(start_fen.as_str()),
+            moves: &played,
+            side,
+            clocks: [0, 1].map(|i| clocks[i].as_ref().map(Clock::reading)),
+        };
+        let (text, elapsed, info) = match engine.think(&turn, allowed).await {
+            Ok(Thought {
                 text,
                 elapsed,
                 info,
-            } => (text, elapsed, info),
-            Reply::Failed(e) => {
+            }) => (text, elapsed, info),
+            Err(e) => {
                 let who = side_name(side);
                 let (termination, detail) = match &e {
                     EngineError::Timeout { .. } if clock_limited => {
@@ -381,7 +285,7 @@ pub async fn play_game(
                 break;
             }
         };
-        append_move(&mut position, &report.mv, moves.is_empty());
+        played.push(report.mv.clone());
         scores.push(info.score.map(|s| s.as_cp()));
         moves.push(MoveRecord {
             text: report.mv,

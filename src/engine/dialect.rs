@@ -1,0 +1,167 @@
+//! What each engine dialect is sent for a turn: the game so far and the clocks, as UCI or as the
+//! MIT Leiserchess player takes them. The referee describes a turn (`Turn`); only this module
+//! and the engine process turn it into protocol words.
+
+use super::config::{EngineConfig, Proto};
+use crate::game::Color;
+use std::time::Duration;
+
+/// One side's clock as the engine is told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockReading {
+    pub remaining: Duration,
+    pub increment: Duration,
+    pub moves_to_go: Option<u32>,
+}
+
+/// An engine's turn: where the game started, every move since (book moves included), who is to
+/// move, and both clocks (`None` for a side without a clock).
+#[derive(Clone, Copy, Debug)]
+pub struct Turn<'a> {
+    pub start_fen: Option<&'a str>,
+    pub moves: &'a [String],
+    pub side: Color,
+    pub clocks: [Option<ClockReading>; 2],
+}
+
+/// The `go` command for `cfg` on this turn.
+pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
+    let ms = |d: Duration| d.as_millis();
+    let own = turn.clocks[turn.side.index()].as_ref();
+    let l = &cfg.limits;
+    match cfg.proto {
+        Proto::Leiserchess => {
+            if let Some(c) = own {
+                format!("go time {} inc {}", ms(c.remaining), ms(c.increment))
+            } else if let Some(st) = l.movetime {
+                // The player budgets about 2% of its time: ask for 50 moves' worth.
+                format!("go time {} inc 0", ms(st) * 50)
+            } else {
+                format!("go depth {}", l.depth.unwrap_or(1))
+            }
+        }
+        Proto::Uci => {
+            let mut go = String::from("go");
+            for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
+                if let Some(c) = &turn.clocks[color.index()] {
+                    go.push_str(&format!(
+                        " {prefix}time {} {prefix}inc {}",
+                        ms(c.remaining),
+                        ms(c.increment)
+                    ));
+                }
+            }
+            if let Some(m) = own.and_then(|c| c.moves_to_go) {
+                go.push_str(&format!(" movestogo {m}"));
+            }
+            if let Some(st) = l.movetime {
+                go.push_str(&format!(" movetime {}", ms(st)));
+            }
+            if let Some(d) = l.depth {
+                go.push_str(&format!(" depth {d}"));
+            }
+            if let Some(n) = l.nodes {
+                go.push_str(&format!(" nodes {n}"));
+            }
+            go
+        }
+    }
+}
+
+/// The `position` command of the game so far, grown by the moves played since the last turn
+/// rather than rebuilt: rebuilding it every ply would be quadratic in the game's length.
+#[derive(Clone, Debug, Default)]
+pub struct PositionCommand {
+    text: String,
+    start: Option<String>,
+    moves: usize,
+    valid: bool,
+}
+
+impl PositionCommand {
+    /// Forgets the game: the next turn starts the command afresh.
+    pub fn reset(&mut self) {
+        self.valid = false;
+    }
+
+    pub fn update(&mut self, turn: &Turn) -> &str {
+        let same_game =
+            self.valid && self.start.as_deref() == turn.start_fen && self.moves <= turn.moves.len();
+        if !same_game {
+            self.text.clear();
+            match turn.start_fen {
+                Some(fen) => {
+                    self.text.push_str("position fen ");
+                    self.text.push_str(fen);
+                }
+                None => self.text.push_str("position startpos"),
+            }
+            self.start = turn.start_fen.map(str::to_string);
+            self.moves = 0;
+            self.valid = true;
+        }
+        for mv in &turn.moves[self.moves..] {
+            if self.moves == 0 {
+                self.text.push_str(" moves");
+            }
+            self.text.push(' ');
+            self.text.push_str(mv);
+            self.moves += 1;
+        }
+        &self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn<'a>(start: Option<&'a str>, moves: &'a [String]) -> Turn<'a> {
+        Turn {
+            start_fen: start,
+            moves,
+            side: Color::White,
+            clocks: [None, None],
+        }
+    }
+
+    #[test]
+    fn the_position_command_grows_and_restarts_with_a_new_game() {
+        let mut p = PositionCommand::default();
+        let moves: Vec<String> = ["g4g5", "e6e7", "g5g4"].map(String::from).to_vec();
+        assert_eq!(p.update(&turn(None, &moves[..0])), "position startpos");
+        assert_eq!(
+            p.update(&turn(None, &moves[..2])),
+            "position startpos moves g4g5 e6e7"
+        );
+        assert_eq!(
+            p.update(&turn(None, &moves)),
+            "position startpos moves g4g5 e6e7 g5g4"
+        );
+        assert_eq!(
+            p.update(&turn(Some("F"), &moves[..1])),
+            "position fen F moves g4g5"
+        );
+        p.reset();
+        assert_eq!(p.update(&turn(Some("F"), &moves[..0])), "position fen F");
+    }
+
+    #[test]
+    fn go_commands_carry_both_clocks_or_the_limits() {
+        let cfg = EngineConfig::parse(&["cmd=x", "depth=3"], &[]).unwrap();
+        let clock = ClockReading {
+            remaining: Duration::from_millis(1500),
+            increment: Duration::from_millis(20),
+            moves_to_go: Some(7),
+        };
+        let mut t = turn(None, &[]);
+        assert_eq!(go_command(&cfg, &t), "go depth 3");
+        t.clocks = [Some(clock), Some(clock)];
+        assert_eq!(
+            go_command(&cfg, &t),
+            "go wtime 1500 winc 20 btime 1500 binc 20 movestogo 7 depth 3"
+        );
+        let mit = EngineConfig::parse(&["cmd=x", "proto=leiserchess", "depth=3"], &[]).unwrap();
+        assert_eq!(go_command(&mit, &t), "go time 1500 inc 20");
+    }
+}
