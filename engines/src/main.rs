@@ -3,6 +3,7 @@
 //! ```text
 //! arbiter-engine                      standard UCI (options UCI_Variant, Style, Seed)
 //! arbiter-engine --dialect leiserchess   speak like the MIT 6.172 Leiserchess player
+//! arbiter-engine --protocol xboard       speak CECP (xboard/WinBoard protocol 2)
 //! arbiter-engine --fault crash --fault-after 3   misbehave, for testing referees
 //! ```
 
@@ -11,13 +12,14 @@ mod mit;
 mod search;
 mod session;
 mod uci;
+mod xboard;
 
 use fault::Fault;
 use std::io::BufRead;
 use std::sync::mpsc;
 
 const USAGE: &str =
-    "usage: arbiter-engine [--dialect uci|leiserchess] [--fault KIND [--fault-after N]]";
+    "usage: arbiter-engine [--dialect uci|leiserchess|xboard] [--protocol uci|xboard] [--fault KIND [--fault-after N]]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,7 +32,7 @@ fn main() {
     while i < args.len() {
         let value = args.get(i + 1).cloned();
         match (args[i].as_str(), value) {
-            ("--dialect", Some(v)) => dialect = v,
+            ("--dialect" | "--protocol", Some(v)) => dialect = v,
             ("--fault", Some(v)) => fault_kind = v,
             ("--fault-after", Some(v)) => fault_after = v.parse().unwrap_or(0),
             ("--fault-rate", Some(v)) => fault_rate = v.parse().unwrap_or(0.05),
@@ -69,11 +71,16 @@ fn main() {
             });
             uci::Engine::new(fault).run(rx)
         }
+        "xboard" | "cecp" => {
+            fault.set_position(&[]);
+            xboard::XboardEngine::new(fault)
+                .run(std::io::stdin().lock().lines().map_while(Result::ok))
+        }
         "leiserchess" | "mit" => {
             mit::MitPlayer::new().run(std::io::stdin().lock().lines().map_while(Result::ok))
         }
         other => {
-            eprintln!("arbiter-engine: unknown dialect '{other}' (uci or leiserchess)");
+            eprintln!("arbiter-engine: unknown dialect '{other}' (uci, leiserchess or xboard)");
             std::process::exit(2);
         }
     }

@@ -209,6 +209,101 @@ fn faulty_loses_both(settings: &[&str], fault: &[&str], expected: Termination, d
     assert_eq!(summary.wins, 2);
 }
 
+/// The bundled engine speaking CECP (xboard protocol 2).
+const XBOARD: [&str; 3] = ["proto=xboard", "arg=--protocol", "arg=xboard"];
+
+#[test]
+fn cecp_engines_play_full_games_of_all_five_games() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for game in [
+        "leiserchess",
+        "leiserchess2012",
+        "laserchess",
+        "leaperhouse",
+        "ultima",
+    ] {
+        let mut xboard = XBOARD.to_vec();
+        xboard.extend(["depth=2", "option.Style=search"]);
+        let (records, _) = play(
+            game,
+            vec![
+                engine("xboard", &xboard),
+                engine("uci", &["depth=1", "option.Style=random"]),
+            ],
+            2,
+            160,
+        );
+        for r in &records {
+            assert!(
+                !matches!(
+                    r.termination,
+                    Termination::IllegalMove
+                        | Termination::EngineCrash
+                        | Termination::EngineStall
+                        | Termination::TimeForfeit
+                ),
+                "{game}: {}",
+                r.detail
+            );
+            replays_to_its_result(r);
+            // Its own moves carry the depth it reported in its thinking output.
+            let own = if r.white == "xboard" { 0 } else { 1 };
+            assert!(
+                r.moves
+                    .iter()
+                    .skip(own)
+                    .step_by(2)
+                    .all(|m| m.depth.is_some()),
+                "{game}: depth missing"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cecp_engine_on_a_clock_plays_in_time() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut xboard = XBOARD.to_vec();
+    xboard.push("tc=2+0.05");
+    let (records, _) = play(
+        "leiserchess",
+        vec![
+            engine("xboard", &xboard),
+            engine("uci", &["tc=2+0.05", "option.Style=greedy"]),
+        ],
+        2,
+        120,
+    );
+    for r in &records {
+        assert_ne!(r.termination, Termination::TimeForfeit, "{}", r.detail);
+    }
+}
+
+#[test]
+fn cecp_engines_that_crash_or_cheat_lose() {
+    let mut xboard = XBOARD.to_vec();
+    xboard.push("depth=1");
+    faulty_loses_both(
+        &xboard,
+        &["arg=--fault", "arg=crash", "arg=--fault-after", "arg=2"],
+        Termination::EngineCrash,
+        "exited",
+    );
+    faulty_loses_both(
+        &xboard,
+        &["arg=--fault", "arg=illegal", "arg=--fault-after", "arg=1"],
+        Termination::IllegalMove,
+        "illegal move 'a1a1'",
+    );
+    xboard.push("stall=0.5");
+    faulty_loses_both(
+        &xboard,
+        &["arg=--fault", "arg=stall", "arg=--fault-after", "arg=1"],
+        Termination::EngineStall,
+        "sent no move",
+    );
+}
+
 #[test]
 fn an_engine_that_crashes_mid_game_loses_and_is_restarted() {
     faulty_loses_both(

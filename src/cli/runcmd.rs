@@ -19,7 +19,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "leiserchess")]
     pub game: String,
     /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
-    /// dir=, proto=uci|leiserchess, tc=[moves/]base[+inc] (seconds), st=<seconds per move>,
+    /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds), st=<seconds per move>,
     /// depth=, nodes=, timemargin=<ms>, stall=<seconds>, handshake=<seconds>,
     /// option.<Name>=<value>.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]

@@ -10,6 +10,8 @@ pub enum Proto {
     Uci,
     /// The MIT 6.172 Leiserchess player: `go depth`/`go time .. inc ..`, no `ucinewgame`.
     Leiserchess,
+    /// CECP, the xboard/WinBoard protocol 2: `usermove`, `time`/`otim`, `level`/`st`/`sd`.
+    Xboard,
 }
 
 impl Proto {
@@ -17,6 +19,7 @@ impl Proto {
         match self {
             Proto::Uci => "uci",
             Proto::Leiserchess => "leiserchess",
+            Proto::Xboard => "xboard",
         }
     }
 }
@@ -37,7 +40,7 @@ pub enum ConfigError {
     NoCommand,
     #[error("engine '{0}' has no limit: give tc=, st=, depth= or nodes=")]
     NoLimit(String),
-    #[error("engine '{0}': the leiserchess protocol has no node limit")]
+    #[error("engine '{0}': the leiserchess and xboard protocols have no node limit (use depth=, st= or tc=)")]
     NodesUnsupported(String),
 }
 
@@ -108,7 +111,8 @@ impl EngineConfig {
                     cfg.proto = match value {
                         "uci" => Proto::Uci,
                         "leiserchess" | "mit" => Proto::Leiserchess,
-                        _ => return Err(bad("expected uci or leiserchess")),
+                        "xboard" | "cecp" => Proto::Xboard,
+                        _ => return Err(bad("expected uci, leiserchess or xboard")),
                     }
                 }
                 "tc" => {
@@ -168,7 +172,7 @@ impl EngineConfig {
         if l.tc.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
             return Err(ConfigError::NoLimit(cfg.name));
         }
-        if cfg.proto == Proto::Leiserchess && l.nodes.is_some() {
+        if cfg.proto != Proto::Uci && l.nodes.is_some() {
             return Err(ConfigError::NodesUnsupported(cfg.name));
         }
         Ok(cfg)

@@ -40,6 +40,8 @@ pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
                 format!("go depth {}", l.depth.unwrap_or(1))
             }
         }
+        // CECP has no `go` with limits: they are set once a game (`xboard_new_game`).
+        Proto::Xboard => "go".to_string(),
         Proto::Uci => {
             let mut go = String::from("go");
             for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
@@ -65,6 +67,73 @@ pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
             }
             go
         }
+    }
+}
+
+/// The commands that start a game on a CECP engine: the variant, force mode (the referee says
+/// when to move), thinking output, and the limits, which CECP sets per game rather than per move.
+pub fn xboard_new_game(cfg: &EngineConfig, game: &str) -> Vec<String> {
+    let mut lines = vec![
+        "new".to_string(),
+        format!("variant {game}"),
+        "force".to_string(),
+        "post".to_string(),
+    ];
+    let l = &cfg.limits;
+    if let Some(tc) = l.tc {
+        let secs = tc.base.as_secs();
+        lines.push(format!(
+            "level {} {}:{:02} {}",
+            tc.moves.unwrap_or(0),
+            secs / 60,
+            secs % 60,
+            tc.inc.as_secs_f64()
+        ));
+    }
+    if let Some(st) = l.movetime {
+        lines.push(format!("st {}", st.as_secs_f64()));
+    }
+    if let Some(d) = l.depth {
+        lines.push(format!("sd {d}"));
+    }
+    lines
+}
+
+/// What a CECP engine has been told of the current game.
+#[derive(Clone, Debug, Default)]
+pub struct XboardGame {
+    board_set: bool,
+    moves_sent: usize,
+}
+
+impl XboardGame {
+    pub fn reset(&mut self) {
+        *self = XboardGame::default();
+    }
+
+    /// The commands for a turn: back to force mode, the start position once, the moves the
+    /// engine has not seen, both clocks in centiseconds, and `go`. The engine's own reply is a
+    /// move it has already made on its board.
+    pub fn turn(&mut self, turn: &Turn) -> Vec<String> {
+        let mut lines = vec!["force".to_string()];
+        if !self.board_set {
+            if let Some(fen) = turn.start_fen {
+                lines.push(format!("setboard {fen}"));
+            }
+            self.board_set = true;
+        }
+        let from = self.moves_sent.min(turn.moves.len());
+        lines.extend(turn.moves[from..].iter().map(|m| format!("usermove {m}")));
+        let cs = |c: &ClockReading| c.remaining.as_millis() / 10;
+        if let Some(own) = &turn.clocks[turn.side.index()] {
+            lines.push(format!("time {}", cs(own)));
+        }
+        if let Some(other) = &turn.clocks[turn.side.other().index()] {
+            lines.push(format!("otim {}", cs(other)));
+        }
+        lines.push("go".to_string());
+        self.moves_sent = turn.moves.len() + 1;
+        lines
     }
 }
 
@@ -163,5 +232,37 @@ mod tests {
         );
         let mit = EngineConfig::parse(&["cmd=x", "proto=leiserchess", "depth=3"], &[]).unwrap();
         assert_eq!(go_command(&mit, &t), "go time 1500 inc 20");
+    }
+
+    #[test]
+    fn a_cecp_engine_is_told_each_move_once() {
+        let cfg = EngineConfig::parse(&["cmd=x", "proto=xboard", "tc=40/90+0.5"], &[]).unwrap();
+        assert_eq!(
+            xboard_new_game(&cfg, "ultima"),
+            [
+                "new",
+                "variant ultima",
+                "force",
+                "post",
+                "level 40 1:30 0.5"
+            ]
+        );
+        let mut g = XboardGame::default();
+        let moves: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let clock = ClockReading {
+            remaining: Duration::from_millis(1234),
+            increment: Duration::ZERO,
+            moves_to_go: None,
+        };
+        let mut t = turn(Some("F"), &moves[..1]);
+        t.side = Color::Black;
+        t.clocks = [Some(clock), None];
+        assert_eq!(
+            g.turn(&t),
+            ["force", "setboard F", "usermove a", "otim 123", "go"]
+        );
+        // Its own reply "b" is on its board already: only "c" is new.
+        let t = turn(Some("F"), &moves[..3]);
+        assert_eq!(g.turn(&t), ["force", "usermove c", "go"]);
     }
 }

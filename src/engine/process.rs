@@ -2,9 +2,11 @@
 //! stdout read on the referee's runtime (see `reader`).
 
 use super::config::{EngineConfig, Proto};
-use super::dialect::{go_command, PositionCommand, Turn};
+use super::dialect::{go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
 use super::log::IoLog;
-use super::protocol::{merge_info, parse_line, EngineLine, Info};
+use super::protocol::{
+    merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
+};
 use super::reader::{Line, LineReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -68,6 +70,12 @@ pub struct EngineProcess {
     reaped: bool,
     /// The game so far as this engine was last told it.
     position: PositionCommand,
+    /// The same for a CECP engine, which keeps its own board.
+    xboard: XboardGame,
+    /// The game id it was started for (CECP names the variant at every new game).
+    game: String,
+    /// The last `ping` number sent to a CECP engine.
+    pings: u32,
     /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
     /// process has been waited for, but its children may still be in the group).
     pgid: Option<u32>,
@@ -135,6 +143,9 @@ impl EngineProcess {
             id_name: None,
             reaped: false,
             position: PositionCommand::default(),
+            xboard: XboardGame::default(),
+            game: game.to_string(),
+            pings: 0,
             pgid: None,
         };
         engine.pgid = engine.child.id();
@@ -148,6 +159,69 @@ impl EngineProcess {
     }
 
     async fn handshake(&mut self, game: &str) -> Result<(), EngineError> {
+        match self.config.proto {
+            Proto::Xboard => self.handshake_xboard(game).await,
+            Proto::Uci | Proto::Leiserchess => self.handshake_uci(game).await,
+        }
+    }
+
+    /// CECP: `xboard`, `protover 2`, the engine's `feature` lines up to `done=1`; the game must be
+    /// among its `variants`; options as `option Name=Value`; then `ping` until `pong`.
+    async fn handshake_xboard(&mut self, game: &str) -> Result<(), EngineError> {
+        let deadline = Instant::now() + self.config.handshake;
+        self.send_lines(&["xboard", "protover 2"]).await?;
+        let mut features: Vec<(String, String)> = Vec::new();
+        while !features.iter().any(|(k, v)| k == "done" && v == "1") {
+            let line = self.next_line(deadline, "protover").await?;
+            features.extend(parse_features(&line.text).unwrap_or_default());
+        }
+        if let Some((_, name)) = features.iter().find(|(k, _)| k == "myname") {
+            self.id_name = Some(name.clone());
+        }
+        let variants = features
+            .iter()
+            .find(|(k, _)| k == "variants")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        if !variants
+            .split(',')
+            .any(|v| v.trim().eq_ignore_ascii_case(game))
+        {
+            return Err(EngineError::Variant {
+                name: self.config.name.clone(),
+                game: game.to_string(),
+                reason: format!("its CECP variants are '{variants}'"),
+            });
+        }
+        let mut lines: Vec<String> = features
+            .iter()
+            .filter(|(k, _)| k != "done")
+            .map(|(k, _)| format!("accepted {k}"))
+            .collect();
+        lines.extend(
+            self.config
+                .options
+                .iter()
+                .map(|(name, value)| format!("option {name}={value}")),
+        );
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        self.send_lines(&refs).await?;
+        self.ping(deadline).await
+    }
+
+    /// CECP's `ping N` until `pong N`.
+    async fn ping(&mut self, deadline: Instant) -> Result<(), EngineError> {
+        self.pings += 1;
+        let expected = format!("pong {}", self.pings);
+        self.send(&format!("ping {}", self.pings)).await?;
+        loop {
+            if self.next_line(deadline, "ping").await?.text.trim() == expected {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn handshake_uci(&mut self, game: &str) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
         self.send("uci").await?;
         let mut variants: Option<Vec<String>> = None;
@@ -225,18 +299,28 @@ impl EngineProcess {
         }
     }
 
-    /// `isready`/`readyok` within the handshake time.
+    /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
     pub async fn sync(&mut self) -> Result<(), EngineError> {
-        self.ready_collecting(Instant::now() + self.config.handshake, "")
-            .await
-            .map(|_| ())
+        let deadline = Instant::now() + self.config.handshake;
+        match self.config.proto {
+            Proto::Xboard => self.ping(deadline).await,
+            _ => self.ready_collecting(deadline, "").await.map(|_| ()),
+        }
     }
 
-    /// Prepares for a new game (`ucinewgame`; the MIT player takes no such command).
+    /// Prepares for a new game: `ucinewgame` for UCI, nothing for the MIT player, and for CECP
+    /// `new`, the variant, force mode and the game's limits.
     pub async fn new_game(&mut self) -> Result<(), EngineError> {
         self.position.reset();
-        if self.config.proto == Proto::Uci {
-            self.send("ucinewgame").await?;
+        self.xboard.reset();
+        match self.config.proto {
+            Proto::Uci => self.send("ucinewgame").await?,
+            Proto::Leiserchess => {}
+            Proto::Xboard => {
+                let lines = xboard_new_game(&self.config, &self.game);
+                let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+                self.send_lines(&refs).await?;
+            }
         }
         self.sync().await
     }
@@ -299,19 +383,31 @@ impl EngineProcess {
         allowed: Duration,
     ) -> Result<Thought, EngineError> {
         self.drain();
-        let go = go_command(&self.config, turn);
-        // Taken out for the write, so the command is neither copied nor rebuilt.
-        let mut position = std::mem::take(&mut self.position);
-        let sent = self.send_lines(&[position.update(turn), &go]).await;
-        self.position = position;
-        sent?;
+        let xboard = self.config.proto == Proto::Xboard;
+        if xboard {
+            let lines = self.xboard.turn(turn);
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            self.send_lines(&refs).await?;
+        } else {
+            let go = go_command(&self.config, turn);
+            // Taken out for the write, so the command is neither copied nor rebuilt.
+            let mut position = std::mem::take(&mut self.position);
+            let sent = self.send_lines(&[position.update(turn), &go]).await;
+            self.position = position;
+            sent?;
+        }
         let sent = Instant::now();
         let deadline = sent + allowed;
         let mut info = Info::default();
         loop {
             let line = self.next_line(deadline, "go").await?;
             merge_info(&mut info, line.info);
-            match parse_line(&line.text) {
+            let parsed = if xboard {
+                parse_xboard_line(&line.text)
+            } else {
+                parse_line(&line.text)
+            };
+            match parsed {
                 EngineLine::BestMove(text) => {
                     return Ok(Thought {
                         text,
