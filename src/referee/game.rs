@@ -5,8 +5,8 @@ use super::adjudication::{Adjudication, Verdict};
 use super::clock::Clock;
 use super::record::{today, GameRecord, MoveRecord};
 use crate::engine::log::IoLog;
-use crate::engine::{EngineConfig, EngineError, EngineProcess, Thought, Turn};
-use crate::game::{Color, GameEntry, MoveError, Outcome, Status, Termination};
+use crate::engine::{EngineConfig, EngineError, EngineProcess, Info, Thought, Turn};
+use crate::game::{AnyGame, Color, GameEntry, MoveError, Outcome, Status, Termination};
 use std::time::{Duration, Instant};
 
 /// An engine seat: its settings and, while it runs, its process. The process is reused from game
@@ -99,6 +99,221 @@ pub enum GameError {
     EngineStart { engine: String, reason: String },
 }
 
+/// The game as it stands: the rules' position, the moves as engines are told them and as they
+/// are recorded, the engines' scores (for adjudication) and both clocks.
+struct Table {
+    game: Box<dyn AnyGame>,
+    /// The start position's FEN when it is not the game's standard start.
+    start_fen: Option<String>,
+    played: Vec<String>,
+    moves: Vec<MoveRecord>,
+    scores: Vec<Option<i32>>,
+    book_plies: usize,
+    clocks: [Option<Clock>; 2],
+}
+
+impl Table {
+    /// The start position with the book moves played; an illegal one is a bad start, not a
+    /// result.
+    fn set_up(spec: &GameSpec, configs: [&EngineConfig; 2]) -> Result<Table, GameError> {
+        let game = spec
+            .entry
+            .new_game(spec.start_fen.as_deref())
+            .map_err(|e| GameError::BadStart(e.to_string()))?;
+        let standard = spec.entry.new_game(None).map(|g| g.fen()).ok();
+        let fen = game.fen();
+        let mut table = Table {
+            start_fen: (standard.as_deref() != Some(fen.as_str())).then_some(fen),
+            game,
+            played: Vec::new(),
+            moves: Vec::new(),
+            scores: Vec::new(),
+            book_plies: 0,
+            clocks: configs.map(|c| c.limits.tc.map(Clock::new)),
+        };
+        for (i, mv) in spec.opening.iter().enumerate() {
+            let report = table
+                .game
+                .play(mv)
+                .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
+            table.record(report.mv, true, Duration::ZERO, Info::default());
+        }
+        table.book_plies = table.moves.len();
+        Ok(table)
+    }
+
+    fn record(&mut self, text: String, book: bool, elapsed: Duration, info: Info) {
+        self.played.push(text.clone());
+        self.scores.push(info.score.map(|s| s.as_cp()));
+        self.moves.push(MoveRecord {
+            text,
+            book,
+            score: info.score,
+            depth: info.depth,
+            elapsed,
+            reported_us: info.time_us,
+        });
+    }
+
+    /// The end the rules or the ply limit give, if the game is over.
+    fn natural_end(&self, spec: &GameSpec) -> Option<Finish> {
+        if let Status::Over(outcome, termination) = self.game.status() {
+            let detail = match outcome {
+                Outcome::WhiteWins => format!("White wins by {termination}"),
+                Outcome::BlackWins => format!("Black wins by {termination}"),
+                Outcome::Draw => format!("Draw by {termination}"),
+            };
+            return Some(Finish {
+                outcome,
+                termination,
+                detail,
+            });
+        }
+        let plies = self.game.ply_count();
+        spec.adjudication
+            .max_plies
+            .is_some_and(|m| plies >= m)
+            .then(|| Finish {
+                outcome: Outcome::Draw,
+                termination: Termination::MaxPlies,
+                detail: format!("drawn after {plies} plies"),
+            })
+    }
+
+    fn turn(&self, side: Color) -> Turn<'_> {
+        Turn {
+            start_fen: self.start_fen.as_deref(),
+            moves: &self.played,
+            side,
+            clocks: [0, 1].map(|i| self.clocks[i].as_ref().map(Clock::reading)),
+        }
+    }
+
+    /// Asks the side to move for its move and plays it; any failure is that side's loss.
+    async fn engine_move(
+        &mut self,
+        player: &mut Player,
+        side: Color,
+        game_id: &str,
+        log: &Option<IoLog>,
+    ) -> Result<(), Finish> {
+        let cfg = &player.config;
+        let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
+        let clock_limited = self.clocks[side.index()].is_some() || movetime.is_some();
+        let allowed = match (&self.clocks[side.index()], movetime) {
+            (Some(c), _) => c.remaining() + timemargin,
+            (None, Some(st)) => st + timemargin,
+            (None, None) => cfg.stall,
+        };
+        let engine = match player.ensure(game_id, log).await {
+            Ok(e) => e,
+            Err(e) => {
+                player.discard().await;
+                let detail = format!("{} could not restart: {e}", side_name(side));
+                return Err(loss(side, Termination::EngineCrash, detail));
+            }
+        };
+        let thought = match engine.think(&self.turn(side), allowed).await {
+            Ok(t) => t,
+            Err(e) => {
+                player.discard().await;
+                return Err(failure(side, &e, clock_limited, allowed));
+            }
+        };
+        // The clock first: a move that comes too late loses even if it is legal.
+        let in_time = match (&mut self.clocks[side.index()], movetime) {
+            (Some(c), _) => c.charge(thought.elapsed, timemargin),
+            (None, Some(st)) => thought.elapsed <= st + timemargin,
+            (None, None) => true,
+        };
+        if !in_time {
+            let detail = format!(
+                "{} ran out of time ({:.3} s for its move)",
+                side_name(side),
+                thought.elapsed.as_secs_f64()
+            );
+            return Err(loss(side, Termination::TimeForfeit, detail));
+        }
+        self.play_engine_move(side, thought)
+    }
+
+    /// Checks the engine's move against the rules and plays it.
+    fn play_engine_move(&mut self, side: Color, thought: Thought) -> Result<(), Finish> {
+        let Some(text) = thought.text else {
+            let detail = format!("{} claimed to have no legal move", side_name(side));
+            return Err(loss(side, Termination::IllegalMove, detail));
+        };
+        match self.game.play(&text) {
+            Ok(report) => {
+                self.record(report.mv, false, thought.elapsed, thought.info);
+                Ok(())
+            }
+            Err(e) => {
+                let kind = match e {
+                    MoveError::Malformed { .. } => "an unreadable move",
+                    MoveError::Illegal { .. } => "an illegal move",
+                };
+                let detail = format!("{} sent {kind}: {e}", side_name(side));
+                Err(loss(side, Termination::IllegalMove, detail))
+            }
+        }
+    }
+
+    /// Ends the game early on the engines' scores after `side` moved, if the rules say so.
+    fn adjudicate(&self, adjudication: &Adjudication, side: Color) -> Option<Finish> {
+        if self.game.status() != Status::Ongoing {
+            return None;
+        }
+        match adjudication.judge(&self.scores, self.book_plies, side)? {
+            Verdict::Draw => Some(Finish {
+                outcome: Outcome::Draw,
+                termination: Termination::Adjudication,
+                detail: "drawn by adjudication: both scores stayed near zero".into(),
+            }),
+            Verdict::Resign(loser) => Some(loss(
+                loser,
+                Termination::Adjudication,
+                format!("{} resigns: its score stayed hopeless", side_name(loser)),
+            )),
+        }
+    }
+}
+
+/// The result of an engine that failed to answer: out of time, stalled, or gone.
+fn failure(side: Color, e: &EngineError, clock_limited: bool, allowed: Duration) -> Finish {
+    let who = side_name(side);
+    let (termination, detail) = match e {
+        EngineError::Timeout { .. } if clock_limited => {
+            (Termination::TimeForfeit, format!("{who} ran out of time"))
+        }
+        EngineError::Timeout { .. } => (
+            Termination::EngineStall,
+            format!("{who} sent no move within {:.1} s", allowed.as_secs_f64()),
+        ),
+        _ => (
+            Termination::EngineCrash,
+            format!("{who}'s engine exited: {e}"),
+        ),
+    };
+    loss(side, termination, detail)
+}
+
+/// Starts (if need be) and readies an engine for a new game; one that cannot has not played it.
+async fn ready(player: &mut Player, game_id: &str, log: &Option<IoLog>) -> Result<(), GameError> {
+    let ready = match player.ensure(game_id, log).await {
+        Ok(p) => p.new_game().await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = ready {
+        player.discard().await;
+        return Err(GameError::EngineStart {
+            engine: player.config.name.clone(),
+            reason: e.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Plays one game. Engine failures once the game is under way never escape: they become the
 /// failing side's loss. An error is returned when the game cannot start.
 pub async fn play_game(
@@ -108,225 +323,37 @@ pub async fn play_game(
     log: &Option<IoLog>,
 ) -> Result<GameRecord, GameError> {
     let started = Instant::now();
-    let mut game = spec
-        .entry
-        .new_game(spec.start_fen.as_deref())
-        .map_err(|e| GameError::BadStart(e.to_string()))?;
-    let start_fen = game.fen();
-    let standard_start = start_fen
-        == spec
-            .entry
-            .new_game(None)
-            .map(|g| g.fen())
-            .unwrap_or_default();
-    let mut moves: Vec<MoveRecord> = Vec::new();
-    // The moves as the engines are told them.
-    let mut played: Vec<String> = Vec::new();
-    for (i, mv) in spec.opening.iter().enumerate() {
-        let report = game
-            .play(mv)
-            .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
-        played.push(report.mv.clone());
-        moves.push(MoveRecord {
-            text: report.mv,
-            book: true,
-            score: None,
-            depth: None,
-            elapsed: Duration::ZERO,
-            reported_us: None,
-        });
-    }
-    let book_plies = moves.len();
-    let names = [white.config.name.clone(), black.config.name.clone()];
-    let mut clocks = [
-        white.config.limits.tc.map(Clock::new),
-        black.config.limits.tc.map(Clock::new),
-    ];
-    let mut scores: Vec<Option<i32>> = vec![None; book_plies];
+    let mut table = Table::set_up(spec, [&white.config, &black.config])?;
     let game_id = spec.entry.id;
-
-    // Both engines get ready for a new game; one that cannot has not played it.
-    for player in [&mut *white, &mut *black] {
-        let ready = match player.ensure(game_id, log).await {
-            Ok(p) => p.new_game().await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = ready {
-            player.discard().await;
-            return Err(GameError::EngineStart {
-                engine: player.config.name.clone(),
-                reason: e.to_string(),
-            });
+    ready(white, game_id, log).await?;
+    ready(black, game_id, log).await?;
+    let finish = loop {
+        if let Some(end) = table.natural_end(spec) {
+            break end;
         }
-    }
-
-    let mut finish: Option<Finish> = None;
-    while finish.is_none() {
-        if let Status::Over(outcome, termination) = game.status() {
-            finish = Some(Finish {
-                outcome,
-                termination,
-                detail: match outcome {
-                    Outcome::WhiteWins => format!("White wins by {termination}"),
-                    Outcome::BlackWins => format!("Black wins by {termination}"),
-                    Outcome::Draw => format!("Draw by {termination}"),
-                },
-            });
-            break;
-        }
-        if spec
-            .adjudication
-            .max_plies
-            .is_some_and(|m| game.ply_count() >= m)
-        {
-            finish = Some(Finish {
-                outcome: Outcome::Draw,
-                termination: Termination::MaxPlies,
-                detail: format!("drawn after {} plies", game.ply_count()),
-            });
-            break;
-        }
-        let side = game.turn();
+        let side = table.game.turn();
         let player = if side == Color::White {
             &mut *white
         } else {
             &mut *black
         };
-        let cfg = &player.config;
-        let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
-        let clock_limited = clocks[side.index()].is_some() || movetime.is_some();
-        let allowed = match (&clocks[side.index()], movetime) {
-            (Some(c), _) => c.remaining() + timemargin,
-            (None, Some(st)) => st + timemargin,
-            (None, None) => cfg.stall,
-        };
-        let engine = match player.ensure(game_id, log).await {
-            Ok(e) => e,
-            Err(e) => {
-                player.discard().await;
-                finish = Some(loss(
-                    side,
-                    Termination::EngineCrash,
-                    format!("{} could not restart: {e}", side_name(side)),
-                ));
-                break;
-            }
-        };
-        let turn = Turn {
-            start_fen: (!standard_start).then_some(start_fen.as_str()),
-            moves: &played,
-            side,
-            clocks: [0, 1].map(|i| clocks[i].as_ref().map(Clock::reading)),
-        };
-        let (text, elapsed, info) = match engine.think(&turn, allowed).await {
-            Ok(Thought {
-                text,
-                elapsed,
-                info,
-            }) => (text, elapsed, info),
-            Err(e) => {
-                let who = side_name(side);
-                let (termination, detail) = match &e {
-                    EngineError::Timeout { .. } if clock_limited => {
-                        (Termination::TimeForfeit, format!("{who} ran out of time"))
-                    }
-                    EngineError::Timeout { .. } => (
-                        Termination::EngineStall,
-                        format!("{who} sent no move within {:.1} s", allowed.as_secs_f64()),
-                    ),
-                    _ => (
-                        Termination::EngineCrash,
-                        format!("{who}'s engine exited: {e}"),
-                    ),
-                };
-                player.discard().await;
-                finish = Some(loss(side, termination, detail));
-                break;
-            }
-        };
-        // The clock first: a move that comes too late loses even if it is legal.
-        let in_time = match (&mut clocks[side.index()], movetime) {
-            (Some(c), _) => c.charge(elapsed, timemargin),
-            (None, Some(st)) => elapsed <= st + timemargin,
-            (None, None) => true,
-        };
-        if !in_time {
-            finish = Some(loss(
-                side,
-                Termination::TimeForfeit,
-                format!(
-                    "{} ran out of time ({:.3} s for its move)",
-                    side_name(side),
-                    elapsed.as_secs_f64()
-                ),
-            ));
-            break;
+        if let Err(end) = table.engine_move(player, side, game_id, log).await {
+            break end;
         }
-        let Some(text) = text else {
-            finish = Some(loss(
-                side,
-                Termination::IllegalMove,
-                format!("{} claimed to have no legal move", side_name(side)),
-            ));
-            break;
-        };
-        let report = match game.play(&text) {
-            Ok(r) => r,
-            Err(e) => {
-                let kind = match e {
-                    MoveError::Malformed { .. } => "an unreadable move",
-                    MoveError::Illegal { .. } => "an illegal move",
-                };
-                finish = Some(loss(
-                    side,
-                    Termination::IllegalMove,
-                    format!("{} sent {kind}: {e}", side_name(side)),
-                ));
-                break;
-            }
-        };
-        played.push(report.mv.clone());
-        scores.push(info.score.map(|s| s.as_cp()));
-        moves.push(MoveRecord {
-            text: report.mv,
-            book: false,
-            score: info.score,
-            depth: info.depth,
-            elapsed,
-            reported_us: info.time_us,
-        });
-        if game.status() == Status::Ongoing {
-            match spec.adjudication.judge(&scores, book_plies, side) {
-                Some(Verdict::Draw) => {
-                    finish = Some(Finish {
-                        outcome: Outcome::Draw,
-                        termination: Termination::Adjudication,
-                        detail: "drawn by adjudication: both scores stayed near zero".into(),
-                    })
-                }
-                Some(Verdict::Resign(loser)) => {
-                    finish = Some(loss(
-                        loser,
-                        Termination::Adjudication,
-                        format!("{} resigns: its score stayed hopeless", side_name(loser)),
-                    ))
-                }
-                None => {}
-            }
+        if let Some(end) = table.adjudicate(&spec.adjudication, side) {
+            break end;
         }
-    }
-    let finish = finish.expect("the loop ends with a result");
-    game.set_status(Status::Over(finish.outcome, finish.termination));
-    let tags: Vec<String> = [&*white, &*black]
-        .iter()
-        .map(|p| p.config.time_control_tag())
-        .collect();
+    };
+    table
+        .game
+        .set_status(Status::Over(finish.outcome, finish.termination));
+    let tags = [&*white, &*black].map(|p| p.config.time_control_tag());
     Ok(GameRecord {
         game: game_id.to_string(),
-        white: names[0].clone(),
-        black: names[1].clone(),
-        start_fen: (!standard_start).then_some(start_fen),
-        moves,
+        white: white.config.name.clone(),
+        black: black.config.name.clone(),
+        start_fen: table.start_fen,
+        moves: table.moves,
         outcome: finish.outcome,
         termination: finish.termination,
         detail: finish.detail,
