@@ -128,7 +128,8 @@ fn a_run_stopped_by_a_full_disk_is_finished_after_space_is_freed() {
     let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(&dir, &match_args(&e, "40", "disk/run"));
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "the disk filled up: {err}");
+    assert_eq!(out.status.code(), Some(5), "the disk filled up: {err}");
+    assert!(err.contains("--resume disk/run"), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     let kept = std::fs::read_to_string(dir.join("disk/run/journal.jsonl")).unwrap();
     assert!(

@@ -75,7 +75,7 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
     });
     std::fs::create_dir_all(&out)
         .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", out.display())))?;
-    let journal_path = out.join("journal.jsonl");
+    let journal_path = out.join(arbiter::tournament::journal::JOURNAL_FILE);
     let _ = std::fs::remove_file(&journal_path);
     let mut journal = Journal::open(&journal_path)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;

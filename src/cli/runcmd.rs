@@ -247,6 +247,10 @@ pub const MAX_CONCURRENCY: usize = 256;
 const LARGE_SCHEDULE: u64 = 1_000_000;
 const MANY_ENGINES: usize = 500;
 
+/// Exit code of a run stopped by the machine rather than the input: a full disk, a folder that
+/// went away. Bad input is 2.
+pub const EXIT_RUNTIME: u8 = 5;
+
 /// Exit code of a run stopped because an engine kept failing to start.
 pub const EXIT_ENGINE_START: u8 = 4;
 
@@ -411,7 +415,10 @@ fn execute(
     // Held until the run ends: a second arbiter on the same folder would play the same games.
     let _lock = arbiter::tournament::lock_run_dir(&out_dir).map_err(Failure::bad_input)?;
     if !resume {
-        if out_dir.join("journal.jsonl").exists() {
+        if out_dir
+            .join(arbiter::tournament::journal::JOURNAL_FILE)
+            .exists()
+        {
             return Err(Failure::bad_input(format!(
                 "{} already holds a run: continue it with --resume {}",
                 out_dir.display(),
@@ -448,7 +455,7 @@ fn execute(
         affinity: args.affinity,
     };
     let already = if resume {
-        resume_journal(&out_dir.join("journal.jsonl"))?
+        resume_journal(&out_dir.join(arbiter::tournament::journal::JOURNAL_FILE))?
     } else {
         0
     };
@@ -481,11 +488,22 @@ fn execute(
                 out_dir.display()
             ),
         },
+        e @ RunError::Output { .. } => Failure {
+            code: EXIT_RUNTIME,
+            message: format!(
+                "{e}. The games finished before it are kept: free the space (or fix the folder), \
+                 then continue with: {} {kind} --resume {}",
+                self_command(),
+                out_dir.display()
+            ),
+        },
         e => Failure::bad_input(e.to_string()),
     })?;
     if let Some(path) = pgnout {
-        std::fs::copy(out_dir.join("games.pgn"), path)
-            .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::copy(out_dir.join("games.pgn"), path).map_err(|e| Failure {
+            code: EXIT_RUNTIME,
+            message: format!("cannot write {}: {e}", path.display()),
+        })?;
     }
     let totals = &outcome.totals;
     if names.len() == 2 {

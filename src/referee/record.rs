@@ -1,6 +1,6 @@
 //! The record of one refereed game: what PGN, CSV and the statistics are made from.
 
-use crate::game::{Color, Outcome, Termination};
+use crate::game::{Outcome, Termination};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -73,15 +73,6 @@ impl GameRecord {
             Some(fen) if book.is_empty() => format!("fen {fen}"),
             Some(fen) => format!("fen {fen} moves {}", book.join(" ")),
             None => book.join(" "),
-        }
-    }
-
-    /// The side that won, if any.
-    pub fn winner(&self) -> Option<Color> {
-        match self.outcome {
-            Outcome::WhiteWins => Some(Color::White),
-            Outcome::BlackWins => Some(Color::Black),
-            Outcome::Draw => None,
         }
     }
 }

@@ -8,6 +8,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
+/// The journal's file name in a run folder.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Entry {
     /// The game's index in the schedule.

@@ -4,6 +4,7 @@
 
 use super::journal;
 use super::results::Totals;
+use super::schedule::PairSchedule;
 use super::story::Story;
 use crate::pgn::write_game;
 use crate::stats::{fixed, los, trinomial_elo, RatingOptions, Ratings, Sprt};
@@ -115,7 +116,7 @@ fn fmt_elo(e: Option<f64>) -> String {
 
 /// Writes every output file of the run into `dir`.
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
-    let journal_path = dir.join("journal.jsonl");
+    let journal_path = dir.join(journal::JOURNAL_FILE);
     // Games: streamed from the journal straight to the files, in the order they finished, so
     // memory does not grow with the number of games.
     let (csv_path, pgn_path) = (dir.join("games.csv"), dir.join("games.pgn"));
@@ -149,7 +150,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
         let row = games_csv.write_record([
             (entry.index + 1).to_string(),
             r.round.to_string(),
-            (entry.index / 2 + 1).to_string(),
+            (PairSchedule::pair_of(entry.index) + 1).to_string(),
             r.white.clone(),
             r.black.clone(),
             r.opening.to_string(),

@@ -119,7 +119,7 @@ fn count(
     record: &GameRecord,
 ) -> Option<f64> {
     let before = totals.head_to_head().pairs();
-    totals.add(record, Some(index / 2));
+    totals.add(record, Some(PairSchedule::pair_of(index)));
     let sprt = sprt.as_ref()?;
     let pairs = totals.head_to_head();
     if pairs.pairs() == before {
@@ -178,7 +178,7 @@ pub async fn run(
         return Err(RunError::Setup("a run needs at least two engines".into()));
     }
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| output_error(&opts.out_dir, e))?;
-    let journal_path = opts.out_dir.join("journal.jsonl");
+    let journal_path = opts.out_dir.join(journal::JOURNAL_FILE);
     if !opts.resume && journal_path.exists() {
         return Err(RunError::Setup(format!(
             "{} already holds a run: continue it with --resume {}, or choose another --name/--out",

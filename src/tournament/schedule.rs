@@ -85,7 +85,7 @@ impl Schedule for PairSchedule {
     }
 
     fn pairing(&self, index: u64) -> Pairing {
-        let pair = index / 2;
+        let pair = Self::pair_of(index);
         let per_round = self.pairings().max(1);
         let (round, p) = (pair / per_round, pair % per_round);
         let (a, b) = self.pairing_at(p);
