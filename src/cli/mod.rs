@@ -7,6 +7,7 @@ mod progress;
 mod ratecmd;
 mod rules;
 mod runcmd;
+mod summary;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;

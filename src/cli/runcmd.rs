@@ -5,9 +5,9 @@ use super::progress::{Plan, Reporter};
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{Adjudication, DrawRule, ResignRule};
-use arbiter::stats::{fixed, los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
+use arbiter::stats::{RatingOptions, Sprt};
+use arbiter::tournament::journal::JOURNAL_FILE;
 use arbiter::tournament::openings::load_book;
-use arbiter::tournament::report::describe_decision;
 use arbiter::tournament::{run, Format, RunError, RunOptions};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
@@ -321,17 +321,16 @@ fn resume_journal(path: &Path) -> Result<u64, Failure> {
 }
 
 /// Runs a match or tournament; returns the process exit code.
-fn execute(
+/// The checks a run's settings pass before anything starts: counts, limits, names, programs and
+/// output files. A refused run leaves no trace.
+fn check_run(
     args: &RunArgs,
     kind: &str,
-    format: Format,
     rounds: u64,
     limit: Option<u64>,
-    sprt: Option<Sprt>,
+    engines: &[EngineConfig],
     pgnout: &Option<PathBuf>,
-) -> Result<u8, Failure> {
-    let entry = super::rules::game_entry(&args.game)?;
-    let engines = engines(&args.engine_groups, &args.each)?;
+) -> Result<(), Failure> {
     match (kind, engines.len()) {
         ("match", 2) => {}
         ("match", n) => {
@@ -358,18 +357,6 @@ fn execute(
             "--games, --rounds and --concurrency must be at least 1",
         ));
     }
-    let book = args.openings.clone().or_else(|| {
-        let default = PathBuf::from(format!("openings/{}.txt", entry.id));
-        default.is_file().then_some(default)
-    });
-    let openings = match &book {
-        Some(path) => load_book(path, entry, args.book_plies)
-            .map_err(|e| Failure::bad_input(e.to_string()))?,
-        None => Vec::new(),
-    };
-    let rating = rating_options(&args.anchor)?;
-    let adjudication = adjudication(&args.draw, &args.resign, args.max_plies)?;
-    // Everything is checked before anything is written: a refused run leaves no trace.
     for (i, cfg) in engines.iter().enumerate() {
         arbiter::tournament::check_engine_command(cfg).map_err(Failure::bad_input)?;
         if engines[..i].iter().any(|e| e.name == cfg.name) {
@@ -384,41 +371,43 @@ fn execute(
             check_output_file(flag, path)?;
         }
     }
-    let total = {
-        let n = engines.len() as u64;
-        let pairings = if format == Format::Gauntlet || n == 2 {
-            n - 1
-        } else {
-            n.saturating_mul(n - 1) / 2
-        };
-        let full = rounds.saturating_mul(pairings).saturating_mul(2);
-        limit.unwrap_or(full).min(full)
+    Ok(())
+}
+
+/// Games in the schedule: rounds of one game pair per pairing, cut at `limit`.
+fn schedule_size(engines: usize, format: Format, rounds: u64, limit: Option<u64>) -> u64 {
+    let n = engines as u64;
+    let pairings = if format == Format::Gauntlet || n == 2 {
+        n - 1
+    } else {
+        n.saturating_mul(n - 1) / 2
     };
-    if !args.quiet && (total > LARGE_SCHEDULE || engines.len() > MANY_ENGINES) {
+    let full = rounds.saturating_mul(pairings).saturating_mul(2);
+    limit.unwrap_or(full).min(full)
+}
+
+fn warn_if_huge(total: u64, engines: usize) {
+    if total > LARGE_SCHEDULE || engines > MANY_ENGINES {
         eprintln!(
-            "warning: {total} games scheduled for {} engines; at 10 games a second that is {:.1} \
-             days. Joint ratings are left out past {} engines and square tables past {}.",
-            engines.len(),
+            "warning: {total} games scheduled for {engines} engines; at 10 games a second that is \
+             {:.1} days. Joint ratings are left out past {} engines and square tables past {}.",
             total as f64 / 10.0 / 86_400.0,
             arbiter::stats::ratings::MAX_PLAYERS,
             arbiter::tournament::report::MATRIX_ENGINES
         );
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
-    runtime
-        .block_on(arbiter::tournament::preflight(&engines, entry.id))
-        .map_err(Failure::bad_input)?;
+}
+
+/// The run's folder, locked for this process; a new run's command line saved in it.
+fn prepare_folder(
+    args: &RunArgs,
+    kind: &str,
+) -> Result<(PathBuf, bool, arbiter::tournament::RunLock), Failure> {
     let (out_dir, resume) = out_dir(args, kind)?;
     // Held until the run ends: a second arbiter on the same folder would play the same games.
-    let _lock = arbiter::tournament::lock_run_dir(&out_dir).map_err(Failure::bad_input)?;
+    let lock = arbiter::tournament::lock_run_dir(&out_dir).map_err(Failure::bad_input)?;
     if !resume {
-        if out_dir
-            .join(arbiter::tournament::journal::JOURNAL_FILE)
-            .exists()
-        {
+        if out_dir.join(JOURNAL_FILE).exists() {
             return Err(Failure::bad_input(format!(
                 "{} already holds a run: continue it with --resume {}",
                 out_dir.display(),
@@ -427,173 +416,134 @@ fn execute(
         }
         save_invocation(&out_dir, kind, &args.invocation)?;
     }
-    let event = args
-        .event
-        .clone()
-        .unwrap_or_else(|| format!("arbiter {kind}"));
+    Ok((out_dir, resume, lock))
+}
+
+/// How a run that stopped early is reported: each cause with its exit code and what to do.
+fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
+    let resume = format!("{} {kind} --resume {}", self_command(), out_dir.display());
+    match e {
+        RunError::EngineStart(message) => Failure {
+            code: EXIT_ENGINE_START,
+            message: format!("{message}. Fix the engine, then continue with: {resume}"),
+        },
+        e @ RunError::Output { .. } => Failure {
+            code: EXIT_RUNTIME,
+            message: format!(
+                "{e}. The games finished before it are kept: free the space (or fix the \
+                 folder), then continue with: {resume}"
+            ),
+        },
+        e => Failure::bad_input(e.to_string()),
+    }
+}
+
+/// Runs a match or tournament; returns the process exit code.
+fn execute(
+    args: &RunArgs,
+    kind: &str,
+    format: Format,
+    rounds: u64,
+    limit: Option<u64>,
+    sprt: Option<Sprt>,
+    pgnout: &Option<PathBuf>,
+) -> Result<u8, Failure> {
+    let entry = super::rules::game_entry(&args.game)?;
+    let engines = engines(&args.engine_groups, &args.each)?;
+    check_run(args, kind, rounds, limit, &engines, pgnout)?;
+    let book = args.openings.clone().or_else(|| {
+        let default = PathBuf::from(format!("openings/{}.txt", entry.id));
+        default.is_file().then_some(default)
+    });
+    let openings = match &book {
+        Some(path) => load_book(path, entry, args.book_plies)
+            .map_err(|e| Failure::bad_input(e.to_string()))?,
+        None => Vec::new(),
+    };
+    let rating = rating_options(&args.anchor)?;
+    let adjudication = adjudication(&args.draw, &args.resign, args.max_plies)?;
+    let total = schedule_size(engines.len(), format, rounds, limit);
+    if !args.quiet {
+        warn_if_huge(total, engines.len());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
+    runtime
+        .block_on(arbiter::tournament::preflight(&engines, entry.id))
+        .map_err(Failure::bad_input)?;
+    let (out_dir, resume, _lock) = prepare_folder(args, kind)?;
+    let already = if resume {
+        resume_journal(&out_dir.join(JOURNAL_FILE))?
+    } else {
+        0
+    };
+    // More workers than games would only start engines that never play.
+    let concurrency = args.concurrency.min(total.max(1) as usize);
+    let reporter = Reporter::start(
+        &Plan {
+            kind,
+            game: entry.id,
+            format: if engines.len() == 2 {
+                "match"
+            } else {
+                format.as_str()
+            },
+            engines: &engines,
+            games: total,
+            already: already.min(total),
+            concurrency,
+            openings: book.as_deref().map(|b| (b, openings.len())),
+            out_dir: &out_dir,
+        },
+        args.quiet,
+    );
     let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
-    let engine_list = engines.clone();
-    let opening_count = openings.len();
     let opts = RunOptions {
         entry,
         engines,
         format,
         rounds,
         limit,
-        // More workers than games would only start engines that never play.
-        concurrency: args.concurrency.min(total.max(1) as usize),
+        concurrency,
         openings,
         random_order: args.random_openings,
         seed: args.seed,
         adjudication,
         out_dir: out_dir.clone(),
-        event,
+        event: args
+            .event
+            .clone()
+            .unwrap_or_else(|| format!("arbiter {kind}")),
         sprt,
         rating,
         log: args.log.clone(),
         resume,
         affinity: args.affinity,
     };
-    let already = if resume {
-        resume_journal(&out_dir.join(arbiter::tournament::journal::JOURNAL_FILE))?
-    } else {
-        0
-    };
-    let reporter = Reporter::start(
-        &Plan {
-            kind,
-            game: entry.id,
-            format: if names.len() == 2 {
-                "match"
-            } else {
-                format.as_str()
-            },
-            engines: &engine_list,
-            games: total,
-            already: already.min(total),
-            concurrency: args.concurrency.min(total.max(1) as usize),
-            openings: book.as_deref().map(|b| (b, opening_count)),
-            out_dir: &out_dir,
-        },
-        args.quiet,
-    );
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
-    let outcome = outcome.map_err(|e| match e {
-        RunError::EngineStart(message) => Failure {
-            code: EXIT_ENGINE_START,
-            message: format!(
-                "{message}. Fix the engine, then continue with: {} {kind} --resume {}",
-                self_command(),
-                out_dir.display()
-            ),
-        },
-        e @ RunError::Output { .. } => Failure {
-            code: EXIT_RUNTIME,
-            message: format!(
-                "{e}. The games finished before it are kept: free the space (or fix the folder), \
-                 then continue with: {} {kind} --resume {}",
-                self_command(),
-                out_dir.display()
-            ),
-        },
-        e => Failure::bad_input(e.to_string()),
-    })?;
+    let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;
     if let Some(path) = pgnout {
         std::fs::copy(out_dir.join("games.pgn"), path).map_err(|e| Failure {
             code: EXIT_RUNTIME,
             message: format!("cannot write {}: {e}", path.display()),
         })?;
     }
-    let totals = &outcome.totals;
-    if names.len() == 2 {
-        let w = totals.per_engine[0];
-        println!(
-            "Result of {} vs {}: {} - {} - {} (W - L - D), {} games",
-            names[0],
-            names[1],
-            w.wins,
-            w.losses,
-            w.draws,
-            w.games()
-        );
-        let los_text = los(w)
-            .map(|p| format!("{:.1} %", p * 100.0))
-            .unwrap_or_else(|| "n/a (no decisive games)".into());
-        println!(
-            "Elo difference: {} (pentanomial {}), LOS: {los_text}, draw ratio: {:.1} %",
-            trinomial_elo(w).describe(),
-            totals.head_to_head().elo().describe(),
-            w.draw_ratio().unwrap_or(0.0) * 100.0
-        );
-    } else {
-        match totals.ratings(&rating_options(&args.anchor)?) {
-            Ok(r) => {
-                let mut rows: Vec<_> = r.ratings.iter().collect();
-                rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
-                for (i, x) in rows.iter().enumerate() {
-                    let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
-                    let w = totals.per_engine[idx];
-                    println!(
-                        "{:>3}. {:<20} {:+7.1}  ({:+.1} .. {:+.1})  {}/{} points",
-                        i + 1,
-                        x.name,
-                        x.elo,
-                        x.lower,
-                        x.upper,
-                        w.points(),
-                        w.games()
-                    );
-                }
-            }
-            Err(e) => println!("No joint ratings: {e}"),
-        }
-    }
-    let ends: Vec<String> = totals
-        .terminations
-        .iter()
-        .map(|(t, n)| format!("{t} {n}"))
-        .collect();
-    println!("Terminations: {}", ends.join(", "));
-    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
-        println!(
-            "Referee latency per move (measured minus engine-reported time, {} moves): median {median} us, p99 {p99} us, max {max} us",
-            outcome.latency_us.len()
-        );
-    }
-    let mut code = 0;
-    if let Some(s) = sprt {
-        let last = outcome.llr.last().copied().unwrap_or(0.0);
-        let (lo, hi) = s.bounds();
-        println!(
-            "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
-            describe_decision(outcome.decision),
-            fixed(last, 3),
-            outcome.llr.len()
-        );
-        code = match outcome.decision {
-            Some(Decision::H1) => 0,
-            Some(Decision::H0) => 1,
-            _ => 3,
-        };
-    }
+    super::summary::print(&outcome, &names, &rating_options(&args.anchor)?, sprt);
     println!("Report: {}", out_dir.join("report.html").display());
     if outcome.interrupted {
-        let command = if kind == "match" {
-            "match"
-        } else {
-            "tournament"
-        };
         println!(
-            "Interrupted after {} games; {} still to play. Continue with: {} {command} --resume {}",
-            totals.games,
+            "Interrupted after {} games; {} still to play. Continue with: {} {kind} --resume {}",
+            outcome.totals.games,
             outcome.unplayed,
             self_command(),
             out_dir.display()
         );
         return Ok(130);
     }
-    Ok(code)
+    Ok(super::summary::exit_code(sprt.as_ref(), outcome.decision))
 }
 
 pub fn run_match(args: MatchArgs) -> Result<u8, Failure> {

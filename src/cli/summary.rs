@@ -1,0 +1,94 @@
+//! What a finished run prints: the result (two engines) or the joint ratings (more), the
+//! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
+
+use arbiter::stats::{fixed, los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
+use arbiter::tournament::report::describe_decision;
+use arbiter::tournament::RunOutcome;
+
+pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, sprt: Option<Sprt>) {
+    if names.len() == 2 {
+        head_to_head(outcome, names);
+    } else {
+        standings(outcome, rating);
+    }
+    let ends: Vec<String> = outcome
+        .totals
+        .terminations
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    println!("Terminations: {}", ends.join(", "));
+    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
+        println!(
+            "Referee latency per move (measured minus engine-reported time, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            outcome.latency_us.len()
+        );
+    }
+    if let Some(s) = sprt {
+        let last = outcome.llr.last().copied().unwrap_or(0.0);
+        let (lo, hi) = s.bounds();
+        println!(
+            "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
+            describe_decision(outcome.decision),
+            fixed(last, 3),
+            outcome.llr.len()
+        );
+    }
+}
+
+/// 0 when an SPRT accepted H1 (or there was none), 1 for H0, 3 when it ran out undecided.
+pub fn exit_code(sprt: Option<&Sprt>, decision: Option<Decision>) -> u8 {
+    match (sprt, decision) {
+        (None, _) | (_, Some(Decision::H1)) => 0,
+        (_, Some(Decision::H0)) => 1,
+        _ => 3,
+    }
+}
+
+fn head_to_head(outcome: &RunOutcome, names: &[String]) {
+    let totals = &outcome.totals;
+    let w = totals.per_engine[0];
+    println!(
+        "Result of {} vs {}: {} - {} - {} (W - L - D), {} games",
+        names[0],
+        names[1],
+        w.wins,
+        w.losses,
+        w.draws,
+        w.games()
+    );
+    let los_text = los(w)
+        .map(|p| format!("{:.1} %", p * 100.0))
+        .unwrap_or_else(|| "n/a (no decisive games)".into());
+    println!(
+        "Elo difference: {} (pentanomial {}), LOS: {los_text}, draw ratio: {:.1} %",
+        trinomial_elo(w).describe(),
+        totals.head_to_head().elo().describe(),
+        w.draw_ratio().unwrap_or(0.0) * 100.0
+    );
+}
+
+fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
+    let totals = &outcome.totals;
+    match totals.ratings(rating) {
+        Ok(r) => {
+            let mut rows: Vec<_> = r.ratings.iter().collect();
+            rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+            for (i, x) in rows.iter().enumerate() {
+                let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
+                let w = totals.per_engine[idx];
+                println!(
+                    "{:>3}. {:<20} {:+7.1}  ({:+.1} .. {:+.1})  {}/{} points",
+                    i + 1,
+                    x.name,
+                    x.elo,
+                    x.lower,
+                    x.upper,
+                    w.points(),
+                    w.games()
+                );
+            }
+        }
+        Err(e) => println!("No joint ratings: {e}"),
+    }
+}
