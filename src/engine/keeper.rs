@@ -27,6 +27,11 @@ const MAX_TREE: usize = 1024;
 /// # Safety
 /// Only between `fork` and `exec` of a child of the process `referee`.
 pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
+    // Signals are blocked from the first moment: this process inherited the referee's handlers
+    // (tokio's write to a pipe the referee reads), and a signal taken by one of them here would
+    // look to the referee like its own.
+    let set = keeper_signals();
+    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
     if libc::getppid() != referee {
         libc::_exit(1);
@@ -36,6 +41,8 @@ pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
     match libc::fork() {
         -1 => Err(std::io::Error::last_os_error()),
         0 => {
+            // The engine starts with no signal blocked, as it would without a keeper.
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             // The engine dies with its keeper, even if the keeper is killed outright.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             if libc::getppid() != keeper {
@@ -50,14 +57,9 @@ pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
 /// The keeper's life: wait for the engine's exit or a signal to stop, then end the whole tree
 /// and exit with the engine's status.
 unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
-    // Signals are taken synchronously (blocked, then waited for), so none is missed between
-    // looking and waiting.
-    let mut set: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut set);
-    for s in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        libc::sigaddset(&mut set, s);
-    }
-    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    // Signals are taken synchronously (blocked since `split`, then waited for), so none is
+    // missed between looking and waiting.
+    let set = keeper_signals();
     close_all_files();
     let mut code = 128 + libc::SIGTERM;
     // The referee may have died before the signal could be blocked.
@@ -82,6 +84,16 @@ unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
     }
     end_tree(libc::getpid());
     libc::_exit(code)
+}
+
+/// The signals the keeper waits for: its child's exit, and being told to stop.
+unsafe fn keeper_signals() -> libc::sigset_t {
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    for s in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        libc::sigaddset(&mut set, s);
+    }
+    set
 }
 
 fn exit_code(status: c_int) -> c_int {

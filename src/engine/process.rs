@@ -436,14 +436,14 @@ impl EngineProcess {
         }
     }
 
-    /// Has the keeper end the tree; kills the group if it has not within the grace period.
+    /// Has the keeper end the tree, then kills the group too, in case the keeper could not.
     async fn end_tree(&mut self) {
         self.signal_keeper();
-        if tokio::time::timeout(KEEPER_GRACE, self.child.wait())
+        let ended = tokio::time::timeout(KEEPER_GRACE, self.child.wait())
             .await
-            .is_err()
-        {
-            self.kill_group();
+            .is_ok();
+        self.kill_group();
+        if !ended {
             let _ = self.child.start_kill();
             let _ = self.child.wait().await;
         }
@@ -473,6 +473,8 @@ impl EngineProcess {
             .await
             .is_ok();
         if exited {
+            // The keeper has ended what the engine left; the group goes too, to be sure.
+            self.kill_group();
             self.reaped = true;
         } else {
             self.end_tree().await;
