@@ -110,24 +110,125 @@ fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
     }
 }
 
-/// Counts a game and updates the SPRT; returns the new LLR when a pair was completed.
-fn count(
-    totals: &mut Totals,
-    llr: &mut Vec<f64>,
-    sprt: &Option<Sprt>,
-    index: u64,
-    record: &GameRecord,
-) -> Option<f64> {
-    let before = totals.head_to_head().pairs();
-    totals.add(record, Some(PairSchedule::pair_of(index)));
-    let sprt = sprt.as_ref()?;
-    let pairs = totals.head_to_head();
-    if pairs.pairs() == before {
-        return None;
+/// What the run has counted: the totals, the LLR after each completed pair and the SPRT's
+/// decision, and the figures the summary reports.
+struct Ledger {
+    totals: Totals,
+    sprt: Option<Sprt>,
+    llr: Vec<f64>,
+    decision: Option<Decision>,
+    played: u64,
+    latency_us: Vec<i64>,
+    time_forfeits: u64,
+}
+
+impl Ledger {
+    fn new(names: Vec<String>, sprt: Option<Sprt>) -> Ledger {
+        Ledger {
+            totals: Totals::new(names),
+            sprt,
+            llr: Vec::new(),
+            decision: None,
+            played: 0,
+            latency_us: Vec::new(),
+            time_forfeits: 0,
+        }
     }
-    let value = sprt.llr(&pairs);
-    llr.push(value);
-    Some(value)
+
+    /// Counts a game and updates the SPRT; a decision, once reached, stands.
+    fn count(&mut self, index: u64, record: &GameRecord) {
+        self.played += 1;
+        let before = self.totals.head_to_head().pairs();
+        self.totals.add(record, Some(PairSchedule::pair_of(index)));
+        let Some(sprt) = &self.sprt else { return };
+        let pairs = self.totals.head_to_head();
+        if pairs.pairs() == before {
+            return;
+        }
+        let value = sprt.llr(&pairs);
+        self.llr.push(value);
+        let d = sprt.decide(value);
+        if d != Decision::Continue && self.decision.is_none() {
+            self.decision = Some(d);
+        }
+    }
+
+    /// Counts a game played in this run, with its time forfeits and latencies.
+    fn count_new(&mut self, index: u64, record: &GameRecord) {
+        if record.termination == crate::game::Termination::TimeForfeit {
+            self.time_forfeits += 1;
+        }
+        for m in &record.moves {
+            if let (Some(us), true) = (m.reported_us, self.latency_us.len() < LATENCY_SAMPLES) {
+                self.latency_us
+                    .push(m.elapsed.as_micros() as i64 - us as i64);
+            }
+        }
+        self.count(index, record);
+    }
+}
+
+/// The engines' names, checked: programs that exist, names that differ, at least two.
+fn checked_names(opts: &RunOptions) -> Result<Vec<String>, RunError> {
+    for cfg in &opts.engines {
+        super::check_engine_command(cfg).map_err(RunError::Setup)?;
+    }
+    let names: Vec<String> = opts.engines.iter().map(|e| e.name.clone()).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(RunError::Setup(format!(
+                "two engines are named '{n}': give each a different name="
+            )));
+        }
+    }
+    if opts.engines.len() < 2 {
+        return Err(RunError::Setup("a run needs at least two engines".into()));
+    }
+    Ok(names)
+}
+
+/// The journal of the run folder, mended; refused when a new run would overwrite one.
+fn journal_of(opts: &RunOptions) -> Result<PathBuf, RunError> {
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| output_error(&opts.out_dir, e))?;
+    let path = opts.out_dir.join(journal::JOURNAL_FILE);
+    if !opts.resume && path.exists() {
+        return Err(RunError::Setup(format!(
+            "{} already holds a run: continue it with --resume {}, or choose another --name/--out",
+            opts.out_dir.display(),
+            opts.out_dir.display()
+        )));
+    }
+    journal::repair(&path).map_err(|e| output_error(&path, e))?;
+    Ok(path)
+}
+
+/// Counts the games already in the journal (a resumed run) and returns which they are. Only games
+/// this schedule knows count, each once; one that does not match the schedule is an error.
+fn count_past_games(
+    path: &std::path::Path,
+    schedule: &PairSchedule,
+    ledger: &mut Ledger,
+) -> Result<Bitset, RunError> {
+    let total = schedule.len();
+    let mut done = Bitset::new(total);
+    let mut mismatch = None;
+    journal::read(path, |entry| {
+        if entry.index < total && done.insert(entry.index) {
+            let white = &ledger.totals.names[schedule.pairing(entry.index).white];
+            if &entry.record.white != white {
+                mismatch.get_or_insert(format!(
+                    "game {} in the journal does not match this run's schedule",
+                    entry.index + 1
+                ));
+            }
+            ledger.count(entry.index, &entry.record);
+        }
+    })
+    .map_err(RunError::Setup)?;
+    match mismatch {
+        Some(e) => Err(RunError::Setup(e)),
+        None => Ok(done),
+    }
 }
 
 fn run_info<'a>(
@@ -163,29 +264,8 @@ pub async fn run(
     opts: RunOptions,
     mut on_game: impl FnMut(Progress),
 ) -> Result<RunOutcome, RunError> {
-    for cfg in &opts.engines {
-        super::check_engine_command(cfg).map_err(RunError::Setup)?;
-    }
-    let names: Vec<String> = opts.engines.iter().map(|e| e.name.clone()).collect();
-    for (i, n) in names.iter().enumerate() {
-        if names[..i].contains(n) {
-            return Err(RunError::Setup(format!(
-                "two engines are named '{n}': give each a different name="
-            )));
-        }
-    }
-    if opts.engines.len() < 2 {
-        return Err(RunError::Setup("a run needs at least two engines".into()));
-    }
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| output_error(&opts.out_dir, e))?;
-    let journal_path = opts.out_dir.join(journal::JOURNAL_FILE);
-    if !opts.resume && journal_path.exists() {
-        return Err(RunError::Setup(format!(
-            "{} already holds a run: continue it with --resume {}, or choose another --name/--out",
-            opts.out_dir.display(),
-            opts.out_dir.display()
-        )));
-    }
+    let names = checked_names(&opts)?;
+    let journal_path = journal_of(&opts)?;
     let schedule = Arc::new(PairSchedule {
         engines: opts.engines.len(),
         format: opts.format,
@@ -196,40 +276,8 @@ pub async fn run(
         random_order: opts.random_order,
     });
     let total = schedule.len();
-    let mut totals = Totals::new(names.clone());
-    let mut llr = Vec::new();
-    let mut done = Bitset::new(total);
-    let mut played = 0u64;
-    let mut bad_resume = None;
-    journal::repair(&journal_path).map_err(|e| output_error(&journal_path, e))?;
-    journal::read(&journal_path, |entry| {
-        if entry.index < total && done.insert(entry.index) {
-            // Only games this run's schedule knows count; a duplicate line counts once.
-            if entry.record.white != names[schedule.pairing(entry.index).white] {
-                bad_resume.get_or_insert(format!(
-                    "game {} in the journal does not match this run's schedule",
-                    entry.index + 1
-                ));
-            }
-            count(
-                &mut totals,
-                &mut llr,
-                &opts.sprt,
-                entry.index,
-                &entry.record,
-            );
-            played += 1;
-        }
-    })
-    .map_err(RunError::Setup)?;
-    if let Some(e) = bad_resume {
-        return Err(RunError::Setup(e));
-    }
-    let mut decision = opts
-        .sprt
-        .as_ref()
-        .and_then(|s| llr.last().map(|&v| s.decide(v)))
-        .filter(|d| *d != Decision::Continue);
+    let mut ledger = Ledger::new(names, opts.sprt);
+    let done = count_past_games(&journal_path, &schedule, &mut ledger)?;
     let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
     let log = match &opts.log {
         Some(p) => Some(IoLog::create(p).map_err(|e| output_error(p, e))?),
@@ -244,17 +292,11 @@ pub async fn run(
         log: log.clone(),
         affinity: opts.affinity,
     });
-    let stop = Arc::new(AtomicBool::new(decision.is_some()));
-    let done = Arc::new(done);
-    let skip = {
-        let done = done.clone();
-        Arc::new(move |i: u64| done.contains(i))
-    };
+    let stop = Arc::new(AtomicBool::new(ledger.decision.is_some()));
+    let skip = Arc::new(move |i: u64| done.contains(i));
     let (tx, mut rx) = mpsc::channel(64);
     let workers = start_workers(settings, schedule.clone(), skip, stop.clone(), tx)
         .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
-    let mut latency_us = Vec::new();
-    let mut time_forfeits = 0;
     let mut setup_error = None;
     let mut interrupted = false;
     let mut sigint = signal(SignalKind::interrupt()).ok();
@@ -285,31 +327,17 @@ pub async fn run(
             workers.join().await;
             return Err(output_error(&journal_path, e));
         }
-        let record = entry.record;
-        played += 1;
-        if record.termination == crate::game::Termination::TimeForfeit {
-            time_forfeits += 1;
-        }
-        for m in &record.moves {
-            if let (Some(us), true) = (m.reported_us, latency_us.len() < LATENCY_SAMPLES) {
-                latency_us.push(m.elapsed.as_micros() as i64 - us as i64);
-            }
-        }
-        let value = count(&mut totals, &mut llr, &opts.sprt, index, &record);
-        if let (Some(sprt), Some(v)) = (&opts.sprt, value) {
-            let d = sprt.decide(v);
-            if d != Decision::Continue && decision.is_none() {
-                decision = Some(d);
-                stop.store(true, Ordering::SeqCst);
-            }
+        ledger.count_new(index, &entry.record);
+        if ledger.decision.is_some() {
+            stop.store(true, Ordering::SeqCst);
         }
         on_game(Progress {
             game: index + 1,
-            done: played,
+            done: ledger.played,
             total,
-            record: &record,
-            totals: &totals,
-            llr: llr.last().copied(),
+            record: &entry.record,
+            totals: &ledger.totals,
+            llr: ledger.llr.last().copied(),
         });
     }
     if interrupted {
@@ -323,29 +351,38 @@ pub async fn run(
     if let Some(log) = &log {
         log.flush();
     }
-    match setup_error {
-        Some(GameError::BadStart(e)) => return Err(RunError::Setup(e)),
-        Some(e @ GameError::EngineStart { .. }) => {
-            let info = run_info(&opts, &llr, interrupted, decision);
-            write_reports(&opts.out_dir, &totals, &info)
-                .map_err(|e| output_error(&opts.out_dir, e))?;
-            return Err(RunError::EngineStart(format!(
-                "{e} ({} times in a row); the run stopped after {played} finished games, \
-                 and no result is reported from games an engine never played",
-                runner::START_ATTEMPTS
-            )));
-        }
-        None => {}
+    finish(&opts, ledger, total, interrupted, setup_error)
+}
+
+/// Writes the reports and says how the run ended.
+fn finish(
+    opts: &RunOptions,
+    ledger: Ledger,
+    total: u64,
+    interrupted: bool,
+    setup_error: Option<GameError>,
+) -> Result<RunOutcome, RunError> {
+    if let Some(GameError::BadStart(e)) = setup_error {
+        return Err(RunError::Setup(e));
     }
-    let info = run_info(&opts, &llr, interrupted, decision);
-    write_reports(&opts.out_dir, &totals, &info).map_err(|e| output_error(&opts.out_dir, e))?;
+    let info = run_info(opts, &ledger.llr, interrupted, ledger.decision);
+    write_reports(&opts.out_dir, &ledger.totals, &info)
+        .map_err(|e| output_error(&opts.out_dir, e))?;
+    if let Some(e @ GameError::EngineStart { .. }) = setup_error {
+        return Err(RunError::EngineStart(format!(
+            "{e} ({} times in a row); the run stopped after {} finished games, \
+             and no result is reported from games an engine never played",
+            runner::START_ATTEMPTS,
+            ledger.played
+        )));
+    }
     Ok(RunOutcome {
-        totals,
-        decision,
-        llr,
-        latency_us,
-        time_forfeits,
-        unplayed: total - played.min(total),
+        unplayed: total - ledger.played.min(total),
+        totals: ledger.totals,
+        decision: ledger.decision,
+        llr: ledger.llr,
+        latency_us: ledger.latency_us,
+        time_forfeits: ledger.time_forfeits,
         interrupted,
     })
 }
