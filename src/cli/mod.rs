@@ -219,7 +219,7 @@ pub fn run() -> ExitCode {
     let parsed = Cli::command()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, engine_groups(&m))));
-    let (mut cli, groups) = match parsed {
+    let (cli, groups) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -227,53 +227,58 @@ pub fn run() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    finish(resolve(cli.command, groups).and_then(dispatch))
+}
+
+/// The command to carry out: with its `--engine` groups and command line for runs, a
+/// configuration file turned into the tournament it describes, a `--resume` into the run saved in
+/// its folder (with the flags that may change).
+fn resolve(mut command: Command, groups: Vec<Vec<String>>) -> Result<Command, Failure> {
     let invocation: Vec<String> = std::env::args().skip(2).collect();
-    match &mut cli.command {
+    match &mut command {
         Command::Match(args) => {
             args.run.engine_groups = groups;
-            args.run.invocation = invocation;
+            args.run.invocation = invocation.clone();
         }
         Command::Tournament(args) => {
             args.run.engine_groups = groups;
-            args.run.invocation = invocation;
+            args.run.invocation = invocation.clone();
         }
         Command::Run {
             file,
             quiet,
             out,
             resume,
-        } => match from_config(file, *quiet, out.as_deref(), resume.as_deref()) {
-            Ok(command) => cli.command = command,
-            Err(f) => return finish(Err(f)),
-        },
+        } => command = from_config(file, *quiet, out.as_deref(), resume.as_deref())?,
         _ => {}
     }
-    let resume_dir = match &cli.command {
+    let resume_dir = match &command {
         Command::Match(a) => a.run.resume.clone(),
         Command::Tournament(a) => a.run.resume.clone(),
         _ => None,
     };
-    if let Some(dir) = resume_dir {
-        let given: Vec<String> = std::env::args().skip(2).collect();
-        match resume_overrides(&given).and_then(|o| resumed(&dir).map(|c| (c, o))) {
-            Ok((mut command, (quiet, concurrency))) => {
-                let run = match &mut command {
-                    Command::Match(a) => Some(&mut a.run),
-                    Command::Tournament(a) => Some(&mut a.run),
-                    _ => None,
-                };
-                if let Some(run) = run {
-                    run.quiet |= quiet;
-                    if let Some(c) = concurrency {
-                        run.concurrency = c;
-                    }
-                }
-                cli.command = command;
-            }
-            Err(f) => return finish(Err(f)),
+    let Some(dir) = resume_dir else {
+        return Ok(command);
+    };
+    let (quiet, concurrency) = resume_overrides(&invocation)?;
+    let mut command = resumed(&dir)?;
+    let run = match &mut command {
+        Command::Match(a) => Some(&mut a.run),
+        Command::Tournament(a) => Some(&mut a.run),
+        _ => None,
+    };
+    if let Some(run) = run {
+        run.quiet |= quiet;
+        if let Some(c) = concurrency {
+            run.concurrency = c;
         }
     }
-    let result = match cli.command {
+    Ok(command)
+}
+
+/// Carries out a command; returns the exit code.
+fn dispatch(command: Command) -> Result<u8, Failure> {
+    match command {
         Command::Perft {
             game,
             depth,
@@ -303,10 +308,7 @@ pub fn run() -> ExitCode {
         Command::Match(args) => runcmd::run_match(*args),
         Command::Tournament(mut args) => {
             if args.run.engine_groups.is_empty() {
-                match bundled_engines() {
-                    Ok(groups) => args.run.engine_groups = groups,
-                    Err(f) => return finish(Err(f)),
-                }
+                args.run.engine_groups = bundled_engines()?;
                 if args.run.each.is_empty() {
                     args.run.each = vec!["tc=1+0.01".into()];
                 }
@@ -337,8 +339,7 @@ pub fn run() -> ExitCode {
             Some(bounds) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
             None => bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0),
         },
-    };
-    finish(result)
+    }
 }
 
 fn finish(result: Result<u8, Failure>) -> ExitCode {
