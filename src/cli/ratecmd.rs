@@ -1,7 +1,7 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
-use arbiter::stats::{RatingError, RatingOptions, Ratings};
+use arbiter::stats::{signed, RatingError, RatingOptions, Ratings};
 use arbiter::tournament::import::read_pgn_records;
 use arbiter::tournament::journal::{Entry, Journal};
 use arbiter::tournament::report::{write_reports, RunInfo};
@@ -117,12 +117,12 @@ fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {
         let idx = totals.names.iter().position(|n| *n == r.name).unwrap_or(0);
         let w = totals.per_engine[idx];
         println!(
-            "{:>3}. {:<24} {:+7.1}  ({:+.1} .. {:+.1})  {}/{}",
+            "{:>3}. {:<24} {:>7}  ({} .. {})  {}/{}",
             i + 1,
             r.name,
-            r.elo,
-            r.lower,
-            r.upper,
+            signed(r.elo),
+            signed(r.lower),
+            signed(r.upper),
             w.points(),
             w.games()
         );

@@ -1,7 +1,9 @@
 //! What a finished run prints: the result (two engines) or the joint ratings (more), the
 //! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
 
-use arbiter::stats::{fixed, los, percentiles, trinomial_elo, Decision, RatingOptions, Sprt};
+use arbiter::stats::{
+    fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt,
+};
 use arbiter::tournament::report::describe_decision;
 use arbiter::tournament::RunOutcome;
 
@@ -78,12 +80,12 @@ fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
                 let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
                 let w = totals.per_engine[idx];
                 println!(
-                    "{:>3}. {:<20} {:+7.1}  ({:+.1} .. {:+.1})  {}/{} points",
+                    "{:>3}. {:<20} {:>7}  ({} .. {})  {}/{} points",
                     i + 1,
                     x.name,
-                    x.elo,
-                    x.lower,
-                    x.upper,
+                    signed(x.elo),
+                    signed(x.lower),
+                    signed(x.upper),
                     w.points(),
                     w.games()
                 );

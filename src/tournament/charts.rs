@@ -2,6 +2,7 @@
 //! from elsewhere: a line chart with labelled, numbered axes, and the ratings with intervals.
 
 use super::report::html_escape;
+use crate::stats::signed;
 use std::fmt::Write as _;
 
 const COLOURS: [&str; 10] = [
@@ -185,7 +186,7 @@ pub fn ratings_chart(rated: &[(String, f64, f64, f64)]) -> String {
             html_escape(name)
         );
         let _ = write!(svg, "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#4a6fa5\" stroke-width=\"3\"/>", x(*l), x(*h));
-        let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#c0392b\"><title>{} {e:+.1} ({l:+.1} .. {h:+.1})</title></circle>", x(*e), html_escape(name));
+        let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#c0392b\"><title>{} {} ({} .. {})</title></circle>", x(*e), html_escape(name), signed(*e), signed(*l), signed(*h));
     }
     svg.push_str("</svg>");
     svg

@@ -7,7 +7,7 @@ use super::results::Totals;
 use super::schedule::PairSchedule;
 use super::story::Story;
 use crate::pgn::write_game;
-use crate::stats::{fixed, los, trinomial_elo, RatingOptions, Ratings, Sprt};
+use crate::stats::{fixed, los, signed, trinomial_elo, RatingOptions, Ratings, Sprt};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -111,7 +111,7 @@ fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> std::io::Result<Vec
 }
 
 fn fmt_elo(e: Option<f64>) -> String {
-    e.map(|v| format!("{v:.1}")).unwrap_or_default()
+    e.map(|v| fixed(v, 1)).unwrap_or_default()
 }
 
 /// Writes every output file of the run into `dir`.
@@ -332,7 +332,7 @@ fn markdown(
     let _ = writeln!(md, "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (i, s) in rows.iter().enumerate() {
         let (elo, ci) = match s.elo {
-            Some((e, lo, hi)) => (format!("{e:+.1}"), format!("{lo:+.1} .. {hi:+.1}")),
+            Some((e, lo, hi)) => (signed(e), format!("{} .. {}", signed(lo), signed(hi))),
             None => ("-".into(), "-".into()),
         };
         let _ = writeln!(

@@ -105,7 +105,7 @@ fn standings(h: &mut String, rows: &[Standing], ratings: &Option<Ratings>, note:
     h.push_str("<table id=\"standings\"><caption>Standings</caption><tr><th>rank</th><th>engine</th><th>Elo</th><th>lower</th><th>upper</th><th>games</th><th>points</th><th>score</th><th>draws</th></tr>");
     for (i, s) in rows.iter().enumerate() {
         let (el, lo, hi) = match s.elo {
-            Some((a, b, c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
+            Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
             None => ("-".into(), "-".into(), "-".into()),
         };
         let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{el}</td><td>{lo}</td><td>{hi}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>", i + 1, e(&s.name), s.games, s.points, s.score * 100.0, s.draws);
