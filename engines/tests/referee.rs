@@ -114,6 +114,21 @@ fn play(
     (records, outcome.totals.per_engine[0])
 }
 
+/// A game between working engines ends by the rules or the referee's limits, never by a fault.
+fn ended_by_the_rules(game: &str, r: &GameRecord) {
+    assert!(
+        !matches!(
+            r.termination,
+            Termination::IllegalMove
+                | Termination::EngineCrash
+                | Termination::EngineStall
+                | Termination::TimeForfeit
+        ),
+        "{game}: {}",
+        r.detail
+    );
+}
+
 /// The PGN of a record, read back and replayed through the rules, ends as the record says.
 fn replays_to_its_result(record: &GameRecord) {
     let text = write_game(record, "test");
@@ -165,17 +180,7 @@ fn all_five_games_are_played_to_a_valid_end() {
             160,
         );
         for r in &records {
-            assert!(
-                !matches!(
-                    r.termination,
-                    Termination::IllegalMove
-                        | Termination::EngineCrash
-                        | Termination::EngineStall
-                        | Termination::TimeForfeit
-                ),
-                "{game}: {}",
-                r.detail
-            );
+            ended_by_the_rules(game, r);
             assert_eq!(r.game, game);
             replays_to_its_result(r);
         }
@@ -234,17 +239,7 @@ fn cecp_engines_play_full_games_of_all_five_games() {
             160,
         );
         for r in &records {
-            assert!(
-                !matches!(
-                    r.termination,
-                    Termination::IllegalMove
-                        | Termination::EngineCrash
-                        | Termination::EngineStall
-                        | Termination::TimeForfeit
-                ),
-                "{game}: {}",
-                r.detail
-            );
+            ended_by_the_rules(game, r);
             replays_to_its_result(r);
             // Its own moves carry the depth it reported in its thinking output.
             let own = if r.white == "xboard" { 0 } else { 1 };
