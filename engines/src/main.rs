@@ -18,43 +18,46 @@ use fault::Fault;
 use std::io::BufRead;
 use std::sync::mpsc;
 
-const USAGE: &str =
-    "usage: arbiter-engine [--dialect uci|leiserchess|xboard] [--protocol uci|xboard] [--fault KIND [--fault-after N]]";
+/// The engines bundled with arbiter, for all five games. Reads commands on stdin.
+#[derive(clap::Parser, Debug)]
+#[command(name = "arbiter-engine", version)]
+struct Args {
+    /// The protocol spoken: uci (with UCI_Variant), leiserchess (the MIT 6.172 player's dialect)
+    /// or xboard (CECP, protocol 2).
+    #[arg(long, alias = "dialect", default_value = "uci", value_parser = ["uci", "leiserchess", "mit", "xboard", "cecp"])]
+    protocol: String,
+    /// Misbehave on purpose, to test referees: none, crash, nouciok, stall, illegal, garbage,
+    /// overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood,
+    /// fork, escape, orphan, random.
+    #[arg(long, default_value = "none")]
+    fault: String,
+    /// The `go` (or CECP move) from which the fault is committed, 0 for the first.
+    #[arg(long, default_value_t = 0)]
+    fault_after: u64,
+    /// With --fault random: the chance of a fault at each `go`.
+    #[arg(long, default_value_t = 0.05)]
+    fault_rate: f64,
+    /// With --fault random: the seed that makes the faults reproducible.
+    #[arg(long, default_value_t = 1)]
+    fault_seed: u64,
+}
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut dialect = "uci".to_string();
-    let mut fault_kind = "none".to_string();
-    let mut fault_after = 0u64;
-    let mut fault_rate = 0.05f64;
-    let mut fault_seed = 1u64;
-    let mut i = 0;
-    while i < args.len() {
-        let value = args.get(i + 1).cloned();
-        match (args[i].as_str(), value) {
-            ("--dialect" | "--protocol", Some(v)) => dialect = v,
-            ("--fault", Some(v)) => fault_kind = v,
-            ("--fault-after", Some(v)) => fault_after = v.parse().unwrap_or(0),
-            ("--fault-rate", Some(v)) => fault_rate = v.parse().unwrap_or(0.05),
-            ("--fault-seed", Some(v)) => fault_seed = v.parse().unwrap_or(1),
-            ("--help" | "-h", _) => {
-                println!("{USAGE}\nfaults: {}", Fault::KINDS);
-                return;
-            }
-            (other, _) => {
-                eprintln!("arbiter-engine: unexpected argument '{other}'\n{USAGE}");
-                std::process::exit(2);
-            }
-        }
-        i += 2;
-    }
-    let Some(fault) = Fault::parse(&fault_kind, fault_after, fault_rate, fault_seed) else {
+    let args = <Args as clap::Parser>::parse();
+    let Some(fault) = Fault::parse(
+        &args.fault,
+        args.fault_after,
+        args.fault_rate,
+        args.fault_seed,
+    ) else {
         eprintln!(
-            "arbiter-engine: unknown fault '{fault_kind}' (known: {})",
+            "arbiter-engine: unknown fault '{}' (known: {})",
+            args.fault,
             Fault::KINDS
         );
         std::process::exit(2);
     };
+    let dialect = args.protocol;
 
     fault.at_start();
     match dialect.as_str() {
@@ -79,9 +82,6 @@ fn main() {
         "leiserchess" | "mit" => {
             mit::MitPlayer::new().run(std::io::stdin().lock().lines().map_while(Result::ok))
         }
-        other => {
-            eprintln!("arbiter-engine: unknown dialect '{other}' (uci, leiserchess or xboard)");
-            std::process::exit(2);
-        }
+        other => unreachable!("clap accepts only the known protocols, not '{other}'"),
     }
 }
