@@ -114,55 +114,61 @@ fn fmt_elo(e: Option<f64>) -> String {
     e.map(|v| fixed(v, 1)).unwrap_or_default()
 }
 
-/// Writes every output file of the run into `dir`.
-pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
-    let journal_path = dir.join(journal::JOURNAL_FILE);
-    // Games: streamed from the journal straight to the files, in the order they finished, so
-    // memory does not grow with the number of games.
+/// The columns of games.csv.
+const GAMES_CSV_HEADER: [&str; 11] = [
+    "id",
+    "round",
+    "pair",
+    "white",
+    "black",
+    "opening",
+    "opening_text",
+    "result",
+    "termination",
+    "plies",
+    "duration_ms",
+];
+
+fn games_csv_row(entry: &journal::Entry) -> [String; 11] {
+    let r = &entry.record;
+    [
+        (entry.index + 1).to_string(),
+        r.round.to_string(),
+        (PairSchedule::pair_of(entry.index) + 1).to_string(),
+        r.white.clone(),
+        r.black.clone(),
+        r.opening.to_string(),
+        r.opening_text(),
+        r.outcome.to_string(),
+        r.termination.to_string(),
+        r.plies().to_string(),
+        r.duration.as_millis().to_string(),
+    ]
+}
+
+/// games.csv and games.pgn, streamed from the journal straight to the files in the order the
+/// games finished, so memory does not grow with the number of games; what the run's course
+/// shows is gathered on the way.
+fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<Story> {
     let (csv_path, pgn_path) = (dir.join("games.csv"), dir.join("games.pgn"));
     let (csv_tmp, pgn_tmp) = (temporary(&csv_path), temporary(&pgn_path));
     let mut games_csv =
         csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(&csv_tmp)?));
     let mut pgn = std::io::BufWriter::new(std::fs::File::create(&pgn_tmp)?);
     games_csv
-        .write_record([
-            "id",
-            "round",
-            "pair",
-            "white",
-            "black",
-            "opening",
-            "opening_text",
-            "result",
-            "termination",
-            "plies",
-            "duration_ms",
-        ])
+        .write_record(GAMES_CSV_HEADER)
         .map_err(std::io::Error::other)?;
     let mut write_error: Option<std::io::Error> = None;
     let mut story = Story::new(&totals.names, totals.games);
-    journal::read(&journal_path, |entry| {
+    journal::read(&dir.join(journal::JOURNAL_FILE), |entry| {
         story.add(&entry);
         if write_error.is_some() {
             return;
         }
-        let r = &entry.record;
-        let row = games_csv.write_record([
-            (entry.index + 1).to_string(),
-            r.round.to_string(),
-            (PairSchedule::pair_of(entry.index) + 1).to_string(),
-            r.white.clone(),
-            r.black.clone(),
-            r.opening.to_string(),
-            r.opening_text(),
-            r.outcome.to_string(),
-            r.termination.to_string(),
-            r.plies().to_string(),
-            r.duration.as_millis().to_string(),
-        ]);
-        let result = row
+        let result = games_csv
+            .write_record(games_csv_row(&entry))
             .map_err(std::io::Error::other)
-            .and_then(|_| pgn.write_all(write_game(r, info.event).as_bytes()));
+            .and_then(|_| pgn.write_all(write_game(&entry.record, info.event).as_bytes()));
         if let Err(e) = result {
             write_error = Some(e);
         }
@@ -182,10 +188,10 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
     drop((csv_file, pgn));
     std::fs::rename(csv_tmp, csv_path)?;
     std::fs::rename(pgn_tmp, pgn_path)?;
+    Ok(story)
+}
 
-    let rating_result = totals.ratings(info.rating);
-    let ratings = rating_result.as_ref().ok().cloned();
-    let rows = standings(totals, &ratings);
+fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
     let mut table = vec![[
         "rank", "name", "elo", "elo_lo", "elo_hi", "games", "points", "score", "draws",
     ]
@@ -204,7 +210,16 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
             s.draws.to_string(),
         ]);
     }
-    write_atomically(&dir.join("standings.csv"), &csv_bytes(table)?)?;
+    csv_bytes(table)
+}
+
+/// Writes every output file of the run into `dir`.
+pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
+    let story = write_games(dir, totals, info)?;
+    let rating_result = totals.ratings(info.rating);
+    let ratings = rating_result.as_ref().ok().cloned();
+    let rows = standings(totals, &ratings);
+    write_atomically(&dir.join("standings.csv"), &standings_csv(&rows)?)?;
     write_atomically(&dir.join("crosstable.csv"), &crosstable_csv(totals)?)?;
     let rating_note = rating_result.as_ref().err().map(|e| e.to_string());
     write_atomically(
