@@ -74,11 +74,8 @@ fn main() {
             });
             uci::Engine::new(fault).run(rx)
         }
-        "xboard" | "cecp" => {
-            fault.set_position(&[]);
-            xboard::XboardEngine::new(fault)
-                .run(std::io::stdin().lock().lines().map_while(Result::ok))
-        }
+        "xboard" | "cecp" => xboard::XboardEngine::new(fault)
+            .run(std::io::stdin().lock().lines().map_while(Result::ok)),
         "leiserchess" | "mit" => {
             mit::MitPlayer::new().run(std::io::stdin().lock().lines().map_while(Result::ok))
         }

@@ -134,11 +134,11 @@ impl XboardEngine {
         match best {
             Some(mv) => {
                 posts.push(format!("move {mv}"));
-                crate::uci::say_lines(&posts);
                 self.moves.push(mv);
             }
-            None => crate::uci::say_lines(&[posts.join("\n"), "resign".into()]),
+            None => posts.push("resign".into()),
         }
+        crate::uci::say_lines(&posts);
     }
 
     fn level(&mut self, args: &[&str]) {

@@ -157,13 +157,7 @@ fn replays_to_its_result(record: &GameRecord) {
 #[test]
 fn all_five_games_are_played_to_a_valid_end() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for game in [
-        "leiserchess",
-        "leiserchess2012",
-        "laserchess",
-        "leaperhouse",
-        "ultima",
-    ] {
+    for game in arbiter::game::game_ids() {
         let (records, _) = play(
             game,
             vec![
@@ -220,13 +214,7 @@ const XBOARD: [&str; 3] = ["proto=xboard", "arg=--protocol", "arg=xboard"];
 #[test]
 fn cecp_engines_play_full_games_of_all_five_games() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for game in [
-        "leiserchess",
-        "leiserchess2012",
-        "laserchess",
-        "leaperhouse",
-        "ultima",
-    ] {
+    for game in arbiter::game::game_ids() {
         let mut xboard = XBOARD.to_vec();
         xboard.extend(["depth=2", "option.Style=search"]);
         let (records, _) = play(

@@ -1,7 +1,7 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
-use arbiter::stats::{signed, RatingError, RatingOptions, Ratings};
+use arbiter::stats::{RatingError, RatingOptions, Ratings};
 use arbiter::tournament::import::read_pgn_records;
 use arbiter::tournament::journal::{Entry, Journal};
 use arbiter::tournament::report::{write_reports, RunInfo};
@@ -105,26 +105,11 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
 }
 
 fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {
-    let mut rows: Vec<_> = ratings.ratings.iter().collect();
-    rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
     println!(
         "{games} games, {} players; first-move advantage {:.1}, drawelo {:.1}",
-        rows.len(),
+        ratings.ratings.len(),
         ratings.advantage,
         ratings.drawelo
     );
-    for (i, r) in rows.iter().enumerate() {
-        let idx = totals.names.iter().position(|n| *n == r.name).unwrap_or(0);
-        let w = totals.per_engine[idx];
-        println!(
-            "{:>3}. {:<24} {:>7}  ({} .. {})  {}/{}",
-            i + 1,
-            r.name,
-            signed(r.elo),
-            signed(r.lower),
-            signed(r.upper),
-            w.points(),
-            w.games()
-        );
-    }
+    super::summary::print_ratings(ratings, totals);
 }

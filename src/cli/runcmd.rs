@@ -479,7 +479,7 @@ fn execute(
     } else {
         0
     };
-    // More workers than games would only start engines that never play.
+    // As the run will cap it: no more workers than games.
     let concurrency = args.concurrency.min(total.max(1) as usize);
     let reporter = Reporter::start(
         &Plan {
@@ -506,7 +506,7 @@ fn execute(
         format,
         rounds,
         limit,
-        concurrency,
+        concurrency: args.concurrency,
         openings,
         random_order: args.random_openings,
         seed: args.seed,

@@ -1,10 +1,12 @@
 //! What a finished run prints: the result (two engines) or the joint ratings (more), the
 //! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
 
+use arbiter::stats::Ratings;
 use arbiter::stats::{
     fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt,
 };
 use arbiter::tournament::report::describe_decision;
+use arbiter::tournament::results::Totals;
 use arbiter::tournament::RunOutcome;
 
 pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, sprt: Option<Sprt>) {
@@ -71,26 +73,28 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
 }
 
 fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
-    let totals = &outcome.totals;
-    match totals.ratings(rating) {
-        Ok(r) => {
-            let mut rows: Vec<_> = r.ratings.iter().collect();
-            rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
-            for (i, x) in rows.iter().enumerate() {
-                let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
-                let w = totals.per_engine[idx];
-                println!(
-                    "{:>3}. {:<20} {:>7}  ({} .. {})  {}/{} points",
-                    i + 1,
-                    x.name,
-                    signed(x.elo),
-                    signed(x.lower),
-                    signed(x.upper),
-                    w.points(),
-                    w.games()
-                );
-            }
-        }
+    match outcome.totals.ratings(rating) {
+        Ok(r) => print_ratings(&r, &outcome.totals),
         Err(e) => println!("No joint ratings: {e}"),
+    }
+}
+
+/// The joint ratings, best first, with each engine's points.
+pub fn print_ratings(ratings: &Ratings, totals: &Totals) {
+    let mut rows: Vec<_> = ratings.ratings.iter().collect();
+    rows.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+    for (i, x) in rows.iter().enumerate() {
+        let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
+        let w = totals.per_engine[idx];
+        println!(
+            "{:>3}. {:<20} {:>7}  ({} .. {})  {}/{} points",
+            i + 1,
+            x.name,
+            signed(x.elo),
+            signed(x.lower),
+            signed(x.upper),
+            w.points(),
+            w.games()
+        );
     }
 }

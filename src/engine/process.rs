@@ -42,13 +42,6 @@ pub enum EngineError {
     },
 }
 
-impl EngineError {
-    /// Whether the engine stopped answering (rather than exiting or refusing).
-    pub fn is_timeout(&self) -> bool {
-        matches!(self, EngineError::Timeout { .. })
-    }
-}
-
 /// An engine's answer to a turn: its move (`None` when it claims to have none), how long it took
 /// as the referee measured it, and what it reported about its search.
 #[derive(Clone, Debug)]

@@ -188,7 +188,7 @@ impl Sample {
 
 /// Where `deficit` (zero at `start`, growing towards `edge`) reaches `limit`; `edge` itself when
 /// it never does within 1e-9 of the edge.
-pub(crate) fn interval_end(start: f64, edge: f64, limit: f64, deficit: &dyn Fn(f64) -> f64) -> f64 {
+fn interval_end(start: f64, edge: f64, limit: f64, deficit: &dyn Fn(f64) -> f64) -> f64 {
     let near_edge = edge + (start - edge) * 1e-9;
     if deficit(near_edge) <= limit {
         return edge;

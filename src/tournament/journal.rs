@@ -186,11 +186,6 @@ pub fn repair(path: &Path) -> std::io::Result<Option<String>> {
     )))
 }
 
-/// How many games the journal at `path` holds (0 when it is missing or unreadable).
-pub fn count_entries(path: &Path) -> u64 {
-    read(path, |_| ()).map(|s| s.entries).unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -287,7 +287,10 @@ pub async fn run(
         entry: opts.entry,
         engines: opts.engines.clone(),
         openings: opts.openings.clone(),
-        concurrency: opts.concurrency,
+        // More workers than games left would only start engines that never play.
+        concurrency: opts
+            .concurrency
+            .min(total.saturating_sub(ledger.played).max(1) as usize),
         adjudication: opts.adjudication,
         log: log.clone(),
         affinity: opts.affinity,
