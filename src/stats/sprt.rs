@@ -10,9 +10,9 @@
 //!
 //! Why not the normal approximation `N (s1 - s0)(2 mean - s0 - s1) / (2 var)` used before: it
 //! divides by the sample's variance, which is near zero for a few identical pairs, so two lost
-//! pairs gave an LLR of -13.5 and stopped a test. The exact GLR is a ratio of two likelihoods of the
-//! same data, so a few pairs can only move it a little (two lost pairs: about -0.66 against
-//! elo1 = 100). Empty cells are regularized with 1e-3 pseudo-pairs, as in fishtest: that is the
+//! pairs gave an LLR far past the bounds and stopped a test. The exact GLR is a ratio of two likelihoods of the
+//! same data, so a few pairs can only move it a little (two lost pairs against elo1 = 100:
+//! -0.95 normalized, -0.66 logistic; the normal approximation gave -13.49 normalized). Empty cells are regularized with 1e-3 pseudo-pairs, as in fishtest: that is the
 //! whole rule for degenerate samples, no minimum number of pairs is needed.
 
 use super::mle::{Sample, GAME_SCORES, PAIR_SCORES};
