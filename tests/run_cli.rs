@@ -412,7 +412,7 @@ fn bad_run_input_is_refused_with_exit_code_2() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["match", "--engine", &cmd, "depth=1"],
-            "exactly two --engine",
+            "a match takes exactly two engines",
         ),
         (
             vec![

@@ -154,6 +154,73 @@ fn rate_refuses_bad_pgn_with_file_and_line() {
 }
 
 #[test]
+fn a_file_is_refused_as_its_command_line_is_with_the_line_at_fault() {
+    let dir = scratch("spec");
+    let e = engine();
+    let cli = arbiter_in(
+        &dir,
+        &[
+            "tournament",
+            "--concurrency",
+            "0",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=a",
+            "depth=1",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=b",
+            "depth=1",
+        ],
+    );
+    let toml = dir.join("t.toml");
+    let table = |name: &str| format!("[[engine]]\nname = \"{name}\"\ncmd = \"{e}\"\ndepth = 1\n");
+    std::fs::write(
+        &toml,
+        format!(
+            "game = \"ultima\"\nconcurrency = 0\n{}{}",
+            table("a"),
+            table("b")
+        ),
+    )
+    .unwrap();
+    let file = arbiter_in(&dir, &["run", toml.to_str().unwrap()]);
+    let mit = dir.join("b.txt");
+    std::fs::write(&mit, format!("title = t\ncpus = 0\nplayer = a\ninvoke = {e}\ndepth = 1\nplayer = b\ninvoke = {e}\ndepth = 1\n")).unwrap();
+    let autotester = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
+    for (out, place) in [
+        (&cli, "--concurrency: ".to_string()),
+        (&file, format!("{}:2: concurrency: ", toml.display())),
+        (&autotester, format!("{}:2: cpus: ", mit.display())),
+    ] {
+        let err = stderr(out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{place}must be at least 1, not 0")),
+            "{err}"
+        );
+    }
+    // The duplicate name, once the count is right, is the second engine's.
+    std::fs::write(
+        &toml,
+        format!("concurrency = 1\n{}{}", table("a"), table("a")),
+    )
+    .unwrap();
+    let err = stderr(&arbiter_in(&dir, &["run", toml.to_str().unwrap()]));
+    assert!(
+        err.contains(&format!(
+            "{}:6: engine: two engines are named 'a'",
+            toml.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !dir.join("reports").exists(),
+        "a refused run writes nothing"
+    );
+}
+
+#[test]
 fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     let dir = scratch("run");
     let e = engine();

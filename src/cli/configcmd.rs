@@ -1,9 +1,15 @@
 //! `arbiter run <file>`: a tournament described in a file, either arbiter's TOML (see
-//! `tournament.example.toml`) or the MIT 6.172 autotester's `.txt` configuration. Both become the
-//! arguments of `arbiter tournament`, so they are checked exactly like a command line.
-//! Relative paths (engines, books) are taken from the configuration file's folder.
+//! `tournament.example.toml`) or the MIT 6.172 autotester's `.txt` configuration. Both become a
+//! `RunSpec`, checked by the same `RunSpec::check` as a command line; what a file gets wrong is
+//! named by its file and line. Relative paths (engines, books) are taken from the file's folder.
 
+use super::runspec::{Origin, RunJob};
 use super::Failure;
+use arbiter::engine::EngineConfig;
+use arbiter::referee::{DrawRule, ResignRule};
+use arbiter::stats::Sprt;
+use arbiter::tournament::spec::Anchor;
+use arbiter::tournament::{Format, RunKind, RunSpec, SpecError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,8 +18,9 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 struct TomlRun {
     game: Option<String>,
-    format: Option<String>,
+    format: Option<Format>,
     rounds: Option<u64>,
+    games: Option<u64>,
     concurrency: Option<usize>,
     openings: Option<String>,
     book_plies: Option<usize>,
@@ -27,6 +34,9 @@ struct TomlRun {
     anchor: Option<String>,
     draw: Option<String>,
     resign: Option<String>,
+    sprt: Option<String>,
+    pgnout: Option<String>,
+    log: Option<String>,
     #[serde(default)]
     each: BTreeMap<String, toml::Value>,
     #[serde(default)]
@@ -95,73 +105,75 @@ fn beside(base: &Path, path: &str) -> String {
     }
 }
 
-fn toml_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure> {
-    let run: TomlRun =
-        toml::from_str(text).map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
-    let mut argv: Vec<String> = Vec::new();
-    let mut flag = |name: &str, value: Option<String>| {
-        if let Some(v) = value {
-            argv.push(format!("--{name}"));
-            argv.push(v);
-        }
-    };
-    flag("game", run.game);
-    flag("format", run.format);
-    flag("rounds", run.rounds.map(|v| v.to_string()));
-    flag("concurrency", run.concurrency.map(|v| v.to_string()));
-    flag("openings", run.openings.map(|o| in_folder(base, &o)));
-    flag("book-plies", run.book_plies.map(|v| v.to_string()));
-    flag("max-plies", run.max_plies.map(|v| v.to_string()));
-    flag("seed", run.seed.map(|v| v.to_string()));
-    flag("name", run.name);
-    flag("out", run.out.map(|o| in_folder(base, &o)));
-    flag("event", run.event);
-    flag("anchor", run.anchor);
-    if run.random_openings == Some(true) {
-        argv.push("--random-openings".into());
-    }
-    if run.affinity == Some(true) {
-        argv.push("--affinity".into());
-    }
-    for (name, value) in [("draw", run.draw), ("resign", run.resign)] {
-        if let Some(v) = value {
-            argv.push(format!("--{name}"));
-            argv.extend(v.split_whitespace().map(str::to_string));
-        }
-    }
-    if !run.each.is_empty() {
-        argv.push("--each".into());
-        argv.extend(
-            run.each
-                .iter()
-                .map(|(k, v)| format!("{k}={}", value_text(v))),
-        );
-    }
+/// An engine table as the `key=value` settings of `--engine`, its one parser.
+fn toml_engine_settings(e: &TomlEngine, base: &Path) -> Vec<String> {
+    let mut settings = vec![format!("cmd={}", beside(base, &e.cmd))];
+    settings.extend(e.name.as_ref().map(|n| format!("name={n}")));
+    settings.extend(e.args.iter().map(|a| format!("arg={a}")));
+    settings.extend(
+        e.options
+            .iter()
+            .map(|(k, v)| format!("option.{k}={}", value_text(v))),
+    );
+    settings.extend(
+        e.settings
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value_text(v))),
+    );
+    settings
+}
+
+fn parsed<T>(
+    setting: &'static str,
+    text: Option<String>,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, SpecError> {
+    text.map(|t| parse(&t))
+        .transpose()
+        .map_err(|reason| SpecError::new(setting, reason))
+}
+
+fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     if run.engine.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "{}: no [[engine]] tables",
-            file.display()
-        )));
+        return Err(SpecError::new("engine", "no [[engine]] tables"));
     }
-    for e in run.engine {
-        argv.push("--engine".into());
-        argv.push(format!("cmd={}", beside(base, &e.cmd)));
-        if let Some(n) = e.name {
-            argv.push(format!("name={n}"));
-        }
-        argv.extend(e.args.iter().map(|a| format!("arg={a}")));
-        argv.extend(
-            e.options
-                .iter()
-                .map(|(k, v)| format!("option.{k}={}", value_text(v))),
-        );
-        argv.extend(
-            e.settings
-                .iter()
-                .map(|(k, v)| format!("{k}={}", value_text(v))),
-        );
-    }
-    Ok(argv)
+    let each: Vec<String> = run
+        .each
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)))
+        .collect();
+    let engines = run
+        .engine
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            EngineConfig::parse(&toml_engine_settings(e, base), &each)
+                .map_err(|e| SpecError::of_engine(i, e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    let file_path = |p: Option<String>| p.map(|p| PathBuf::from(in_folder(base, &p)));
+    spec.game = run.game.unwrap_or(spec.game);
+    spec.format = run.format.unwrap_or(spec.format);
+    spec.rounds = run.rounds.unwrap_or(spec.rounds);
+    spec.games = run.games;
+    spec.concurrency = run.concurrency.unwrap_or(spec.concurrency);
+    spec.openings = file_path(run.openings);
+    spec.book_plies = run.book_plies;
+    spec.random_openings = run.random_openings.unwrap_or(false);
+    spec.affinity = run.affinity.unwrap_or(false);
+    spec.max_plies = run.max_plies.unwrap_or(spec.max_plies);
+    spec.seed = run.seed.unwrap_or(spec.seed);
+    spec.name = run.name;
+    spec.out = file_path(run.out);
+    spec.event = run.event;
+    spec.pgnout = file_path(run.pgnout);
+    spec.log = file_path(run.log);
+    spec.anchor = parsed("anchor", run.anchor, Anchor::parse)?;
+    spec.draw = parsed("draw", run.draw, DrawRule::parse)?;
+    spec.resign = parsed("resign", run.resign, ResignRule::parse)?;
+    spec.sprt = parsed("sprt", run.sprt, Sprt::parse)?;
+    Ok(spec)
 }
 
 /// A player section of the autotester's file: its settings and the line that opened it.
@@ -172,10 +184,64 @@ struct MitPlayer {
 
 /// The MIT autotester's `key = value` format: header keys, then `player = <name>` sections.
 /// Every error names the file and the line it comes from.
-fn mit_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure> {
+fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
     let at =
         |line: usize, why: String| Failure::bad_input(format!("{}:{line}: {why}", file.display()));
-    let mut header: Vec<(usize, String, String)> = Vec::new();
+    let (header, players) = mit_sections(text, base, &at)?;
+    let engines = players
+        .iter()
+        .map(|p| {
+            // Checked here, where the line is known, rather than later as "engine #3".
+            EngineConfig::parse(&p.settings, &[]).map_err(|e| at(p.line, format!("player: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let players_n = engines.len() as u64;
+    let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    for (line, key, value) in header {
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| at(line, format!("{key} = {value} is not a whole number")))
+        };
+        match key.as_str() {
+            "cpus" => spec.concurrency = number()? as usize,
+            "book" => {
+                spec.openings = Some(PathBuf::from(in_folder(base, &value)));
+                spec.book_plies = Some(10);
+            }
+            "game_rounds" => {
+                // The autotester counts games in all; arbiter plays rounds of game pairs, so
+                // it plays enough rounds and stops at exactly that many games.
+                let games = number()?;
+                let pairings = (players_n * players_n.saturating_sub(1) / 2).max(1);
+                spec.rounds = games.div_ceil(2 * pairings).max(1);
+                spec.games = Some(games);
+            }
+            "title" => {
+                spec.name = Some(run_name(&value));
+                spec.event = Some(value);
+            }
+            "adjudicate" => spec.max_plies = 2 * number()? as usize,
+            other => {
+                return Err(at(
+                    line,
+                    format!("unknown setting '{other}' before the first player"),
+                ))
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// The header's `(line, key, value)` settings and the player sections, in order.
+type MitSections = (Vec<(usize, String, String)>, Vec<MitPlayer>);
+
+fn mit_sections(
+    text: &str,
+    base: &Path,
+    at: &dyn Fn(usize, String) -> Failure,
+) -> Result<MitSections, Failure> {
+    let mut header = Vec::new();
     let mut players: Vec<MitPlayer> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -194,104 +260,74 @@ fn mit_argv(text: &str, base: &Path, file: &Path) -> Result<Vec<String>, Failure
             });
             continue;
         }
-        let Some(player) = players.last_mut() else {
-            header.push((i + 1, key.to_string(), value.to_string()));
-            continue;
-        };
-        let player = &mut player.settings;
-        match key {
-            "invoke" => {
-                // A command line, split on spaces and run directly, never through a shell.
-                let mut words = value.split_whitespace();
-                let cmd = words.next().ok_or_else(|| bad("invoke needs a program"))?;
-                player.push(format!("cmd={}", beside(base, cmd)));
-                player.extend(words.map(|w| format!("arg={w}")));
-            }
-            "depth" | "nodes" => player.push(format!("{key}={value}")),
-            "fis" => {
-                let parts: Vec<&str> = value.split_whitespace().collect();
-                let [main, inc] = parts[..] else {
-                    return Err(bad("fis takes <main seconds> <increment seconds>"));
-                };
-                player.push(format!("tc={main}+{inc}"));
-            }
-            "tc" => {
-                let parts: Vec<&str> = value.split_whitespace().collect();
-                let [moves, secs] = parts[..] else {
-                    return Err(bad("tc takes <moves> <seconds>"));
-                };
-                player.push(format!("tc={moves}/{secs}"));
-            }
-            other => player.push(format!("option.{other}={value}")),
+        match players.last_mut() {
+            None => header.push((i + 1, key.to_string(), value.to_string())),
+            Some(player) => player
+                .settings
+                .extend(mit_player_setting(key, value, base).map_err(|why| bad(&why))?),
         }
     }
-    for p in &players {
-        // Checked here, where the line is known, rather than later as "--engine #3".
-        arbiter::engine::EngineConfig::parse(&p.settings, &[])
-            .map_err(|e| at(p.line, format!("player: {e}")))?;
-    }
-    let mut argv: Vec<String> = vec!["--game".into(), "leiserchess".into()];
-    let players_n = players.len() as u64;
-    for (line, key, value) in header {
-        let number = |what: &str| {
-            value
-                .parse::<u64>()
-                .map_err(|_| at(line, format!("{what} = {value} is not a whole number")))
-        };
-        match key.as_str() {
-            "cpus" => argv.extend(["--concurrency".into(), number("cpus")?.to_string()]),
-            "book" => {
-                argv.extend(["--openings".into(), in_folder(base, &value)]);
-                argv.extend(["--book-plies".into(), "10".into()]);
-            }
-            "game_rounds" => {
-                // The autotester counts games in all; arbiter plays rounds of game pairs, so
-                // it plays enough rounds and stops at exactly that many games.
-                let games = number("game_rounds")?;
-                let pairings = (players_n * players_n.saturating_sub(1) / 2).max(1);
-                argv.extend([
-                    "--rounds".into(),
-                    games.div_ceil(2 * pairings).max(1).to_string(),
-                    "--games".into(),
-                    games.to_string(),
-                ]);
-            }
-            "title" => argv.extend([
-                "--event".into(),
-                value.clone(),
-                "--name".into(),
-                run_name(&value),
-            ]),
-            "adjudicate" => {
-                let moves = number("adjudicate")?;
-                argv.extend(["--max-plies".into(), (2 * moves).to_string()]);
-            }
-            other => {
-                return Err(at(
-                    line,
-                    format!("unknown setting '{other}' before the first player"),
-                ))
-            }
-        }
-    }
-    for p in players {
-        argv.push("--engine".into());
-        argv.extend(p.settings);
-    }
-    Ok(argv)
+    Ok((header, players))
 }
 
-/// The `arbiter tournament` arguments a configuration file stands for.
-pub fn tournament_argv(file: &Path) -> Result<Vec<String>, Failure> {
+/// One line of a player section as engine settings.
+fn mit_player_setting(key: &str, value: &str, base: &Path) -> Result<Vec<String>, String> {
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    Ok(match key {
+        "invoke" => {
+            // A command line, split on spaces and run directly, never through a shell.
+            let [cmd, args @ ..] = &parts[..] else {
+                return Err("invoke needs a program".into());
+            };
+            let mut settings = vec![format!("cmd={}", beside(base, cmd))];
+            settings.extend(args.iter().map(|a| format!("arg={a}")));
+            settings
+        }
+        "depth" | "nodes" => vec![format!("{key}={value}")],
+        "fis" => match parts[..] {
+            [main, inc] => vec![format!("tc={main}+{inc}")],
+            _ => return Err("fis takes <main seconds> <increment seconds>".into()),
+        },
+        "tc" => match parts[..] {
+            [moves, secs] => vec![format!("tc={moves}/{secs}")],
+            _ => return Err("tc takes <moves> <seconds>".into()),
+        },
+        other => vec![format!("option.{other}={value}")],
+    })
+}
+
+/// The run a configuration file describes.
+pub fn job_of(file: &Path, quiet: bool, out: Option<&Path>) -> Result<RunJob, Failure> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
     let base: PathBuf = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let is_toml = file.extension().is_some_and(|e| e == "toml");
-    if is_toml {
-        toml_argv(&text, &base, file)
+    let mit = file.extension().is_none_or(|e| e != "toml");
+    let mut spec = if mit {
+        mit_spec(&text, &base, file)?
     } else {
-        mit_argv(&text, &base, file)
+        let run: TomlRun = toml::from_str(&text)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+        let origin = Origin::File {
+            path: file.to_path_buf(),
+            text: text.clone(),
+            mit: false,
+        };
+        toml_spec(run, &base).map_err(|e| origin.explain(e))?
+    };
+    if let Some(dir) = out {
+        spec.out = Some(dir.to_path_buf());
+        spec.name = None;
     }
+    Ok(RunJob {
+        spec,
+        origin: Origin::File {
+            path: file.to_path_buf(),
+            text,
+            mit,
+        },
+        quiet,
+        resume: None,
+    })
 }
 
 #[cfg(test)]
@@ -299,43 +335,47 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn toml_of(text: &str) -> Result<RunSpec, String> {
+        let run: TomlRun = toml::from_str(text).map_err(|e| e.to_string())?;
+        toml_spec(run, Path::new("/t")).map_err(|e| e.to_string())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
         #[test]
         fn config_parsers_never_panic(text in "[a-z_ =0-9./#\\n\\[\\]\"{},]{0,200}") {
-            let base = Path::new("/tmp");
-            let _ = mit_argv(&text, base, Path::new("x.txt"));
-            let _ = toml_argv(&text, base, Path::new("x.toml"));
+            let _ = mit_spec(&text, Path::new("/tmp"), Path::new("x.txt"));
+            let _ = toml_of(&text);
         }
     }
 
     #[test]
-    fn the_autotester_example_becomes_tournament_arguments() {
-        let text = "cpus = 2\nbook = ../tests/book.dta\ngame_rounds = 500\ntitle = basic\nadjudicate = 400\n\nplayer = reference\ninvoke = ../player/leiserchess\nfis = 20 0.5\n\nplayer = candidate\ninvoke = ../player/leiserchess_new\nfis = 20 0.5\nhash = 64\n";
-        let argv = mit_argv(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
-        let line = argv.join(" ");
-        assert!(line.contains("--concurrency 2"), "{line}");
-        assert!(
-            line.contains("--openings /at/../tests/book.dta --book-plies 10"),
-            "{line}"
-        );
-        assert!(line.contains("--rounds 250 --games 500"), "{line}");
-        assert!(line.contains("--event basic --name basic"), "{line}");
-        assert!(line.contains("--max-plies 800"), "{line}");
-        assert!(
-            line.contains(
-                "--engine name=reference proto=leiserchess cmd=/at/../player/leiserchess tc=20+0.5"
-            ),
-            "{line}"
-        );
-        assert!(line.contains("option.hash=64"), "{line}");
+    fn the_autotester_example_becomes_a_tournament() {
+        let text = "cpus = 2\nbook = ../tests/book.dta\ngame_rounds = 500\ntitle = basic\nadjudicate = 400\n\nplayer = reference\ninvoke = ../player/leiserchess\nfis = 20 0.5\n\nplayer = candidate\ninvoke = ../player/leiserchess_new -v\nfis = 20 0.5\nhash = 64\n";
+        let spec = mit_spec(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
+        assert_eq!(spec.concurrency, 2);
+        assert_eq!(spec.openings, Some("/at/../tests/book.dta".into()));
+        assert_eq!(spec.book_plies, Some(10));
+        assert_eq!((spec.rounds, spec.games), (250, Some(500)));
+        assert_eq!(spec.event.as_deref(), Some("basic"));
+        assert_eq!(spec.name.as_deref(), Some("basic"));
+        assert_eq!(spec.max_plies, 800);
+        let [reference, candidate] = &spec.engines[..] else {
+            panic!("{:?}", spec.engines)
+        };
+        assert_eq!(reference.name, "reference");
+        assert_eq!(reference.cmd, "/at/../player/leiserchess");
+        assert_eq!(reference.proto, arbiter::engine::Proto::Leiserchess);
+        assert_eq!(reference.limits_summary(), "tc=20+0.5");
+        assert_eq!(candidate.args, ["-v"]);
+        assert_eq!(candidate.options, [("hash".to_string(), "64".to_string())]);
     }
 
     #[test]
     fn the_autotester_file_names_its_lines_in_errors_and_resolves_the_book_beside_it() {
         let text = "book = book.dta\ntitle = my run/1\nplayer = a\ninvoke = ./p\ndepth = x\n";
-        let err = mit_argv(text, Path::new("/at"), Path::new("basic.txt")).unwrap_err();
+        let err = mit_spec(text, Path::new("/at"), Path::new("basic.txt")).unwrap_err();
         assert!(
             err.message.starts_with("basic.txt:3: player: "),
             "{}",
@@ -343,13 +383,11 @@ mod tests {
         );
         assert!(err.message.contains("depth=x"), "{}", err.message);
         let text = "book = book.dta\ntitle = my run/1\ngame_rounds = 3\nplayer = a\ninvoke = ./p\ndepth = 1\nplayer = b\ninvoke = ./q\ndepth = 1\n";
-        let line = mit_argv(text, Path::new("/at"), Path::new("basic.txt"))
-            .unwrap()
-            .join(" ");
-        assert!(line.contains("--openings /at/book.dta"), "{line}");
-        assert!(line.contains("--name my-run-1"), "{line}");
-        assert!(line.contains("--rounds 2 --games 3"), "{line}");
-        let err = mit_argv("cpus = two\n", Path::new("/at"), Path::new("b.txt")).unwrap_err();
+        let spec = mit_spec(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
+        assert_eq!(spec.openings, Some("/at/book.dta".into()));
+        assert_eq!(spec.name.as_deref(), Some("my-run-1"));
+        assert_eq!((spec.rounds, spec.games), (2, Some(3)));
+        let err = mit_spec("cpus = two\n", Path::new("/at"), Path::new("b.txt")).unwrap_err();
         assert!(
             err.message.starts_with("b.txt:1: cpus = two"),
             "{}",
@@ -358,18 +396,18 @@ mod tests {
     }
 
     #[test]
-    fn toml_switches_become_flags_only_when_true() {
-        let engines = "[[engine]]\ncmd = \"a\"\n[[engine]]\ncmd = \"b\"\n";
-        let on = format!("affinity = true\nrandom_openings = true\n{engines}");
-        let line = toml_argv(&on, Path::new("/t"), Path::new("t.toml"))
-            .unwrap()
-            .join(" ");
-        assert!(line.contains("--affinity"), "{line}");
-        assert!(line.contains("--random-openings"), "{line}");
+    fn toml_settings_are_typed_where_they_are_read() {
+        let engines = "[[engine]]\ncmd = \"a\"\ndepth = 1\n[[engine]]\ncmd = \"b\"\ndepth = 1\n";
+        let on =
+            format!("affinity = true\nrandom_openings = true\nformat = \"gauntlet\"\n{engines}");
+        let spec = toml_of(&on).unwrap();
+        assert!(spec.affinity && spec.random_openings);
+        assert_eq!(spec.format, Format::Gauntlet);
         let off = format!("affinity = false\n{engines}");
-        let line = toml_argv(&off, Path::new("/t"), Path::new("t.toml"))
-            .unwrap()
-            .join(" ");
-        assert!(!line.contains("--affinity"), "{line}");
+        assert!(!toml_of(&off).unwrap().affinity);
+        let err = toml_of(&format!("format = \"swiss\"\n{engines}")).unwrap_err();
+        assert!(err.contains("line 1") && err.contains("gauntlet"), "{err}");
+        let err = toml_of(&format!("draw = \"movecount=8\"\n{engines}")).unwrap_err();
+        assert!(err.starts_with("draw: missing"), "{err}");
     }
 }

@@ -7,6 +7,7 @@ mod progress;
 mod ratecmd;
 mod rules;
 mod runcmd;
+mod runspec;
 mod summary;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -98,7 +99,7 @@ enum Command {
     ///     --engine cmd=target/release/arbiter-engine name=greedy option.Style=greedy \
     ///     --each tc=2+0.02 --sprt elo0=0 elo1=10 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
-    Match(Box<runcmd::MatchArgs>),
+    Match(Box<runspec::MatchArgs>),
     /// Play a round robin or gauntlet of several engines and rate them jointly.
     ///
     /// Without --engine, three bundled engines of different strengths play a short
@@ -108,7 +109,7 @@ enum Command {
     ///   arbiter tournament --rounds 10 --concurrency 2 --each tc=2+0.02 \
     ///     --engine cmd=./v1 name=v1 --engine cmd=./v2 name=v2 --engine cmd=./v3 name=v3
     #[command(verbatim_doc_comment)]
-    Tournament(Box<runcmd::TournamentArgs>),
+    Tournament(Box<runspec::TournamentArgs>),
     /// Run a tournament described in a file: arbiter's TOML (see tournament.example.toml) or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
@@ -207,77 +208,64 @@ impl Failure {
 }
 
 /// `--engine a=1 b=2 --engine c=3` as one group of settings per `--engine`.
-fn engine_groups(matches: &clap::ArgMatches) -> Vec<Vec<String>> {
-    matches
-        .subcommand()
-        .and_then(|(_, sub)| sub.try_get_occurrences::<String>("engine").ok().flatten())
+fn engine_groups(sub: &clap::ArgMatches) -> Vec<Vec<String>> {
+    sub.try_get_occurrences::<String>("engine")
+        .ok()
+        .flatten()
         .map(|occurrences| occurrences.map(|o| o.cloned().collect()).collect())
         .unwrap_or_default()
 }
 
 pub fn run() -> ExitCode {
-    let parsed = Cli::command()
-        .try_get_matches()
-        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, engine_groups(&m))));
-    let (cli, groups) = match parsed {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_exit(e),
     };
-    finish(resolve(cli.command, groups).and_then(dispatch))
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
+    finish(dispatch(cli.command, &matches))
 }
 
-/// The command to carry out: with its `--engine` groups and command line for runs, a
-/// configuration file turned into the tournament it describes, a `--resume` into the run saved in
-/// its folder (with the flags that may change).
-fn resolve(mut command: Command, groups: Vec<Vec<String>>) -> Result<Command, Failure> {
-    let invocation: Vec<String> = std::env::args().skip(2).collect();
-    match &mut command {
-        Command::Match(args) => {
-            args.run.engine_groups = groups;
-            args.run.invocation = invocation.clone();
-        }
-        Command::Tournament(args) => {
-            args.run.engine_groups = groups;
-            args.run.invocation = invocation.clone();
-        }
-        Command::Run {
-            file,
-            quiet,
-            out,
-            resume,
-        } => command = from_config(file, *quiet, out.as_deref(), resume.as_deref())?,
-        _ => {}
-    }
-    let resume_dir = match &command {
+fn clap_exit(e: clap::Error) -> ExitCode {
+    let code = if e.use_stderr() { 2 } else { 0 };
+    let _ = e.print();
+    ExitCode::from(code)
+}
+
+/// The run a `match`, `tournament` or `run` command stands for: the one it describes, or with
+/// `--resume` the one saved in that folder.
+fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJob, Failure> {
+    let (name, sub) = matches.subcommand().expect("a run command has its matches");
+    let resume = match &command {
         Command::Match(a) => a.run.resume.clone(),
         Command::Tournament(a) => a.run.resume.clone(),
+        Command::Run { resume, .. } => resume.clone(),
         _ => None,
     };
-    let Some(dir) = resume_dir else {
-        return Ok(command);
-    };
-    let (quiet, concurrency) = resume_overrides(&invocation)?;
-    let mut command = resumed(&dir)?;
-    let run = match &mut command {
-        Command::Match(a) => Some(&mut a.run),
-        Command::Tournament(a) => Some(&mut a.run),
-        _ => None,
-    };
-    if let Some(run) = run {
-        run.quiet |= quiet;
-        if let Some(c) = concurrency {
-            run.concurrency = c;
-        }
+    if let Some(dir) = resume {
+        let (quiet, concurrency) = resume_overrides(name, sub)?;
+        return runspec::resumed(&dir, quiet, concurrency);
     }
-    Ok(command)
+    match command {
+        Command::Match(mut a) => {
+            a.run.engine_groups = engine_groups(sub);
+            a.job()
+        }
+        Command::Tournament(mut a) => {
+            a.run.engine_groups = engine_groups(sub);
+            a.job()
+        }
+        Command::Run {
+            file, quiet, out, ..
+        } => configcmd::job_of(&file, quiet, out.as_deref()),
+        _ => unreachable!("only run commands have a run"),
+    }
 }
 
 /// Carries out a command; returns the exit code.
-fn dispatch(command: Command) -> Result<u8, Failure> {
+fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure> {
     match command {
         Command::Perft {
             game,
@@ -305,18 +293,8 @@ fn dispatch(command: Command) -> Result<u8, Failure> {
             .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves))
             .map(|_| 0),
         Command::Games => rules::list_games().map(|_| 0),
-        Command::Match(args) => runcmd::run_match(*args),
-        Command::Tournament(mut args) => {
-            if args.run.engine_groups.is_empty() {
-                args.run.engine_groups = bundled_engines()?;
-                if args.run.each.is_empty() {
-                    args.run.each = vec!["tc=1+0.01".into()];
-                }
-                if args.run.concurrency == 1 {
-                    args.run.concurrency = 2;
-                }
-            }
-            runcmd::run_tournament(*args)
+        Command::Match(_) | Command::Tournament(_) | Command::Run { .. } => {
+            runcmd::execute(run_job(command, matches)?)
         }
         Command::Rate(args) => ratecmd::run(args),
         Command::Book {
@@ -327,7 +305,6 @@ fn dispatch(command: Command) -> Result<u8, Failure> {
             max_imbalance,
             out,
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
-        Command::Run { .. } => unreachable!("replaced by the tournament it describes"),
         Command::Bench {
             full,
             game,
@@ -411,144 +388,64 @@ fn make_book(
     Ok(0)
 }
 
-/// The tournament a configuration file describes, parsed as if typed.
-fn from_config(
-    file: &std::path::Path,
-    quiet: bool,
-    out: Option<&std::path::Path>,
-    resume: Option<&std::path::Path>,
-) -> Result<Command, Failure> {
-    let mut args = configcmd::tournament_argv(file)?;
-    if let Some(dir) = out {
-        strip_flag(&mut args, "--name");
-        strip_flag(&mut args, "--out");
-        args.extend(["--out".into(), dir.display().to_string()]);
-    }
-    let mut argv = vec!["arbiter".to_string(), "tournament".to_string()];
-    argv.extend(args.iter().cloned());
-    if quiet {
-        argv.push("--quiet".into());
-    }
-    if let Some(dir) = resume {
-        argv.extend(["--resume".into(), dir.display().to_string()]);
-    }
-    let matches = Cli::command()
-        .try_get_matches_from(&argv)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
-    let mut cli = Cli::from_arg_matches(&matches)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
-    if let Command::Tournament(a) = &mut cli.command {
-        a.run.engine_groups = engine_groups(&matches);
-        a.run.invocation = args;
-    }
-    Ok(cli.command)
-}
-
-/// Removes a flag and its value from an argument list.
-fn strip_flag(args: &mut Vec<String>, flag: &str) {
-    if let Some(i) = args.iter().position(|a| a == flag) {
-        args.drain(i..(i + 2).min(args.len()));
-    }
-}
-
 /// The flags that may accompany `--resume`: `--quiet` and `--concurrency` change how the rest
 /// is played, not what is played. Any other flag would silently not apply, so it is refused.
-fn resume_overrides(given: &[String]) -> Result<(bool, Option<usize>), Failure> {
-    let (mut quiet, mut concurrency, mut refused) = (false, None, Vec::new());
-    let mut tokens = given.iter().peekable();
-    while let Some(token) = tokens.next() {
-        let (flag, inline) = match token.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (token.as_str(), None),
-        };
-        let mut value = || inline.clone().or_else(|| tokens.next().cloned());
-        match flag {
-            "--resume" => {
-                value();
-            }
-            "--quiet" => quiet = true,
-            "--concurrency" => {
-                let v = value().unwrap_or_default();
-                concurrency =
-                    Some(v.parse::<usize>().ok().filter(|&c| c > 0).ok_or_else(|| {
-                        Failure::bad_input(format!(
-                            "--concurrency '{v}' must be a whole number of at least 1"
-                        ))
-                    })?);
-            }
-            f if f.starts_with('-') => refused.push(f.to_string()),
-            _ => {}
-        }
-    }
-    if refused.is_empty() {
-        Ok((quiet, concurrency))
-    } else {
-        Err(Failure::bad_input(format!(
+fn resume_overrides(name: &str, sub: &clap::ArgMatches) -> Result<(bool, Option<usize>), Failure> {
+    use clap::parser::ValueSource;
+    let command = Cli::command();
+    let flags = command
+        .find_subcommand(name)
+        .expect("a subcommand of arbiter");
+    // Argument groups (one per flattened struct) are listed too; only flags count.
+    let is_flag = |id: &str| flags.get_arguments().any(|a| a.get_id() == id);
+    let given = |id: &str| is_flag(id) && sub.value_source(id) == Some(ValueSource::CommandLine);
+    let refused: Vec<String> = sub
+        .ids()
+        .map(|id| id.as_str())
+        .filter(|id| given(id))
+        .filter(|id| !matches!(*id, "resume" | "quiet" | "concurrency" | "file"))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !refused.is_empty() {
+        return Err(Failure::bad_input(format!(
             "--resume continues a run with the settings it was started with; {} cannot be \
              changed on resume (only --quiet and --concurrency can). To play more or \
              differently, start a new run with --out or --name.",
             refused.join(", ")
-        )))
+        )));
     }
+    let concurrency = given("concurrency")
+        .then(|| sub.get_one::<usize>("concurrency").copied())
+        .flatten();
+    Ok((sub.get_flag("quiet"), concurrency))
 }
 
-/// The command saved in a run directory, to continue it (`--resume <dir>`).
-fn resumed(dir: &std::path::Path) -> Result<Command, Failure> {
-    let (command, args) = runcmd::saved_invocation(dir)?;
-    let mut argv = vec!["arbiter".to_string(), command];
-    argv.extend(args);
+/// A run folder from before specs were saved typed: its `run.json` holds the command line that
+/// started it, read again as typed.
+fn legacy_resume(dir: &std::path::Path) -> Result<runspec::RunJob, Failure> {
+    let path = dir.join(arbiter::tournament::spec::SPEC_FILE);
+    let cannot = |e: &dyn std::fmt::Display| {
+        Failure::bad_input(format!("cannot resume {}: {e}", dir.display()))
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| cannot(&e))?;
+    let saved: LegacyRun = serde_json::from_str(&text).map_err(|e| cannot(&e))?;
+    let argv = ["arbiter".to_string(), saved.command]
+        .into_iter()
+        .chain(saved.args);
     let matches = Cli::command()
-        .try_get_matches_from(&argv)
-        .map_err(|e| Failure::bad_input(format!("cannot resume {}: {e}", dir.display())))?;
-    let mut cli = Cli::from_arg_matches(&matches)
-        .map_err(|e| Failure::bad_input(format!("cannot resume {}: {e}", dir.display())))?;
-    let groups = engine_groups(&matches);
-    match &mut cli.command {
-        Command::Match(a) => {
-            a.run.engine_groups = groups;
-            a.run.resume = Some(dir.to_path_buf());
-        }
-        Command::Tournament(a) => {
-            a.run.engine_groups = if groups.is_empty() {
-                bundled_engines()?
-            } else {
-                groups
-            };
-            a.run.resume = Some(dir.to_path_buf());
-            if a.run.each.is_empty() && a.run.engine.is_empty() {
-                a.run.each = vec!["tc=1+0.01".into()];
-            }
-        }
-        _ => {
-            return Err(Failure::bad_input(format!(
-                "{} is not a run directory",
-                dir.display()
-            )))
-        }
-    }
-    Ok(cli.command)
+        .try_get_matches_from(argv)
+        .map_err(|e| cannot(&e))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| cannot(&e))?;
+    let mut job = match cli.command {
+        Command::Match(_) | Command::Tournament(_) => run_job(cli.command, &matches)?,
+        _ => return Err(cannot(&"it is not a run directory")),
+    };
+    job.origin = runspec::Origin::Saved(dir.to_path_buf());
+    Ok(job)
 }
 
-/// Three bundled engines of clearly different strengths, for the quick start.
-fn bundled_engines() -> Result<Vec<Vec<String>>, Failure> {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            Failure::bad_input(
-                "the bundled engine arbiter-engine is not next to arbiter: build the workspace (cargo build --release), or give --engine",
-            )
-        })?;
-    let cmd = format!("cmd={}", exe.display());
-    Ok(["search", "greedy", "random"]
-        .iter()
-        .map(|style| {
-            vec![
-                cmd.clone(),
-                format!("name={style}"),
-                format!("option.Style={style}"),
-            ]
-        })
-        .collect())
+#[derive(serde::Deserialize)]
+struct LegacyRun {
+    command: String,
+    args: Vec<String>,
 }

@@ -4,7 +4,8 @@ use crate::referee::clock::{parse_seconds, TimeControl};
 use std::time::Duration;
 use thiserror::Error;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Proto {
     /// UCI, with `UCI_Variant` when the engine offers it (Fairy-Stockfish, the bundled engine).
     Uci,
@@ -45,7 +46,7 @@ pub enum ConfigError {
 }
 
 /// How an engine is limited per move. Several may be combined, as in cutechess.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SearchLimits {
     pub tc: Option<TimeControl>,
     /// Fixed time per move (`st=`).
@@ -54,7 +55,7 @@ pub struct SearchLimits {
     pub nodes: Option<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineConfig {
     pub name: String,
     pub cmd: String,

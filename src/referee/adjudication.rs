@@ -3,7 +3,7 @@
 use crate::game::Color;
 
 /// `--draw movenumber=N movecount=N score=CP`
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DrawRule {
     pub movenumber: u32,
     pub movecount: u32,
@@ -11,7 +11,7 @@ pub struct DrawRule {
 }
 
 /// `--resign movecount=N score=CP`
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResignRule {
     pub movecount: u32,
     pub score: i32,

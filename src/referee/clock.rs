@@ -11,7 +11,7 @@ pub struct TimeControlError {
 }
 
 /// `[moves/]base[+inc]`, seconds: `base` every `moves` moves (or once), `inc` after every move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TimeControl {
     pub moves: Option<u32>,
     pub base: Duration,

@@ -19,13 +19,14 @@ use super::mle::{Sample, GAME_SCORES, PAIR_SCORES};
 use super::pentanomial::{Pentanomial, NELO_PER_T};
 use super::Wdl;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SprtModel {
     Logistic,
     Normalized,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sprt {
     pub elo0: f64,
     pub elo1: f64,

@@ -12,6 +12,7 @@ pub mod results;
 pub mod run;
 pub mod runner;
 pub mod schedule;
+pub mod spec;
 pub mod story;
 
 use crate::engine::{EngineConfig, EngineError, EngineProcess};
@@ -20,6 +21,7 @@ use thiserror::Error;
 
 pub use run::{run, Progress, RunOptions, RunOutcome};
 pub use schedule::Format;
+pub use spec::{RunKind, RunSpec, SpecError};
 
 #[derive(Debug, Error)]
 pub enum RunError {

@@ -42,6 +42,40 @@ pub struct RunOptions {
     pub affinity: bool,
 }
 
+impl RunOptions {
+    /// The options a checked spec stands for, with its book loaded and its folder chosen.
+    pub fn of(
+        spec: &super::RunSpec,
+        entry: &'static GameEntry,
+        openings: Vec<Opening>,
+        out_dir: PathBuf,
+        resume: bool,
+    ) -> RunOptions {
+        RunOptions {
+            entry,
+            engines: spec.engines.clone(),
+            format: spec.format,
+            rounds: spec.rounds,
+            limit: spec.games,
+            concurrency: spec.concurrency,
+            openings,
+            random_order: spec.random_openings,
+            seed: spec.seed,
+            adjudication: spec.adjudication(),
+            out_dir,
+            event: spec
+                .event
+                .clone()
+                .unwrap_or_else(|| format!("arbiter {}", spec.kind.as_str())),
+            sprt: spec.sprt,
+            rating: spec.rating_options(),
+            log: spec.log.clone(),
+            resume,
+            affinity: spec.affinity,
+        }
+    }
+}
+
 /// Sent to the caller after each finished game.
 pub struct Progress<'a> {
     /// The game's number in the run's schedule (1-based), as games.csv's id.

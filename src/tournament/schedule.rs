@@ -5,9 +5,14 @@
 
 use super::runner::{permuted, Pairing, Schedule};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// Everyone plays everyone.
+    #[value(alias = "roundrobin", alias = "rr")]
+    #[serde(alias = "roundrobin", alias = "rr")]
     RoundRobin,
     /// The first engine plays every other one.
     Gauntlet,

@@ -1,0 +1,374 @@
+//! The command-line side of a run: `match` and `tournament` flags become a `RunSpec`, and a
+//! setting the spec refuses is named as the user gave it (`--concurrency`, `basic.txt:3`).
+
+use super::Failure;
+use arbiter::engine::EngineConfig;
+use arbiter::referee::{DrawRule, ResignRule};
+use arbiter::stats::Sprt;
+use arbiter::tournament::spec::Anchor;
+use arbiter::tournament::{Format, RunKind, RunSpec, SpecError};
+use clap::ArgAction;
+use std::path::{Path, PathBuf};
+
+/// Settings shared by `match` and `tournament`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Game id (see `arbiter games`).
+    #[arg(long, default_value = "leiserchess")]
+    pub game: String,
+    /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
+    /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds), st=<seconds per move>,
+    /// depth=, nodes=, timemargin=<ms>, stall=<seconds>, handshake=<seconds>,
+    /// option.<Name>=<value>.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub engine: Vec<String>,
+    /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
+    #[arg(skip)]
+    pub engine_groups: Vec<Vec<String>>,
+    /// Settings applied to every engine (an engine's own settings win).
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub each: Vec<String>,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
+    /// started by it inherit the CPU). Saves the referee most of its cost per move with fast
+    /// engines; leave it off for engines that search with several threads.
+    #[arg(long)]
+    pub affinity: bool,
+    /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
+    /// Default: openings/<game>.txt if it exists, else the start position.
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Use only the first N plies of each book line.
+    #[arg(long)]
+    pub book_plies: Option<usize>,
+    /// Take openings in a seeded random order instead of book order.
+    #[arg(long)]
+    pub random_openings: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Draw a game after this many plies (termination "max plies").
+    #[arg(long, default_value_t = 500)]
+    pub max_plies: usize,
+    /// Adjudicate a draw: movenumber=N movecount=N score=CP.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub draw: Vec<String>,
+    /// Adjudicate a loss: movecount=N score=CP.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub resign: Vec<String>,
+    /// Fix one engine's rating in the joint ratings: name=elo.
+    #[arg(long, value_name = "NAME=ELO", value_parser = Anchor::parse)]
+    pub anchor: Option<Anchor>,
+    /// Name of the run: its output goes to reports/<name>/.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Output directory (instead of reports/<name>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue the interrupted run in this directory, with the settings it was started with.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Write all engine input and output, timestamped, to this file.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// PGN Event tag and report title.
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Also write every game to this PGN file.
+    #[arg(long)]
+    pub pgnout: Option<PathBuf>,
+    /// Print only the final result.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MatchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Number of games; each opening is played twice with colours reversed.
+    #[arg(long, default_value_t = 2)]
+    pub games: u64,
+    /// Stop as soon as a sequential test decides: elo0=<e> elo1=<e> alpha=<a> beta=<b>
+    /// [model=normalized|logistic]. Exit code 0: H1 accepted, 1: H0, 3: undecided at --games.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub sprt: Vec<String>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TournamentArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// round-robin (everyone meets everyone) or gauntlet (the first engine meets the rest).
+    #[arg(long, value_enum, default_value_t = Format::RoundRobin)]
+    pub format: Format,
+    /// Rounds: in each, every pairing plays one game pair (an opening with both colours).
+    #[arg(long, default_value_t = 4)]
+    pub rounds: u64,
+    /// Stop after this many games in all, even mid-round (the autotester's game_rounds).
+    #[arg(long)]
+    pub games: Option<u64>,
+}
+
+/// A run to carry out: its spec, where the spec came from (for error messages), and how to
+/// show it.
+pub struct RunJob {
+    pub spec: RunSpec,
+    pub origin: Origin,
+    pub quiet: bool,
+    /// The folder of the run this continues.
+    pub resume: Option<PathBuf>,
+}
+
+/// Where a spec's settings were written, to name a refused one as the user wrote it.
+pub enum Origin {
+    CommandLine,
+    /// A configuration file and its text; `mit` for the autotester's key names.
+    File {
+        path: PathBuf,
+        text: String,
+        mit: bool,
+    },
+    /// A run folder's saved spec.
+    Saved(PathBuf),
+}
+
+impl Origin {
+    pub fn explain(&self, e: SpecError) -> Failure {
+        let message = match self {
+            Origin::CommandLine => {
+                let flag = e.setting.replace('_', "-");
+                match e.engine {
+                    Some(i) => format!("--{flag} #{}: {}", i + 1, e.reason),
+                    None => format!("--{flag}: {}", e.reason),
+                }
+            }
+            Origin::File { path, text, mit } => {
+                let key = if *mit { mit_key(e.setting) } else { e.setting };
+                let line = match e.engine {
+                    Some(i) => {
+                        nth_line_starting(text, if *mit { "player" } else { "[[engine]]" }, i)
+                    }
+                    None => nth_line_starting(text, key, 0),
+                };
+                match line {
+                    Some(n) => format!("{}:{n}: {key}: {}", path.display(), e.reason),
+                    None => format!("{}: {key}: {}", path.display(), e.reason),
+                }
+            }
+            Origin::Saved(dir) => format!(
+                "{}: {}",
+                dir.join(arbiter::tournament::spec::SPEC_FILE).display(),
+                e
+            ),
+        };
+        Failure::bad_input(message)
+    }
+}
+
+/// The autotester's name for a setting.
+fn mit_key(setting: &str) -> &str {
+    match setting {
+        "concurrency" => "cpus",
+        "games" | "rounds" => "game_rounds",
+        "openings" | "book_plies" => "book",
+        "max_plies" => "adjudicate",
+        "name" | "event" => "title",
+        "engine" => "player",
+        other => other,
+    }
+}
+
+/// The 1-based number of the `n`-th line (from 0) that sets `key` (or opens `[[engine]]`).
+fn nth_line_starting(text: &str, key: &str, n: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = line.trim_start();
+            line.strip_prefix(key)
+                .is_some_and(|rest| key.starts_with('[') || rest.trim_start().starts_with('='))
+        })
+        .nth(n)
+        .map(|(i, _)| i + 1)
+}
+
+fn key_values<T>(
+    setting: &'static str,
+    given: &[String],
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, SpecError> {
+    (!given.is_empty())
+        .then(|| parse(&given.join(" ")))
+        .transpose()
+        .map_err(|reason| SpecError::new(setting, reason))
+}
+
+/// The engines of `--engine` groups, `--each` applied to every one.
+pub fn engines(groups: &[Vec<String>], each: &[String]) -> Result<Vec<EngineConfig>, SpecError> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, group)| {
+            EngineConfig::parse(group, each).map_err(|e| SpecError::of_engine(i, e.to_string()))
+        })
+        .collect()
+}
+
+impl RunArgs {
+    fn spec(&self, kind: RunKind) -> Result<RunSpec, SpecError> {
+        let mut spec = RunSpec::new(kind, engines(&self.engine_groups, &self.each)?);
+        spec.game = self.game.clone();
+        spec.concurrency = self.concurrency;
+        spec.affinity = self.affinity;
+        spec.openings = self.openings.clone();
+        spec.book_plies = self.book_plies;
+        spec.random_openings = self.random_openings;
+        spec.seed = self.seed;
+        spec.max_plies = self.max_plies;
+        spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
+        spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
+        spec.anchor = self.anchor.clone();
+        spec.name = self.name.clone();
+        spec.out = self.out.clone();
+        spec.log = self.log.clone();
+        spec.pgnout = self.pgnout.clone();
+        spec.event = self.event.clone();
+        Ok(spec)
+    }
+
+    fn job(&self, spec: Result<RunSpec, SpecError>) -> Result<RunJob, Failure> {
+        let origin = Origin::CommandLine;
+        Ok(RunJob {
+            spec: spec.map_err(|e| origin.explain(e))?,
+            origin,
+            quiet: self.quiet,
+            resume: None,
+        })
+    }
+}
+
+impl MatchArgs {
+    pub fn job(&self) -> Result<RunJob, Failure> {
+        let spec = self.run.spec(RunKind::Match).and_then(|mut spec| {
+            spec.games = Some(self.games);
+            spec.rounds = self.games.div_ceil(2).max(1);
+            spec.sprt = key_values("sprt", &self.sprt, Sprt::parse)?;
+            Ok(spec)
+        });
+        self.run.job(spec)
+    }
+}
+
+impl TournamentArgs {
+    /// Without `--engine`, the quick start: three bundled engines of different strengths.
+    pub fn job(&self) -> Result<RunJob, Failure> {
+        let mut run = self.run.clone();
+        if run.engine_groups.is_empty() {
+            run.engine_groups = bundled_engines()?;
+            if run.each.is_empty() {
+                run.each = vec!["tc=1+0.01".into()];
+            }
+            if run.concurrency == 1 {
+                run.concurrency = 2;
+            }
+        }
+        let spec = run.spec(RunKind::Tournament).map(|mut spec| {
+            spec.format = self.format;
+            spec.rounds = self.rounds;
+            spec.games = self.games;
+            spec
+        });
+        run.job(spec)
+    }
+}
+
+/// The run saved in `dir`, to continue it with `--resume`. Folders from before specs were saved
+/// typed hold a command line, read here as it was typed.
+pub fn resumed(dir: &Path, quiet: bool, concurrency: Option<usize>) -> Result<RunJob, Failure> {
+    let mut job = match RunSpec::load(dir).map_err(Failure::bad_input)? {
+        Some(spec) => RunJob {
+            spec,
+            origin: Origin::Saved(dir.to_path_buf()),
+            quiet,
+            resume: None,
+        },
+        None => super::legacy_resume(dir)?,
+    };
+    job.quiet |= quiet;
+    job.resume = Some(dir.to_path_buf());
+    if let Some(c) = concurrency {
+        job.spec.concurrency = c;
+    }
+    Ok(job)
+}
+
+/// Three bundled engines of clearly different strengths, for the quick start.
+fn bundled_engines() -> Result<Vec<Vec<String>>, Failure> {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::bad_input(
+                "the bundled engine arbiter-engine is not next to arbiter: build the workspace (cargo build --release), or give --engine",
+            )
+        })?;
+    let cmd = format!("cmd={}", exe.display());
+    Ok(["search", "greedy", "random"]
+        .iter()
+        .map(|style| {
+            vec![
+                cmd.clone(),
+                format!("name={style}"),
+                format!("option.Style={style}"),
+            ]
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_setting_is_named_where_it_was_written() {
+        let e = SpecError::new("concurrency", "must be at least 1, not 0");
+        assert_eq!(
+            Origin::CommandLine.explain(e.clone()).message,
+            "--concurrency: must be at least 1, not 0"
+        );
+        let toml = Origin::File {
+            path: "t.toml".into(),
+            text: "game = \"ultima\"\nconcurrency = 0\n[[engine]]\ncmd = \"a\"\n[[engine]]\n"
+                .into(),
+            mit: false,
+        };
+        assert_eq!(
+            toml.explain(e.clone()).message,
+            "t.toml:2: concurrency: must be at least 1, not 0"
+        );
+        let mit = Origin::File {
+            path: "b.txt".into(),
+            text: "title = x\ncpus = 0\nplayer = a\nplayer = b\n".into(),
+            mit: true,
+        };
+        assert_eq!(
+            mit.explain(e).message,
+            "b.txt:2: cpus: must be at least 1, not 0"
+        );
+        let dup = SpecError::of_engine(1, "two engines are named 'a'");
+        assert!(mit
+            .explain(dup.clone())
+            .message
+            .starts_with("b.txt:4: player: "));
+        assert!(toml
+            .explain(dup.clone())
+            .message
+            .starts_with("t.toml:5: engine: "));
+        assert_eq!(
+            Origin::CommandLine.explain(dup).message,
+            "--engine #2: two engines are named 'a'"
+        );
+    }
+}

@@ -1,0 +1,407 @@
+//! A run, typed: what is played, by whom, under which rules, and where it is written.
+//!
+//! The command line, arbiter's TOML, the MIT autotester's `.txt` and a run folder's `run.json`
+//! all become one `RunSpec`, and `RunSpec::check` alone decides whether it can be played, so a
+//! file is refused exactly as the same command line would be. A `SpecError` names the setting at
+//! fault; each source says where that setting came from (`--concurrency`, `basic.txt:3`).
+
+use super::schedule::Format;
+use crate::engine::EngineConfig;
+use crate::game::find_game;
+use crate::referee::{Adjudication, DrawRule, ResignRule};
+use crate::stats::{RatingOptions, Sprt};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The most games played at once.
+pub const MAX_CONCURRENCY: usize = 256;
+
+/// The file in a run folder that holds the run's spec, for `--resume`.
+pub const SPEC_FILE: &str = "run.json";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// Two engines, `--games N`, optionally an SPRT.
+    Match,
+    /// Two or more engines in rounds, rated jointly.
+    Tournament,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Match => "match",
+            RunKind::Tournament => "tournament",
+        }
+    }
+}
+
+/// One engine's rating held fixed in the joint ratings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Anchor {
+    pub name: String,
+    pub elo: f64,
+}
+
+impl Anchor {
+    /// `name=elo`.
+    pub fn parse(text: &str) -> Result<Anchor, String> {
+        text.split_once('=')
+            .and_then(|(n, e)| {
+                let elo = e.parse::<f64>().ok().filter(|e| e.is_finite())?;
+                Some(Anchor {
+                    name: n.to_string(),
+                    elo,
+                })
+            })
+            .ok_or_else(|| format!("'{text}' must be name=elo"))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub kind: RunKind,
+    pub game: String,
+    pub engines: Vec<EngineConfig>,
+    pub format: Format,
+    /// Rounds: in each, every pairing plays one game pair.
+    pub rounds: u64,
+    /// Stop after this many games in all, even mid-round or mid-pair.
+    pub games: Option<u64>,
+    pub concurrency: usize,
+    pub affinity: bool,
+    pub openings: Option<PathBuf>,
+    pub book_plies: Option<usize>,
+    pub random_openings: bool,
+    pub seed: u64,
+    pub max_plies: usize,
+    pub draw: Option<DrawRule>,
+    pub resign: Option<ResignRule>,
+    pub sprt: Option<Sprt>,
+    pub anchor: Option<Anchor>,
+    /// Output goes to reports/<name>/ unless `out` is given.
+    pub name: Option<String>,
+    pub out: Option<PathBuf>,
+    pub log: Option<PathBuf>,
+    pub pgnout: Option<PathBuf>,
+    pub event: Option<String>,
+}
+
+/// A setting that cannot be played, and why.
+#[derive(Clone, Debug, Error, PartialEq)]
+#[error("{setting}: {reason}")]
+pub struct SpecError {
+    /// The setting at fault, by its TOML key (`concurrency`, `engine`, `games`).
+    pub setting: &'static str,
+    /// The engine at fault (from 0, in the order given), for `engine` settings.
+    pub engine: Option<usize>,
+    pub reason: String,
+}
+
+impl SpecError {
+    pub fn new(setting: &'static str, reason: impl Into<String>) -> SpecError {
+        SpecError {
+            setting,
+            engine: None,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn of_engine(index: usize, reason: impl Into<String>) -> SpecError {
+        SpecError {
+            setting: "engine",
+            engine: Some(index),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl RunSpec {
+    /// A spec with the defaults of `arbiter tournament`, for the sources to fill in.
+    pub fn new(kind: RunKind, engines: Vec<EngineConfig>) -> RunSpec {
+        RunSpec {
+            kind,
+            game: "leiserchess".into(),
+            engines,
+            format: Format::RoundRobin,
+            rounds: 4,
+            games: None,
+            concurrency: 1,
+            affinity: false,
+            openings: None,
+            book_plies: None,
+            random_openings: false,
+            seed: 1,
+            max_plies: 500,
+            draw: None,
+            resign: None,
+            sprt: None,
+            anchor: None,
+            name: None,
+            out: None,
+            log: None,
+            pgnout: None,
+            event: None,
+        }
+    }
+
+    /// Every check a run passes before anything starts or is written: the game, counts and
+    /// limits, engine names and programs, the run name and the output files.
+    pub fn check(&self) -> Result<(), SpecError> {
+        if find_game(&self.game).is_none() {
+            let known = crate::game::game_ids().join(", ");
+            return Err(SpecError::new(
+                "game",
+                format!("unknown game '{}' (known: {known})", self.game),
+            ));
+        }
+        self.check_engines()?;
+        self.check_counts()?;
+        if let Some(name) = &self.name {
+            check_run_name(name)?;
+        }
+        for (setting, path) in [("pgnout", &self.pgnout), ("log", &self.log)] {
+            if let Some(path) = path {
+                check_output_file(path)
+                    .map_err(|why| SpecError::new(setting, format!("{}: {why}", path.display())))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_engines(&self) -> Result<(), SpecError> {
+        match (self.kind, self.engines.len()) {
+            (RunKind::Match, 2) => {}
+            (RunKind::Match, n) => {
+                return Err(SpecError::new(
+                    "engine",
+                    format!(
+                        "a match takes exactly two engines, not {n} (for more, use a tournament)"
+                    ),
+                ))
+            }
+            (RunKind::Tournament, n) if n < 2 => {
+                return Err(SpecError::new(
+                    "engine",
+                    format!("a tournament needs at least two engines, not {n}"),
+                ))
+            }
+            _ => {}
+        }
+        if self.sprt.is_some() && self.engines.len() != 2 {
+            return Err(SpecError::new(
+                "sprt",
+                "an SPRT compares exactly two engines",
+            ));
+        }
+        for (i, cfg) in self.engines.iter().enumerate() {
+            super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
+            if self.engines[..i].iter().any(|e| e.name == cfg.name) {
+                return Err(SpecError::of_engine(
+                    i,
+                    format!(
+                        "two engines are named '{}': give each a different name",
+                        cfg.name
+                    ),
+                ));
+            }
+        }
+        if let Some(anchor) = &self.anchor {
+            if !self.engines.iter().any(|e| e.name == anchor.name) {
+                return Err(SpecError::new(
+                    "anchor",
+                    format!("no engine is named '{}'", anchor.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_counts(&self) -> Result<(), SpecError> {
+        let at_least_one = |setting: &'static str, value: u64| {
+            if value == 0 {
+                Err(SpecError::new(setting, "must be at least 1, not 0"))
+            } else {
+                Ok(())
+            }
+        };
+        at_least_one("concurrency", self.concurrency as u64)?;
+        at_least_one("rounds", self.rounds)?;
+        at_least_one("games", self.games.unwrap_or(1))?;
+        at_least_one("max_plies", self.max_plies as u64)?;
+        if self.concurrency > MAX_CONCURRENCY {
+            return Err(SpecError::new(
+                "concurrency",
+                format!(
+                    "{}: at most {MAX_CONCURRENCY} games at a time (each runs two engine \
+                     processes and a thread of its own)",
+                    self.concurrency
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The adjudication rules the referee applies.
+    pub fn adjudication(&self) -> Adjudication {
+        Adjudication {
+            draw: self.draw,
+            resign: self.resign,
+            max_plies: Some(self.max_plies),
+        }
+    }
+
+    pub fn rating_options(&self) -> RatingOptions {
+        RatingOptions {
+            anchor: self.anchor.as_ref().map(|a| (a.name.clone(), a.elo)),
+            ..RatingOptions::default()
+        }
+    }
+
+    /// Games in the schedule: rounds of one game pair per pairing, cut at `games`.
+    pub fn schedule_size(&self) -> u64 {
+        let n = self.engines.len() as u64;
+        let pairings = if self.format == Format::Gauntlet || n == 2 {
+            n.saturating_sub(1)
+        } else {
+            n.saturating_mul(n.saturating_sub(1)) / 2
+        };
+        let full = self.rounds.saturating_mul(pairings).saturating_mul(2);
+        self.games.unwrap_or(full).min(full)
+    }
+
+    /// Writes the spec into its run folder, for `--resume`.
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join(SPEC_FILE), text + "\n")
+    }
+
+    /// The spec saved in a run folder. `Ok(None)`: the folder's run.json is from before specs
+    /// were saved typed (a `command` and its `args`), for the caller to read as a command line.
+    pub fn load(dir: &Path) -> Result<Option<RunSpec>, String> {
+        let path = dir.join(SPEC_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "cannot resume {}: {e} (is it a run directory?)",
+                dir.display()
+            )
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if value.get("args").is_some() && value.get("engines").is_none() {
+            return Ok(None);
+        }
+        serde_json::from_value(value)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// A run name is one plain path component, so output cannot land outside `reports/`.
+pub fn check_run_name(name: &str) -> Result<(), SpecError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SpecError::new(
+            "name",
+            format!(
+                "run name '{name}' must be letters, digits, '-', '_' or '.', not starting with '.'"
+            ),
+        ))
+    }
+}
+
+/// An output file must be creatable before the first game: a missing folder or a folder without
+/// write permission found after an hour of games would lose them.
+fn check_output_file(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a folder, not a file".into());
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!("the folder {} does not exist", folder.display()));
+    }
+    // Opening is the only test that holds for every user (root included) and file system
+    // (read-only mounts, /proc): a file that did not exist is removed again at once.
+    let probe = if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|_| std::fs::remove_file(path))
+    };
+    probe.map_err(|e| format!("cannot write there: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(name: &str) -> EngineConfig {
+        EngineConfig::parse(&["cmd=sh", &format!("name={name}"), "depth=1"], &[]).unwrap()
+    }
+
+    #[test]
+    fn a_spec_survives_its_run_json() {
+        let mut spec = RunSpec::new(RunKind::Match, vec![engine("a"), engine("b")]);
+        spec.sprt = Some(Sprt::parse("elo0=0 elo1=5 model=logistic").unwrap());
+        spec.draw = Some(DrawRule::parse("movenumber=40 movecount=8 score=10").unwrap());
+        spec.anchor = Some(Anchor::parse("a=1500").unwrap());
+        spec.format = Format::Gauntlet;
+        let dir = std::env::temp_dir().join(format!("arbiter-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        spec.save(&dir).unwrap();
+        assert_eq!(RunSpec::load(&dir).unwrap(), Some(spec));
+        std::fs::write(
+            dir.join(SPEC_FILE),
+            r#"{"command":"match","args":["--games","2"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            RunSpec::load(&dir).unwrap(),
+            None,
+            "the old form is recognised"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_check_names_its_setting() {
+        let two = || RunSpec::new(RunKind::Match, vec![engine("a"), engine("b")]);
+        let refused = |change: &dyn Fn(&mut RunSpec)| {
+            let mut spec = two();
+            change(&mut spec);
+            spec.check().unwrap_err()
+        };
+        assert_eq!(refused(&|s| s.concurrency = 0).setting, "concurrency");
+        assert!(refused(&|s| s.concurrency = 257)
+            .reason
+            .contains("at most 256"));
+        assert_eq!(refused(&|s| s.games = Some(0)).setting, "games");
+        assert_eq!(refused(&|s| s.rounds = 0).setting, "rounds");
+        assert_eq!(refused(&|s| s.game = "go".into()).setting, "game");
+        assert_eq!(refused(&|s| s.name = Some("../x".into())).setting, "name");
+        let dup = refused(&|s| s.engines[1].name = "a".into());
+        assert_eq!((dup.setting, dup.engine), ("engine", Some(1)));
+        assert_eq!(refused(&|s| s.engines.push(engine("c"))).setting, "engine");
+        let anchor = refused(&|s| s.anchor = Some(Anchor::parse("z=0").unwrap()));
+        assert_eq!(anchor.setting, "anchor");
+        two().check().unwrap();
+    }
+}
