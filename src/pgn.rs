@@ -188,6 +188,25 @@ fn parse_tag(text: &str, line: usize) -> Result<(String, String), PgnError> {
 
 /// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
 /// move numbers are skipped; an unclosed comment or a malformed tag is an error naming its line.
+/// A finished token of movetext: a result, or a move (its number, if glued on, dropped).
+fn take_token(token: &mut String, game: &mut PgnGame) {
+    if token.is_empty() {
+        return;
+    }
+    let t = std::mem::take(token);
+    if matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
+        game.result = Some(t);
+        return;
+    }
+    // A move number, possibly glued to its move (`12.e2e4`, `12...e7e5`).
+    let t = t
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches('.');
+    if !t.is_empty() && !t.starts_with('$') {
+        game.moves.push(t.to_string());
+    }
+}
+
 pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
     let mut games = Vec::new();
     let mut current = PgnGame::default();
@@ -217,23 +236,7 @@ pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
         }
         in_moves = true;
         let mut token = String::new();
-        let flush = |token: &mut String, game: &mut PgnGame| {
-            if token.is_empty() {
-                return;
-            }
-            let t = std::mem::take(token);
-            if matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
-                game.result = Some(t);
-                return;
-            }
-            // A move number, possibly glued to its move (`12.e2e4`, `12...e7e5`).
-            let t = t
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim_start_matches('.');
-            if !t.is_empty() && !t.starts_with('$') {
-                game.moves.push(t.to_string());
-            }
-        };
+        let flush = take_token;
         for c in line.chars() {
             if comment_depth > 0 {
                 if c == '}' {

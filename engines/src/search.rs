@@ -196,49 +196,65 @@ pub fn choose<P: Position>(
             Some(best)
         }
         Style::Search => {
-            let max_depth = limits.depth.unwrap_or(64).max(1);
-            let mut searcher = Searcher {
+            let searcher = Searcher {
                 limits,
                 stop,
                 nodes: 0,
                 aborted: false,
             };
-            let mut best = root[0];
-            for depth in 1..=max_depth {
-                let mut alpha = -MATE - 1;
-                let mut iteration_best = None;
-                // Search the previous best first: a better bound, and a move in hand if cut short.
-                if let Some(i) = root.iter().position(|&m| m == best) {
-                    root.swap(0, i);
-                }
-                for &mv in &root {
-                    let score = -searcher.negamax(&after(mv), depth - 1, -MATE - 1, -alpha, 1);
-                    if searcher.aborted {
-                        break;
-                    }
-                    if score > alpha {
-                        alpha = score;
-                        iteration_best = Some(mv);
-                    }
-                }
-                if searcher.aborted {
+            Some(searcher.deepen(pos, &mut root, started, &mut report))
+        }
+    }
+}
+
+impl Searcher<'_> {
+    /// Iterative deepening over the root moves: each finished depth is reported; a search cut
+    /// short keeps the last finished depth's best move.
+    fn deepen<P: Position>(
+        mut self,
+        pos: &P,
+        root: &mut [P::Move],
+        started: Instant,
+        report: &mut impl FnMut(&Iteration),
+    ) -> P::Move {
+        let max_depth = self.limits.depth.unwrap_or(64).max(1);
+        let mut best = root[0];
+        for depth in 1..=max_depth {
+            let mut alpha = -MATE - 1;
+            let mut iteration_best = None;
+            // Search the previous best first: a better bound, and a move in hand if cut short.
+            if let Some(i) = root.iter().position(|&m| m == best) {
+                root.swap(0, i);
+            }
+            for &mv in root.iter() {
+                let mut child = pos.clone();
+                child.play(mv);
+                let score = -self.negamax(&child, depth - 1, -MATE - 1, -alpha, 1);
+                if self.aborted {
                     break;
                 }
-                if let Some(mv) = iteration_best {
-                    best = mv;
-                }
-                report(&Iteration {
-                    depth,
-                    score: alpha,
-                    nodes: searcher.nodes,
-                    elapsed: started.elapsed(),
-                    pv: pos.move_text(best),
-                });
-                if alpha.abs() >= MATE - 1000 {
-                    break;
+                if score > alpha {
+                    alpha = score;
+                    iteration_best = Some(mv);
                 }
             }
-            Some(best)
+            if self.aborted {
+                break;
+            }
+            if let Some(mv) = iteration_best {
+                best = mv;
+            }
+            report(&Iteration {
+                depth,
+                score: alpha,
+                nodes: self.nodes,
+                elapsed: started.elapsed(),
+                pv: pos.move_text(best),
+            });
+            if alpha.abs() >= MATE - 1000 {
+                break;
+            }
         }
+        best
     }
 }

@@ -81,7 +81,14 @@ fn peak_rss_mib() -> f64 {
 
 /// A match of two instant engines (random movers in the MIT dialect, which report their own time
 /// in microseconds), measured from inside the referee.
-fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
+/// A match of two instant engines (the bundled engine in the MIT dialect at depth 1, which
+/// reports microseconds), played into `out`.
+fn instant_match(
+    games: u64,
+    concurrency: usize,
+    affinity: bool,
+    out: std::path::PathBuf,
+) -> Result<RunOptions, Failure> {
     let engine = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
@@ -104,12 +111,7 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
         )
         .map_err(|e| Failure::bad_input(e.to_string()))
     };
-    let out = std::env::temp_dir().join(format!(
-        "arbiter-bench-{}-{concurrency}-{games}-{affinity}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&out);
-    let opts = RunOptions {
+    Ok(RunOptions {
         entry: find_game("leiserchess").expect("registered"),
         engines: vec![cfg("a")?, cfg("b")?],
         format: Format::RoundRobin,
@@ -123,14 +125,23 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
             max_plies: Some(300),
             ..Default::default()
         },
-        out_dir: out.clone(),
+        out_dir: out,
         event: "bench".into(),
         sprt: None,
         rating: RatingOptions::default(),
         log: None,
         resume: false,
         affinity,
-    };
+    })
+}
+
+fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
+    let out = std::env::temp_dir().join(format!(
+        "arbiter-bench-{}-{concurrency}-{games}-{affinity}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts = instant_match(games, concurrency, affinity, out.clone())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

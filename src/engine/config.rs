@@ -98,88 +98,86 @@ impl EngineConfig {
             let (key, value) = setting
                 .split_once('=')
                 .ok_or_else(|| ConfigError::NotKeyValue(setting.to_string()))?;
-            let bad = |reason: &str| ConfigError::BadValue {
-                key: key.to_string(),
-                value: value.to_string(),
-                reason: reason.to_string(),
-            };
-            match key {
-                "cmd" => cfg.cmd = value.to_string(),
-                "name" => cfg.name = value.to_string(),
-                "arg" => cfg.args.push(value.to_string()),
-                "dir" => cfg.dir = Some(value.to_string()),
-                "proto" => {
-                    cfg.proto = match value {
-                        "uci" => Proto::Uci,
-                        "leiserchess" | "mit" => Proto::Leiserchess,
-                        "xboard" | "cecp" => Proto::Xboard,
-                        _ => return Err(bad("expected uci, leiserchess or xboard")),
-                    }
-                }
-                "tc" => {
-                    cfg.limits.tc = Some(TimeControl::parse(value).map_err(|e| bad(&e.reason))?)
-                }
-                "st" => {
-                    cfg.limits.movetime =
-                        Some(parse_seconds(value).ok_or_else(|| bad("expected seconds"))?)
-                }
-                "depth" => {
-                    cfg.limits.depth = Some(
-                        value
-                            .parse()
-                            .ok()
-                            .filter(|&d| d > 0)
-                            .ok_or_else(|| bad("expected a positive whole number"))?,
-                    )
-                }
-                "nodes" => {
-                    cfg.limits.nodes = Some(
-                        value
-                            .parse()
-                            .ok()
-                            .filter(|&n| n > 0)
-                            .ok_or_else(|| bad("expected a positive whole number"))?,
-                    )
-                }
-                "timemargin" => {
-                    let ms: u64 = value.parse().map_err(|_| bad("expected milliseconds"))?;
-                    cfg.timemargin = Duration::from_millis(ms);
-                }
-                "stall" => {
-                    cfg.stall = parse_seconds(value).ok_or_else(|| bad("expected seconds"))?
-                }
-                "handshake" => {
-                    cfg.handshake = parse_seconds(value).ok_or_else(|| bad("expected seconds"))?
-                }
-                _ => match key.strip_prefix("option.") {
-                    Some(name) if !name.is_empty() => {
-                        cfg.options.retain(|(n, _)| n != name);
-                        cfg.options.push((name.to_string(), value.to_string()));
-                    }
-                    _ => return Err(ConfigError::UnknownKey(key.to_string())),
-                },
-            }
+            cfg.set(key, value)?;
         }
-        if cfg.cmd.is_empty() {
-            return Err(ConfigError::NoCommand);
-        }
-        if cfg.name.is_empty() {
-            cfg.name = std::path::Path::new(&cfg.cmd)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| cfg.cmd.clone());
-        }
-        let l = &cfg.limits;
-        if l.tc.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
-            return Err(ConfigError::NoLimit(cfg.name));
-        }
-        if cfg.proto != Proto::Uci && l.nodes.is_some() {
-            return Err(ConfigError::NodesUnsupported(cfg.name));
-        }
-        Ok(cfg)
+        cfg.finish()
     }
 
-    /// A short description of the limits for PGN's `TimeControl` tag.
+    /// Applies one `key=value` setting.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |reason: &str| ConfigError::BadValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            reason: reason.to_string(),
+        };
+        let positive = || {
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| bad("expected a positive whole number"))
+        };
+        let seconds = || parse_seconds(value).ok_or_else(|| bad("expected seconds"));
+        match key {
+            "cmd" => self.cmd = value.to_string(),
+            "name" => self.name = value.to_string(),
+            "arg" => self.args.push(value.to_string()),
+            "dir" => self.dir = Some(value.to_string()),
+            "proto" => {
+                self.proto = match value {
+                    "uci" => Proto::Uci,
+                    "leiserchess" | "mit" => Proto::Leiserchess,
+                    "xboard" | "cecp" => Proto::Xboard,
+                    _ => return Err(bad("expected uci, leiserchess or xboard")),
+                }
+            }
+            "tc" => self.limits.tc = Some(TimeControl::parse(value).map_err(|e| bad(&e.reason))?),
+            "st" => self.limits.movetime = Some(seconds()?),
+            "depth" => {
+                let depth = positive()?;
+                self.limits.depth = Some(
+                    u32::try_from(depth).map_err(|_| bad("expected a positive whole number"))?,
+                )
+            }
+            "nodes" => self.limits.nodes = Some(positive()?),
+            "timemargin" => {
+                let ms: u64 = value.parse().map_err(|_| bad("expected milliseconds"))?;
+                self.timemargin = Duration::from_millis(ms);
+            }
+            "stall" => self.stall = seconds()?,
+            "handshake" => self.handshake = seconds()?,
+            _ => match key.strip_prefix("option.") {
+                Some(name) if !name.is_empty() => {
+                    self.options.retain(|(n, _)| n != name);
+                    self.options.push((name.to_string(), value.to_string()));
+                }
+                _ => return Err(ConfigError::UnknownKey(key.to_string())),
+            },
+        }
+        Ok(())
+    }
+
+    /// The checks that need every setting: a program, a name, a limit the protocol can express.
+    fn finish(mut self) -> Result<EngineConfig, ConfigError> {
+        if self.cmd.is_empty() {
+            return Err(ConfigError::NoCommand);
+        }
+        if self.name.is_empty() {
+            self.name = std::path::Path::new(&self.cmd)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.cmd.clone());
+        }
+        let l = &self.limits;
+        if l.tc.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
+            return Err(ConfigError::NoLimit(self.name));
+        }
+        if self.proto != Proto::Uci && l.nodes.is_some() {
+            return Err(ConfigError::NodesUnsupported(self.name));
+        }
+        Ok(self)
+    }
+
     /// The limits as the settings that give them: `tc=2+0.02`, `st=0.5`, `depth=3 nodes=1000`.
     pub fn limits_summary(&self) -> String {
         let l = &self.limits;

@@ -289,136 +289,21 @@ fn components(n: usize, edges: impl Iterator<Item = (usize, usize)>) -> Vec<usiz
 
 /// Rates every player of `results` jointly.
 pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingError> {
-    let mut opts = opts.clone();
-    if results.games() < MIN_GAMES_TO_ESTIMATE {
-        if opts.advantage == Param::Estimate {
-            opts.advantage = Param::Fixed(DEFAULT_ADVANTAGE);
-        }
-        if opts.drawelo == Param::Estimate {
-            opts.drawelo = Param::Fixed(DEFAULT_DRAWELO);
-        }
-    }
-    let opts = &opts;
+    let opts = &effective_options(results, opts);
     let n = results.players.len();
-    if results.games() == 0.0 || n < 2 {
-        return Err(RatingError::NoGames);
-    }
-    if n > MAX_PLAYERS {
-        return Err(RatingError::TooManyPlayers(n));
-    }
-    let comp = components(n, results.counts.keys().copied());
-    if comp.iter().any(|&c| c != comp[0]) {
-        let mut groups: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-        for (i, &c) in comp.iter().enumerate() {
-            groups.entry(c).or_default().push(&results.players[i]);
-        }
-        let text: Vec<String> = groups.values().map(|g| g.join(", ")).collect();
-        return Err(RatingError::Disconnected(text.join(" | ")));
-    }
-    let anchor = match &opts.anchor {
-        Some((name, elo)) => Some((
-            results
-                .players
-                .iter()
-                .position(|p| p == name)
-                .ok_or_else(|| RatingError::UnknownAnchor(name.clone()))?,
-            *elo,
-        )),
-        None => None,
-    };
-    if opts.prior <= 0.0 {
-        // Without virtual draws, a player who only won (or only lost) has no finite rating.
-        for (i, name) in results.players.iter().enumerate() {
-            let (mut scored, mut conceded) = (0.0, 0.0);
-            for (&(w, b), c) in &results.counts {
-                if w == i {
-                    scored += c[0] + c[1];
-                    conceded += c[1] + c[2];
-                } else if b == i {
-                    scored += c[2] + c[1];
-                    conceded += c[1] + c[0];
-                }
-            }
-            if scored == 0.0 || conceded == 0.0 {
-                return Err(RatingError::Unbounded(name.clone()));
-            }
-        }
-    }
-    let mut prior_pairs: Vec<(usize, usize)> = Vec::new();
-    if opts.prior > 0.0 {
-        for &(w, b) in results.counts.keys() {
-            for pair in [(w, b), (b, w)] {
-                if !prior_pairs.contains(&pair) {
-                    prior_pairs.push(pair);
-                }
-            }
-        }
-    }
+    let anchor = check_rateable(results, opts)?;
     let model = Model {
         results,
         opts,
         n,
-        prior_pairs,
+        prior_pairs: prior_pairs(results, opts),
     };
-    let mut theta = vec![0.0; n - 1];
-    if opts.advantage == Param::Estimate {
-        theta.push(DEFAULT_ADVANTAGE);
-    }
-    if opts.drawelo == Param::Estimate {
-        theta.push(DEFAULT_DRAWELO);
-    }
-    // Newton's method with a backtracking line search on the log-likelihood.
-    let (mut ll, mut grad) = model.evaluate(&theta);
-    for _ in 0..200 {
-        let hess = model.hessian(&theta);
-        let neg: Vec<Vec<f64>> = hess
-            .iter()
-            .map(|row| row.iter().map(|v| -v).collect())
-            .collect();
-        let step = solve(neg, grad.iter().map(|g| vec![*g]).collect())
-            .map(|s| s.into_iter().map(|v| v[0]).collect::<Vec<f64>>())
-            .unwrap_or_else(|| grad.iter().map(|g| g * 10.0).collect());
-        let mut t = 1.0;
-        let mut improved = false;
-        for _ in 0..40 {
-            let candidate: Vec<f64> = theta.iter().zip(&step).map(|(x, s)| x + t * s).collect();
-            let (cll, cgrad) = model.evaluate(&candidate);
-            if cll.is_finite() && cll >= ll - 1e-12 {
-                let moved = step.iter().map(|s| (t * s).abs()).fold(0.0, f64::max);
-                theta = candidate;
-                ll = cll;
-                grad = cgrad;
-                improved = moved > 1e-7;
-                break;
-            }
-            t /= 2.0;
-        }
-        if !improved {
-            break;
-        }
-    }
-    let (mut r, adv, d) = model.unpack(&theta);
+    let theta = model.maximize();
+    let (mut r, advantage, drawelo) = model.unpack(&theta);
     if let Some(i) = r.iter().position(|v| v.abs() > 5000.0) {
         return Err(RatingError::Unbounded(results.players[i].clone()));
     }
-    // Covariance of the free parameters: the inverse of minus the Hessian.
-    let k = theta.len();
-    let neg: Vec<Vec<f64>> = model
-        .hessian(&theta)
-        .iter()
-        .map(|row| row.iter().map(|v| -v).collect())
-        .collect();
-    let identity: Vec<Vec<f64>> = (0..k)
-        .map(|i| (0..k).map(|j| f64::from(i == j)).collect())
-        .collect();
-    let cov_free = solve(neg, identity).unwrap_or_else(|| vec![vec![0.0; k]; k]);
-    // Covariance of all ratings, player 0 fixed at 0.
-    let mut cov = vec![vec![0.0; n]; n];
-    for i in 1..n {
-        for j in 1..n {
-            cov[i][j] = cov_free[i - 1][j - 1];
-        }
-    }
+    let cov = model.covariance(&theta);
     let variance_of = |a: &[f64]| -> f64 {
         let mut v = 0.0;
         for i in 0..n {
@@ -438,20 +323,7 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
     let z = super::Z95;
     let ratings = (0..n)
         .map(|i| {
-            let mut a = vec![0.0; n];
-            match anchor {
-                Some((anchor_i, _)) => {
-                    a[i] += 1.0;
-                    a[anchor_i] -= 1.0;
-                }
-                None => {
-                    for v in a.iter_mut() {
-                        *v = -1.0 / n as f64;
-                    }
-                    a[i] += 1.0;
-                }
-            }
-            let sd = variance_of(&a).sqrt();
+            let sd = variance_of(&rating_contrast(n, i, anchor.map(|a| a.0))).sqrt();
             Rating {
                 name: results.players[i].clone(),
                 elo: r[i],
@@ -465,17 +337,14 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
         .map(|i| {
             (0..n)
                 .map(|j| {
-                    if i == j {
-                        return 0.5;
-                    }
                     let mut a = vec![0.0; n];
-                    a[i] = 1.0;
-                    a[j] = -1.0;
+                    a[i] += 1.0;
+                    a[j] -= 1.0;
                     let sd = variance_of(&a).sqrt();
-                    if sd > 0.0 {
-                        normal.cdf((r[i] - r[j]) / sd)
-                    } else {
+                    if i == j || sd <= 0.0 {
                         0.5
+                    } else {
+                        normal.cdf((r[i] - r[j]) / sd)
                     }
                 })
                 .collect()
@@ -483,10 +352,170 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
         .collect();
     Ok(Ratings {
         ratings,
-        advantage: adv,
-        drawelo: d,
+        advantage,
+        drawelo,
         los,
     })
+}
+
+/// Too few games to estimate the white advantage or the draw rate: they are fixed instead.
+fn effective_options(results: &Results, opts: &RatingOptions) -> RatingOptions {
+    let mut opts = opts.clone();
+    if results.games() < MIN_GAMES_TO_ESTIMATE {
+        if opts.advantage == Param::Estimate {
+            opts.advantage = Param::Fixed(DEFAULT_ADVANTAGE);
+        }
+        if opts.drawelo == Param::Estimate {
+            opts.drawelo = Param::Fixed(DEFAULT_DRAWELO);
+        }
+    }
+    opts
+}
+
+/// The weights that give player `i`'s rating from the raw ones: relative to the anchor, or to
+/// the average of all.
+fn rating_contrast(n: usize, i: usize, anchor: Option<usize>) -> Vec<f64> {
+    let mut a = vec![0.0; n];
+    match anchor {
+        Some(anchor) => a[anchor] -= 1.0,
+        None => a.iter_mut().for_each(|v| *v = -1.0 / n as f64),
+    }
+    a[i] += 1.0;
+    a
+}
+
+/// Refuses results that have no finite joint rating; returns the anchor's index and rating.
+fn check_rateable(
+    results: &Results,
+    opts: &RatingOptions,
+) -> Result<Option<(usize, f64)>, RatingError> {
+    let n = results.players.len();
+    if results.games() == 0.0 || n < 2 {
+        return Err(RatingError::NoGames);
+    }
+    if n > MAX_PLAYERS {
+        return Err(RatingError::TooManyPlayers(n));
+    }
+    let comp = components(n, results.counts.keys().copied());
+    if comp.iter().any(|&c| c != comp[0]) {
+        let mut groups: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+        for (i, &c) in comp.iter().enumerate() {
+            groups.entry(c).or_default().push(&results.players[i]);
+        }
+        let text: Vec<String> = groups.values().map(|g| g.join(", ")).collect();
+        return Err(RatingError::Disconnected(text.join(" | ")));
+    }
+    if opts.prior <= 0.0 {
+        // Without virtual draws, a player who only won (or only lost) has no finite rating.
+        for (i, name) in results.players.iter().enumerate() {
+            let (mut scored, mut conceded) = (0.0, 0.0);
+            for (&(w, b), c) in &results.counts {
+                if w == i {
+                    scored += c[0] + c[1];
+                    conceded += c[1] + c[2];
+                } else if b == i {
+                    scored += c[2] + c[1];
+                    conceded += c[1] + c[0];
+                }
+            }
+            if scored == 0.0 || conceded == 0.0 {
+                return Err(RatingError::Unbounded(name.clone()));
+            }
+        }
+    }
+    opts.anchor
+        .as_ref()
+        .map(|(name, elo)| {
+            results
+                .players
+                .iter()
+                .position(|p| p == name)
+                .map(|i| (i, *elo))
+                .ok_or_else(|| RatingError::UnknownAnchor(name.clone()))
+        })
+        .transpose()
+}
+
+/// The pairs that get virtual draws, both colours of every pairing that met.
+fn prior_pairs(results: &Results, opts: &RatingOptions) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    if opts.prior > 0.0 {
+        for &(w, b) in results.counts.keys() {
+            for pair in [(w, b), (b, w)] {
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+        }
+    }
+    pairs
+}
+
+fn negated(m: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+    m.into_iter()
+        .map(|row| row.into_iter().map(|v| -v).collect())
+        .collect()
+}
+
+impl Model<'_> {
+    /// The most likely free parameters: Newton's method with a backtracking line search on the
+    /// log-likelihood.
+    fn maximize(&self) -> Vec<f64> {
+        let mut theta = vec![0.0; self.n - 1];
+        if self.opts.advantage == Param::Estimate {
+            theta.push(DEFAULT_ADVANTAGE);
+        }
+        if self.opts.drawelo == Param::Estimate {
+            theta.push(DEFAULT_DRAWELO);
+        }
+        let (mut ll, mut grad) = self.evaluate(&theta);
+        for _ in 0..200 {
+            let step = solve(
+                negated(self.hessian(&theta)),
+                grad.iter().map(|g| vec![*g]).collect(),
+            )
+            .map(|s| s.into_iter().map(|v| v[0]).collect::<Vec<f64>>())
+            .unwrap_or_else(|| grad.iter().map(|g| g * 10.0).collect());
+            let mut t = 1.0;
+            let mut improved = false;
+            for _ in 0..40 {
+                let candidate: Vec<f64> = theta.iter().zip(&step).map(|(x, s)| x + t * s).collect();
+                let (cll, cgrad) = self.evaluate(&candidate);
+                if cll.is_finite() && cll >= ll - 1e-12 {
+                    let moved = step.iter().map(|s| (t * s).abs()).fold(0.0, f64::max);
+                    theta = candidate;
+                    ll = cll;
+                    grad = cgrad;
+                    improved = moved > 1e-7;
+                    break;
+                }
+                t /= 2.0;
+            }
+            if !improved {
+                break;
+            }
+        }
+        theta
+    }
+
+    /// Covariance of all raw ratings (player 0 fixed at 0): the inverse of minus the Hessian
+    /// of the free parameters.
+    fn covariance(&self, theta: &[f64]) -> Vec<Vec<f64>> {
+        let k = theta.len();
+        let identity: Vec<Vec<f64>> = (0..k)
+            .map(|i| (0..k).map(|j| f64::from(i == j)).collect())
+            .collect();
+        let cov_free =
+            solve(negated(self.hessian(theta)), identity).unwrap_or_else(|| vec![vec![0.0; k]; k]);
+        let n = self.n;
+        let mut cov = vec![vec![0.0; n]; n];
+        for i in 1..n {
+            for j in 1..n {
+                cov[i][j] = cov_free[i - 1][j - 1];
+            }
+        }
+        cov
+    }
 }
 
 #[cfg(test)]

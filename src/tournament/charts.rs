@@ -59,15 +59,15 @@ fn number(v: f64) -> String {
 }
 
 /// A line chart: numbered axes with their titles, reference lines, a legend for several lines.
-pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
-    let (w, h) = (680.0, 300.0);
-    let (left, right, top, bottom) = (62.0, 110.0, 14.0, 46.0);
+/// The ranges the chart shows: x from the points, y from points, bands and rules with a 5%
+/// margin; a flat range is widened so that it can be drawn. `None`: nothing to draw.
+fn extent(series: &[Series], rules: &[Rule]) -> Option<(f64, f64, f64, f64)> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x_lo, x_hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
     });
     if !x_lo.is_finite() {
-        return String::new();
+        return None;
     }
     let x_hi = if x_hi > x_lo { x_hi } else { x_lo + 1.0 };
     let ys = series
@@ -90,6 +90,15 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
     }
     let margin = (y_hi - y_lo) * 0.05;
     let (y_lo, y_hi) = (y_lo - margin, y_hi + margin);
+    Some((x_lo, x_hi, y_lo, y_hi))
+}
+
+pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
+    let (w, h) = (680.0, 300.0);
+    let (left, right, top, bottom) = (62.0, 110.0, 14.0, 46.0);
+    let Some((x_lo, x_hi, y_lo, y_hi)) = extent(series, rules) else {
+        return String::new();
+    };
     let plot_w = w - left - right;
     let plot_h = h - top - bottom;
     let x = |v: f64| left + (v - x_lo) / (x_hi - x_lo) * plot_w;

@@ -369,28 +369,7 @@ fn markdown(
         .filter(|_| totals.names.len() <= MATRIX_ENGINES)
     {
         let _ = writeln!(md, "\n{}", ratings_note(r));
-        let _ = writeln!(md, "\n### Likelihood of superiority\n");
-        let _ = write!(md, "| | ");
-        let order: Vec<usize> = rows
-            .iter()
-            .filter_map(|s| totals.names.iter().position(|n| *n == s.name))
-            .collect();
-        for &j in &order {
-            let _ = write!(md, "{} | ", totals.names[j]);
-        }
-        let _ = writeln!(md, "\n|{}", " --- |".repeat(order.len() + 1));
-        for &i in &order {
-            let _ = write!(md, "| {} | ", totals.names[i]);
-            for &j in &order {
-                let cell = if i == j {
-                    "".into()
-                } else {
-                    format!("{:.1}%", r.los[i][j] * 100.0)
-                };
-                let _ = write!(md, "{cell} | ");
-            }
-            let _ = writeln!(md);
-        }
+        los_table(&mut md, totals, rows, r);
     }
     let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | Elo (trinomial) | Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
@@ -410,6 +389,32 @@ fn markdown(
         .collect();
     let _ = writeln!(md, "\n## Terminations\n\n{}", ends.join(", "));
     md
+}
+
+/// The likelihood-of-superiority matrix, in standings order.
+fn los_table(md: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
+    let _ = writeln!(md, "\n### Likelihood of superiority\n");
+    let _ = write!(md, "| | ");
+    let order: Vec<usize> = rows
+        .iter()
+        .filter_map(|s| totals.names.iter().position(|n| *n == s.name))
+        .collect();
+    for &j in &order {
+        let _ = write!(md, "{} | ", totals.names[j]);
+    }
+    let _ = writeln!(md, "\n|{}", " --- |".repeat(order.len() + 1));
+    for &i in &order {
+        let _ = write!(md, "| {} | ", totals.names[i]);
+        for &j in &order {
+            let cell = if i == j {
+                "".into()
+            } else {
+                format!("{:.1}%", r.los[i][j] * 100.0)
+            };
+            let _ = write!(md, "{cell} | ");
+        }
+        let _ = writeln!(md);
+    }
 }
 
 /// How the standings' ratings are made and centred.

@@ -76,6 +76,34 @@ impl RunOptions {
     }
 }
 
+impl RunOptions {
+    pub fn schedule(&self) -> PairSchedule {
+        PairSchedule {
+            engines: self.engines.len(),
+            format: self.format,
+            rounds: self.rounds,
+            limit: self.limit,
+            openings: self.openings.len(),
+            seed: self.seed,
+            random_order: self.random_order,
+        }
+    }
+
+    /// What every worker needs to play, for `left` games still to play.
+    fn settings(&self, log: Option<IoLog>, left: u64) -> RunSettings {
+        RunSettings {
+            entry: self.entry,
+            engines: self.engines.clone(),
+            openings: self.openings.clone(),
+            // More workers than games left would only start engines that never play.
+            concurrency: self.concurrency.min(left.max(1) as usize),
+            adjudication: self.adjudication,
+            log,
+            affinity: self.affinity,
+        }
+    }
+}
+
 /// Sent to the caller after each finished game.
 pub struct Progress<'a> {
     /// The game's number in the run's schedule (1-based), as games.csv's id.
@@ -300,15 +328,7 @@ pub async fn run(
 ) -> Result<RunOutcome, RunError> {
     let names = checked_names(&opts)?;
     let journal_path = journal_of(&opts)?;
-    let schedule = Arc::new(PairSchedule {
-        engines: opts.engines.len(),
-        format: opts.format,
-        rounds: opts.rounds,
-        limit: opts.limit,
-        openings: opts.openings.len(),
-        seed: opts.seed,
-        random_order: opts.random_order,
-    });
+    let schedule = Arc::new(opts.schedule());
     let total = schedule.len();
     let mut ledger = Ledger::new(names, opts.sprt);
     let done = count_past_games(&journal_path, &schedule, &mut ledger)?;
@@ -317,18 +337,8 @@ pub async fn run(
         Some(p) => Some(IoLog::create(p).map_err(|e| output_error(p, e))?),
         None => None,
     };
-    let settings = Arc::new(RunSettings {
-        entry: opts.entry,
-        engines: opts.engines.clone(),
-        openings: opts.openings.clone(),
-        // More workers than games left would only start engines that never play.
-        concurrency: opts
-            .concurrency
-            .min(total.saturating_sub(ledger.played).max(1) as usize),
-        adjudication: opts.adjudication,
-        log: log.clone(),
-        affinity: opts.affinity,
-    });
+    let left = total.saturating_sub(ledger.played);
+    let settings = Arc::new(opts.settings(log.clone(), left));
     let stop = Arc::new(AtomicBool::new(ledger.decision.is_some()));
     let skip = Arc::new(move |i: u64| done.contains(i));
     let (tx, mut rx) = mpsc::channel(64);
