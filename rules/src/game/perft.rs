@@ -47,3 +47,40 @@ pub(crate) fn generic_perft<P: Position>(pos: &P, depth: u32) -> u64 {
         })
         .sum()
 }
+
+/// A position that can visit, count and make its moves without allocating: what a fast perft
+/// needs. Each game's generator implements it once; `bulk_perft` is the one count over it.
+pub(crate) trait BulkMoves: Clone {
+    type Move: Copy;
+    /// Calls `f` with every legal move.
+    fn visit(&self, f: impl FnMut(Self::Move));
+    /// The number of legal moves, ideally without producing them.
+    fn count(&self) -> u64;
+    fn make_move(&mut self, mv: Self::Move);
+    /// Whether this position, reached by a move, is a leaf however deep the count goes (a
+    /// finished Leiserchess game).
+    fn is_leaf(&self) -> bool {
+        false
+    }
+}
+
+/// Leaves of the move tree, with the moves of the last ply counted rather than made.
+pub(crate) fn bulk_perft<P: BulkMoves>(pos: &P, depth: u32) -> u64 {
+    match depth {
+        0 => 1,
+        1 => pos.count(),
+        _ => {
+            let mut total = 0;
+            pos.visit(|mv| {
+                let mut child = pos.clone();
+                child.make_move(mv);
+                total += if child.is_leaf() {
+                    1
+                } else {
+                    bulk_perft(&child, depth - 1)
+                };
+            });
+            total
+        }
+    }
+}

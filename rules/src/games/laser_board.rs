@@ -4,7 +4,12 @@
 //! arithmetic: it stops at an `OFF` cell. Both sizes use the same layout; on 8x8 the unused
 //! cells are `OFF` too.
 
-use crate::game::{Color, FenError, MoveError, Removals, SquareName, Status};
+use super::beam::{walk, BeamEnd, Meet};
+use super::mailbox::Mailbox;
+use crate::game::{
+    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
+    Termination,
+};
 use crate::zobrist;
 
 pub const STRIDE: usize = 12;
@@ -169,14 +174,19 @@ pub fn square(file: usize, rank: usize) -> usize {
     (rank + 1) * STRIDE + file + 1
 }
 
-pub fn file_rank(sq: usize) -> (usize, usize) {
-    (sq % STRIDE - 1, sq / STRIDE - 1)
+/// The board's squares as a mailbox; its ranks count from 0.
+pub const fn mailbox(size: u8) -> Mailbox {
+    Mailbox {
+        files: size as i32,
+        ranks: size as i32,
+        stride: STRIDE as i32,
+        border: 1,
+        first_rank: 0,
+    }
 }
 
 pub fn square_name(sq: usize) -> SquareName {
-    let (f, r) = file_rank(sq);
-    let bytes = [b'a' + f as u8, b'0' + r as u8];
-    SquareName::new(std::str::from_utf8(&bytes).unwrap_or("??"))
+    mailbox(10).square_name(sq)
 }
 
 impl LaserBoard {
@@ -188,13 +198,6 @@ impl LaserBoard {
 
     pub fn parse_fen(game: &'static str, size: u8, fen: &str) -> Result<LaserBoard, FenError> {
         let err = |reason: String| FenError::new(game, fen, reason);
-        let n = size as usize;
-        let mut cells = [OFF; CELLS];
-        for r in 0..n {
-            for f in 0..n {
-                cells[square(f, r)] = EMPTY;
-            }
-        }
         let mut fields = fen.split_whitespace();
         let placement = fields.next().ok_or_else(|| err("empty FEN".into()))?;
         let side = fields
@@ -210,62 +213,24 @@ impl LaserBoard {
             "B" | "b" => Color::Black,
             other => return Err(err(format!("side to move must be W or B, not '{other}'"))),
         };
-        let rows: Vec<&str> = placement.split('/').collect();
-        if rows.len() != n {
-            return Err(err(format!(
-                "{} ranks given, the board has {n}",
-                rows.len()
-            )));
-        }
+        let board = mailbox(size);
+        let mut cells: [u8; CELLS] = board.cells(EMPTY, OFF);
         let mut kings = [NO_KING; 2];
-        for (i, row) in rows.iter().enumerate() {
-            let rank = n - 1 - i;
-            let bytes = row.as_bytes();
-            let (mut file, mut j) = (0usize, 0usize);
-            while j < bytes.len() {
-                let c = bytes[j];
-                if c.is_ascii_digit() {
-                    let start = j;
-                    while j < bytes.len() && bytes[j].is_ascii_digit() {
-                        j += 1;
+        board
+            .read_board(placement, None, |text, sq| {
+                let pair = text.get(..2).ok_or("piece code cut short")?;
+                let cell = parse_piece(pair).ok_or_else(|| format!("unknown piece '{pair}'"))?;
+                cells[sq] = cell;
+                if is_king(cell) {
+                    let c = color_of(cell).index();
+                    if kings[c] != NO_KING {
+                        return Err(format!("two {} Kings", side_name(color_of(cell))));
                     }
-                    let run: usize = row[start..j].parse().unwrap_or(usize::MAX);
-                    if run == 0 || run > n {
-                        return Err(err(format!(
-                            "bad empty-square count '{}' on rank {rank}",
-                            &row[start..j]
-                        )));
-                    }
-                    file += run;
-                } else {
-                    let pair = row
-                        .get(j..j + 2)
-                        .ok_or_else(|| err(format!("piece code cut short on rank {rank}")))?;
-                    let cell = parse_piece(pair)
-                        .ok_or_else(|| err(format!("unknown piece '{pair}' on rank {rank}")))?;
-                    if file >= n {
-                        return Err(err(format!("rank {rank} has more than {n} squares")));
-                    }
-                    let sq = square(file, rank);
-                    cells[sq] = cell;
-                    if is_king(cell) {
-                        let c = color_of(cell).index();
-                        if kings[c] != NO_KING {
-                            return Err(err(format!("two {} Kings", side_name(color_of(cell)))));
-                        }
-                        kings[c] = sq as u8;
-                    }
-                    file += 1;
-                    j += 2;
+                    kings[c] = sq as u8;
                 }
-                if file > n {
-                    return Err(err(format!("rank {rank} has more than {n} squares")));
-                }
-            }
-            if file != n {
-                return Err(err(format!("rank {rank} has {file} squares, not {n}")));
-            }
-        }
+                Ok(2)
+            })
+            .map_err(err)?;
         // One missing King is a finished game (it was zapped), as the FEN of a final position
         // shows; a board with neither King is no position of the game.
         if kings == [NO_KING; 2] {
@@ -280,29 +245,10 @@ impl LaserBoard {
     }
 
     pub fn fen(&self) -> String {
-        let n = self.size as usize;
-        let mut out = String::with_capacity(80);
-        for rank in (0..n).rev() {
-            let mut empty = 0;
-            for file in 0..n {
-                let cell = self.cells[square(file, rank)];
-                if cell == EMPTY {
-                    empty += 1;
-                } else {
-                    if empty > 0 {
-                        out.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    out.push_str(&piece_name(cell));
-                }
-            }
-            if empty > 0 {
-                out.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                out.push('/');
-            }
-        }
+        let mut out = mailbox(self.size).write_board(None, |sq| {
+            let cell = self.cells[sq];
+            (cell != EMPTY).then(|| piece_name(cell))
+        });
         out.push_str(match self.turn {
             Color::White => " W",
             Color::Black => " B",
@@ -314,32 +260,25 @@ impl LaserBoard {
     #[inline]
     pub fn fire(&mut self, shooter: Color) -> Option<(usize, u8)> {
         let king = self.kings[shooter.index()] as usize;
-        let mut dir = (self.cells[king] & 3) as usize;
-        let mut sq = king;
-        // The beam's path is reversible and starts at the King, so it cannot loop without coming
-        // back to the King, which stops it: the loop always ends.
-        loop {
-            sq = (sq as isize + DIR_DELTA[dir]) as usize;
-            let cell = self.cells[sq];
-            if cell == EMPTY {
-                continue;
-            }
-            if cell == OFF {
-                return None;
-            }
-            if !is_king(cell) {
-                let next = REFLECT[dir][(cell & 3) as usize];
-                if next != ZAP {
-                    dir = next as usize;
-                    continue;
-                }
-            }
-            self.cells[sq] = EMPTY;
+        let dir = (self.cells[king] & 3) as usize;
+        let end = walk(&self.cells, &DIR_DELTA, OFF, king, dir, |cell, dir| {
             if is_king(cell) {
-                self.kings[color_of(cell).index()] = NO_KING;
+                return Meet::Destroy;
             }
-            return Some((sq, cell));
+            match REFLECT[dir][(cell & 3) as usize] {
+                ZAP => Meet::Destroy,
+                next => Meet::Turn(next as usize),
+            }
+        });
+        let BeamEnd::Destroyed(sq) = end else {
+            return None;
+        };
+        let cell = self.cells[sq];
+        self.cells[sq] = EMPTY;
+        if is_king(cell) {
+            self.kings[color_of(cell).index()] = NO_KING;
         }
+        Some((sq, cell))
     }
 
     /// Keeps the King squares right after pieces moved between `a` and `b`.
@@ -402,13 +341,7 @@ impl LaserBoard {
     }
 
     pub fn parse_square(&self, text: &str) -> Option<usize> {
-        let b = text.as_bytes();
-        if b.len() != 2 {
-            return None;
-        }
-        let n = self.size;
-        let (f, r) = (b[0].wrapping_sub(b'a'), b[1].wrapping_sub(b'0'));
-        (f < n && r < n).then(|| square(f as usize, r as usize))
+        mailbox(self.size).parse_square(text)
     }
 
     /// Parses the notation's shape into a move; whether it is legal is for the caller to decide.
@@ -498,6 +431,34 @@ fn side_name(c: Color) -> &'static str {
     match c {
         Color::White => "Tangerine (upper-case)",
         Color::Black => "Lavender (lower-case)",
+    }
+}
+
+/// Board result first, then the automatic draws shared by both Leiserchess versions.
+pub fn judge_laser_game<P: Position>(history: &History<P>, move_rule_plies: u32) -> Status {
+    let status = history.current().board_status();
+    if status.is_over() {
+        status
+    } else if history.occurrences_of_current() >= 3 {
+        Status::Over(Outcome::Draw, Termination::Repetition)
+    } else if history.quiet_plies() >= move_rule_plies {
+        Status::Over(Outcome::Draw, Termination::MoveRule)
+    } else {
+        Status::Ongoing
+    }
+}
+
+/// Says why a well-formed move is not a move here, in terms a user can act on.
+pub fn explain_illegal(board: &LaserBoard, mv: LaserMove) -> &'static str {
+    let cell = board.cells[mv.from as usize];
+    if !is_piece(cell) {
+        "no piece on the first square"
+    } else if color_of(cell) != board.turn {
+        "the piece on the first square belongs to the opponent"
+    } else if board.board_status().is_over() {
+        "the game is already over"
+    } else {
+        "the piece cannot move that way"
     }
 }
 

@@ -3,6 +3,8 @@
 //! A turn is one action (step, Switch swap, rotation, or aiming the Laser), then the mover's Laser
 //! fires. Deflectors and Defenders can be destroyed; Switches and Lasers never; a King hit loses.
 
+use super::beam::{walk, BeamEnd, Meet};
+use super::mailbox::Mailbox;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
@@ -27,7 +29,7 @@ const KING: u8 = 5;
 const LETTERS: [u8; 6] = [b'?', b'L', b'B', b'D', b'S', b'K'];
 
 /// Beam directions clockwise from north (toward rank 8).
-const DIR: [i32; 4] = [STRIDE, 1, -STRIDE, -1];
+const DIR: [isize; 4] = [STRIDE as isize, 1, -STRIDE as isize, -1];
 const NEIGHBOURS: [i32; 8] = [
     STRIDE - 1,
     STRIDE,
@@ -80,29 +82,84 @@ fn color_bit(c: Color) -> u8 {
     }
 }
 
+const BOARD: Mailbox = Mailbox {
+    files: FILES,
+    ranks: RANKS,
+    stride: STRIDE,
+    border: 1,
+    first_rank: 1,
+};
+
 const fn sq(file: i32, rank: i32) -> usize {
-    ((rank + 1) * STRIDE + file + 1) as usize
+    BOARD.sq(file, rank)
 }
 
-fn file_rank(s: usize) -> (i32, i32) {
-    (s as i32 % STRIDE - 1, s as i32 / STRIDE - 1)
+const fn file_rank(s: usize) -> (i32, i32) {
+    BOARD.file_rank(s)
 }
 
 fn square_name(s: usize) -> SquareName {
-    let (f, r) = file_rank(s);
-    SquareName::new(&format!("{}{}", (b'a' + f as u8) as char, r + 1))
+    BOARD.square_name(s)
 }
 
 fn parse_square(text: &str) -> Option<usize> {
+    BOARD.parse_square(text)
+}
+
+/// A piece in the setup notation: its letter (case is colour), then a `+` per quarter turn
+/// clockwise. Returns the cell and the bytes it took.
+fn read_token(text: &str) -> Result<(u8, usize), String> {
     let b = text.as_bytes();
-    if b.len() != 2 {
-        return None;
+    let c = b[0];
+    let kind = LETTERS[1..]
+        .iter()
+        .position(|&l| l == c.to_ascii_uppercase())
+        .map(|k| k as u8 + 1)
+        .ok_or_else(|| format!("unknown piece '{}'", c as char))?;
+    let turns = b[1..].iter().take_while(|&&t| t == b'+').count();
+    let color = if c.is_ascii_uppercase() {
+        Color::White
+    } else {
+        Color::Black
+    };
+    let cell = with_orientation(color_bit(color) | kind, (turns % 4) as u8);
+    Ok((cell, 1 + turns))
+}
+
+/// Checks where a piece of the setup stands (Lasers on their corners, aimed along the board;
+/// no piece on the other colour's squares; one King a side) and notes Lasers and Kings.
+fn place(cell: u8, s: usize, lasers: &mut [u8; 2], kings: &mut [u8; 2]) -> Result<(), String> {
+    let color = color_of(cell);
+    let name = square_name(s);
+    match cell & KIND {
+        LASER => {
+            let (home, aims) = match color {
+                Color::White => (sq(9, 0), [0, 3]),
+                Color::Black => (sq(0, 7), [2, 1]),
+            };
+            if s != home {
+                return Err(format!(
+                    "a {} Laser must stand on {}",
+                    side(color),
+                    square_name(home)
+                ));
+            }
+            if !aims.contains(&orientation(cell)) {
+                return Err(format!(
+                    "the {} Laser on {name} points off its two directions",
+                    side(color)
+                ));
+            }
+            lasers[color.index()] = s as u8;
+        }
+        _ if !may_enter(color, s) => {
+            return Err(format!("a {} piece may not stand on {name}", side(color)));
+        }
+        KING if kings[color.index()] != 0 => return Err(format!("two {} Kings", side(color))),
+        KING => kings[color.index()] = s as u8,
+        _ => {}
     }
-    let (f, r) = (
-        b[0].wrapping_sub(b'a') as i32,
-        b[1].wrapping_sub(b'1') as i32,
-    );
-    ((0..FILES).contains(&f) && (0..RANKS).contains(&r)).then(|| sq(f, r))
+    Ok(())
 }
 
 /// Who may stand on a square: the helix squares belong to one colour, the Laser corners to Lasers.
@@ -130,15 +187,6 @@ fn may_enter(c: Color, s: usize) -> bool {
         Access::RedOnly => c == Color::Black,
         Access::LaserOnly => false,
     }
-}
-
-/// How a beam ends: destroying the piece on a square, stopped by a shield or a Laser, or leaving
-/// the board travelling in a direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BeamEnd {
-    Destroyed(usize),
-    Blocked(usize),
-    Left(usize),
 }
 
 /// A Laser Chess action. `turn` is 1 (clockwise, `+`) or 3 (counter-clockwise, `-`) for a
@@ -277,19 +325,8 @@ impl LaserChess {
     }
 
     /// Follows a beam leaving `start` in direction `dir` until something ends it.
-    fn trace(&self, start: usize, mut dir: usize) -> BeamEnd {
-        let mut s = start as i32;
-        // The beam's path is reversible and begins at the Laser, which stops any beam that comes
-        // back to it, so it cannot loop; the bound only guards against a corrupt board.
-        for _ in 0..4 * CELLS {
-            s += DIR[dir];
-            let cell = self.cells[s as usize];
-            if cell == EMPTY {
-                continue;
-            }
-            if cell == OFF {
-                return BeamEnd::Left(dir);
-            }
+    fn trace(&self, start: usize, dir: usize) -> BeamEnd {
+        walk(&self.cells, &DIR, OFF, start, dir, |cell, dir| {
             let o = orientation(cell) as usize;
             let next = match cell & KIND {
                 LASER => STOP,
@@ -301,12 +338,11 @@ impl LaserChess {
                 _ => KILL,
             };
             match next {
-                STOP => return BeamEnd::Blocked(s as usize),
-                KILL => return BeamEnd::Destroyed(s as usize),
-                d => dir = d as usize,
+                STOP => Meet::Stop,
+                KILL => Meet::Destroy,
+                d => Meet::Turn(d as usize),
             }
-        }
-        BeamEnd::Blocked(s as usize)
+        })
     }
 
     fn make(&mut self, mv: LaserChessMove) -> Option<(usize, u8)> {
@@ -326,22 +362,6 @@ impl LaserChess {
         let mover = self.turn;
         self.turn = mover.other();
         self.fire(mover)
-    }
-
-    fn perft_bulk(&self, depth: u32) -> u64 {
-        match depth {
-            0 => 1,
-            1 => self.count_moves(),
-            _ => {
-                let mut total = 0;
-                self.for_each_move(|mv| {
-                    let mut child = self.clone();
-                    child.make(mv);
-                    total += child.perft_bulk(depth - 1);
-                });
-                total
-            }
-        }
     }
 
     fn describe(cell: u8) -> String {
@@ -405,106 +425,16 @@ impl Position for LaserChess {
         if let Some(extra) = fields.next() {
             return Err(err(format!("unexpected field '{extra}'")));
         }
-        let mut cells = [OFF; CELLS];
-        for f in 0..FILES {
-            for r in 0..RANKS {
-                cells[sq(f, r)] = EMPTY;
-            }
-        }
-        let rows: Vec<&str> = placement.split('/').collect();
-        if rows.len() != RANKS as usize {
-            return Err(err(format!("{} ranks given, the board has 8", rows.len())));
-        }
+        let mut cells: [u8; CELLS] = BOARD.cells(EMPTY, OFF);
         let (mut lasers, mut kings) = ([0u8; 2], [0u8; 2]);
-        for (i, row) in rows.iter().enumerate() {
-            let rank = RANKS - 1 - i as i32;
-            let b = row.as_bytes();
-            let (mut file, mut j) = (0i32, 0usize);
-            while j < b.len() {
-                let c = b[j];
-                j += 1;
-                match c {
-                    b'1'..=b'9' => file += (c - b'0') as i32,
-                    b'*' => file += 10,
-                    _ => {
-                        let kind = LETTERS[1..]
-                            .iter()
-                            .position(|&l| l == c.to_ascii_uppercase())
-                            .map(|k| k as u8 + 1)
-                            .ok_or_else(|| {
-                                err(format!(
-                                    "unknown piece '{}' on rank {}",
-                                    c as char,
-                                    rank + 1
-                                ))
-                            })?;
-                        let mut turns = 0u8;
-                        while j < b.len() && b[j] == b'+' {
-                            turns += 1;
-                            j += 1;
-                        }
-                        if file >= FILES {
-                            return Err(err(format!("rank {} has more than 10 squares", rank + 1)));
-                        }
-                        let color = if c.is_ascii_uppercase() {
-                            Color::White
-                        } else {
-                            Color::Black
-                        };
-                        let s = sq(file, rank);
-                        let cell = with_orientation(color_bit(color) | kind, turns % 4);
-                        let name = square_name(s);
-                        match kind {
-                            LASER => {
-                                let home = if color == Color::White {
-                                    sq(9, 0)
-                                } else {
-                                    sq(0, 7)
-                                };
-                                let aims: [u8; 2] = if color == Color::White {
-                                    [0, 3]
-                                } else {
-                                    [2, 1]
-                                };
-                                if s != home {
-                                    return Err(err(format!(
-                                        "a {} Laser must stand on {}",
-                                        side(color),
-                                        square_name(home)
-                                    )));
-                                }
-                                if !aims.contains(&orientation(cell)) {
-                                    return Err(err(format!(
-                                        "the {} Laser on {name} points off its two directions",
-                                        side(color)
-                                    )));
-                                }
-                                lasers[color.index()] = s as u8;
-                            }
-                            _ if !may_enter(color, s) => {
-                                return Err(err(format!(
-                                    "a {} piece may not stand on {name}",
-                                    side(color)
-                                )));
-                            }
-                            KING if kings[color.index()] != 0 => {
-                                return Err(err(format!("two {} Kings", side(color))));
-                            }
-                            KING => kings[color.index()] = s as u8,
-                            _ => {}
-                        }
-                        cells[s] = cell;
-                        file += 1;
-                    }
-                }
-                if file > FILES {
-                    return Err(err(format!("rank {} has more than 10 squares", rank + 1)));
-                }
-            }
-            if file != FILES {
-                return Err(err(format!("rank {} has {file} squares, not 10", rank + 1)));
-            }
-        }
+        BOARD
+            .read_board(placement, Some(b'*'), |text, s| {
+                let (cell, used) = read_token(text)?;
+                place(cell, s, &mut lasers, &mut kings)?;
+                cells[s] = cell;
+                Ok(used)
+            })
+            .map_err(err)?;
         if lasers.contains(&0) {
             return Err(err(
                 "each side needs its Laser (Blue on j1, Red on a8)".into()
@@ -523,31 +453,9 @@ impl Position for LaserChess {
     }
 
     fn fen(&self) -> String {
-        let mut out = String::with_capacity(80);
-        for rank in (0..RANKS).rev() {
-            let mut empty = 0;
-            let flush = |out: &mut String, empty: &mut i32| {
-                match *empty {
-                    0 => {}
-                    10 => out.push('*'),
-                    n => out.push((b'0' + n as u8) as char),
-                }
-                *empty = 0;
-            };
-            for file in 0..FILES {
-                let cell = self.cells[sq(file, rank)];
-                if cell == EMPTY {
-                    empty += 1;
-                } else {
-                    flush(&mut out, &mut empty);
-                    out.push_str(&token(cell));
-                }
-            }
-            flush(&mut out, &mut empty);
-            if rank > 0 {
-                out.push('/');
-            }
-        }
+        let mut out = BOARD.write_board(Some('*'), |s| {
+            (self.cells[s] != EMPTY).then(|| token(self.cells[s]))
+        });
         out.push_str(if self.turn == Color::White {
             " w"
         } else {
@@ -668,7 +576,7 @@ impl Position for LaserChess {
     }
 
     fn perft(&self, depth: u32) -> u64 {
-        self.perft_bulk(depth)
+        crate::game::perft::bulk_perft(self, depth)
     }
 
     fn material(&self) -> i32 {
@@ -757,6 +665,22 @@ fn side(c: Color) -> &'static str {
     }
 }
 
+impl crate::game::perft::BulkMoves for LaserChess {
+    type Move = LaserChessMove;
+
+    fn visit(&self, f: impl FnMut(LaserChessMove)) {
+        self.for_each_move(f)
+    }
+
+    fn count(&self) -> u64 {
+        self.count_moves()
+    }
+
+    fn make_move(&mut self, mv: LaserChessMove) {
+        self.make(mv);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,7 +737,7 @@ mod tests {
                         }
                     }
                     board.cells[target] = with_orientation(RED | kind, o);
-                    let start = (target as i32 - 3 * DIR[dir]) as usize;
+                    let start = (target as isize - 3 * DIR[dir]) as usize;
                     let got = match board.trace(start, dir) {
                         BeamEnd::Destroyed(s) if s == target => 'x',
                         BeamEnd::Blocked(s) if s == target => '|',

@@ -5,6 +5,7 @@
 //! never uncover a check. Legality therefore needs no make/unmake: out of check every non-King move
 //! is legal; in check a non-King move must capture the (single) checker, and drops never help.
 
+use super::mailbox::Mailbox;
 use crate::game::{
     Color, FenError, History, MoveError, Position, Removals, SquareName, Status, Termination,
 };
@@ -33,12 +34,20 @@ const KING: u8 = 8;
 const HAND_ORDER: [u8; 6] = [BULL, RAM, CAMEL, ELEPHANT, PAWN, KNIGHT];
 const LETTERS: [u8; 9] = [b'?', b'P', b'P', b'N', b'U', b'C', b'E', b'A', b'K'];
 
+const BOARD: Mailbox = Mailbox {
+    files: N,
+    ranks: N,
+    stride: STRIDE,
+    border: BORDER,
+    first_rank: 1,
+};
+
 const fn sq(file: i32, rank: i32) -> usize {
-    ((rank + BORDER) * STRIDE + file + BORDER) as usize
+    BOARD.sq(file, rank)
 }
 
-fn file_rank(s: usize) -> (i32, i32) {
-    (s as i32 % STRIDE - BORDER, s as i32 / STRIDE - BORDER)
+const fn file_rank(s: usize) -> (i32, i32) {
+    BOARD.file_rank(s)
 }
 
 const fn leaps(pairs: &[(i32, i32)]) -> [i32; 16] {
@@ -150,8 +159,7 @@ impl std::fmt::Debug for Leaperhouse {
 }
 
 fn square_name(s: usize) -> SquareName {
-    let (f, r) = file_rank(s);
-    SquareName::new(&format!("{}{}", (b'a' + f as u8) as char, r + 1))
+    BOARD.square_name(s)
 }
 
 fn piece_text(cell: u8) -> String {
@@ -170,16 +178,7 @@ fn piece_text(cell: u8) -> String {
 }
 
 fn parse_square(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    if b.len() < 2 || b.len() > 3 || !b[0].is_ascii_lowercase() {
-        return None;
-    }
-    let f = (b[0] - b'a') as i32;
-    let r: i32 = text[1..].parse().ok()?;
-    if text[1..].starts_with('0') || !(0..N).contains(&f) || !(1..=N).contains(&r) {
-        return None;
-    }
-    Some(sq(f, r - 1))
+    BOARD.parse_square(text)
 }
 
 fn type_of_letter(c: u8) -> Option<u8> {
@@ -400,22 +399,6 @@ impl Leaperhouse {
         self.turn = us.other();
         captured
     }
-
-    fn perft_bulk(&self, depth: u32) -> u64 {
-        match depth {
-            0 => 1,
-            1 => self.count_legal(),
-            _ => {
-                let mut total = 0;
-                self.for_each_legal(|mv| {
-                    let mut child = self.clone();
-                    child.make(mv);
-                    total += child.perft_bulk(depth - 1);
-                });
-                total
-            }
-        }
-    }
 }
 
 impl Position for Leaperhouse {
@@ -444,74 +427,33 @@ impl Position for Leaperhouse {
             }
             None => (board_field, ""),
         };
-        let mut cells = [OFF; CELLS];
-        for f in 0..N {
-            for r in 0..N {
-                cells[sq(f, r)] = EMPTY;
-            }
-        }
-        let rows: Vec<&str> = placement.split('/').collect();
-        if rows.len() != N as usize {
-            return Err(err(format!("{} ranks given, the board has 10", rows.len())));
-        }
+        let mut cells: [u8; CELLS] = BOARD.cells(EMPTY, OFF);
         let mut kings = [0u8; 2];
-        for (i, row) in rows.iter().enumerate() {
-            let rank = N - 1 - i as i32;
-            let b = row.as_bytes();
-            let (mut file, mut j) = (0i32, 0usize);
-            while j < b.len() {
-                if b[j].is_ascii_digit() {
-                    let start = j;
-                    while j < b.len() && b[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                    let run: i32 = row[start..j].parse().unwrap_or(0);
-                    if run == 0 {
-                        return Err(err(format!("bad empty-square count on rank {}", rank + 1)));
-                    }
-                    file += run;
-                } else {
-                    let promoted = b[j] == b'+';
-                    if promoted {
-                        j += 1;
-                    }
-                    let c = *b
-                        .get(j)
-                        .ok_or_else(|| err("'+' at the end of a rank".into()))?;
-                    let t = type_of_letter(c).ok_or_else(|| {
-                        err(format!(
-                            "unknown piece '{}' on rank {}",
-                            c as char,
-                            rank + 1
-                        ))
-                    })?;
-                    if promoted && t != PAWN {
-                        return Err(err(format!("only pawns promote, not '+{}'", c as char)));
-                    }
-                    if file >= N {
-                        return Err(err(format!("rank {} has more than 10 squares", rank + 1)));
-                    }
-                    let color = if c.is_ascii_uppercase() {
-                        Color::White
-                    } else {
-                        Color::Black
-                    };
-                    let s = sq(file, rank);
-                    cells[s] = color_bit(color) | if promoted { PROMOTED } else { t };
-                    if t == KING {
-                        if kings[color.index()] != 0 {
-                            return Err(err("two Kings of one colour".into()));
-                        }
-                        kings[color.index()] = s as u8;
-                    }
-                    file += 1;
-                    j += 1;
+        BOARD
+            .read_board(placement, None, |text, s| {
+                let b = text.as_bytes();
+                let promoted = b[0] == b'+';
+                let c = *b.get(promoted as usize).ok_or("'+' at the end of a rank")?;
+                let t =
+                    type_of_letter(c).ok_or_else(|| format!("unknown piece '{}'", c as char))?;
+                if promoted && t != PAWN {
+                    return Err(format!("only pawns promote, not '+{}'", c as char));
                 }
-            }
-            if file != N {
-                return Err(err(format!("rank {} has {file} squares, not 10", rank + 1)));
-            }
-        }
+                let color = if c.is_ascii_uppercase() {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                cells[s] = color_bit(color) | if promoted { PROMOTED } else { t };
+                if t == KING {
+                    if kings[color.index()] != 0 {
+                        return Err("two Kings of one colour".into());
+                    }
+                    kings[color.index()] = s as u8;
+                }
+                Ok(1 + promoted as usize)
+            })
+            .map_err(err)?;
         if kings.contains(&0) {
             return Err(err("each side needs exactly one King".into()));
         }
@@ -547,28 +489,9 @@ impl Position for Leaperhouse {
     }
 
     fn fen(&self) -> String {
-        let mut out = String::with_capacity(90);
-        for rank in (0..N).rev() {
-            let mut empty = 0;
-            for file in 0..N {
-                let cell = self.cells[sq(file, rank)];
-                if cell == EMPTY {
-                    empty += 1;
-                } else {
-                    if empty > 0 {
-                        out.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    out.push_str(&piece_text(cell));
-                }
-            }
-            if empty > 0 {
-                out.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                out.push('/');
-            }
-        }
+        let mut out = BOARD.write_board(None, |s| {
+            (self.cells[s] != EMPTY).then(|| piece_text(self.cells[s]))
+        });
         out.push('[');
         for (side, hand) in self.hands.iter().enumerate() {
             for t in HAND_ORDER {
@@ -728,7 +651,7 @@ impl Position for Leaperhouse {
     }
 
     fn perft(&self, depth: u32) -> u64 {
-        self.perft_bulk(depth)
+        crate::game::perft::bulk_perft(self, depth)
     }
 
     fn material(&self) -> i32 {
@@ -849,6 +772,22 @@ impl Position for Leaperhouse {
         };
         out.push_str(&format!("{mover} to move\n"));
         out
+    }
+}
+
+impl crate::game::perft::BulkMoves for Leaperhouse {
+    type Move = LeaperMove;
+
+    fn visit(&self, f: impl FnMut(LeaperMove)) {
+        self.for_each_legal(f)
+    }
+
+    fn count(&self) -> u64 {
+        self.count_legal()
+    }
+
+    fn make_move(&mut self, mv: LeaperMove) {
+        self.make(mv);
     }
 }
 

@@ -3,10 +3,10 @@
 //! Every piece rotates, steps to an adjacent empty square, or swaps with an adjacent enemy piece and
 //! then makes one extra basic move. After the move the mover's King fires; a zapped King loses.
 
-use super::laser_board::{is_piece, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS};
-use crate::game::{
-    Color, FenError, History, MoveError, Outcome, Position, Removals, Status, Termination,
+use super::laser_board::{
+    explain_illegal, is_piece, judge_laser_game, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS,
 };
+use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
 
 /// A Leiserchess 2018 position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,23 +117,6 @@ impl Leiserchess {
         b.turn = mover.other();
         b.fire(mover)
     }
-
-    fn perft_bulk(&self, depth: u32) -> u64 {
-        if depth <= 1 {
-            return if depth == 0 { 1 } else { self.count_moves() };
-        }
-        let mut total = 0;
-        self.for_each_move(|mv| {
-            let mut child = self.clone();
-            child.make(mv);
-            total += if child.board.board_status().is_over() {
-                1
-            } else {
-                child.perft_bulk(depth - 1)
-            };
-        });
-        total
-    }
 }
 
 impl Position for Leiserchess {
@@ -192,7 +175,7 @@ impl Position for Leiserchess {
     }
 
     fn perft(&self, depth: u32) -> u64 {
-        self.perft_bulk(depth)
+        crate::game::perft::bulk_perft(self, depth)
     }
 
     fn board_status(&self) -> Status {
@@ -219,31 +202,23 @@ impl Position for Leiserchess {
     }
 }
 
-/// Board result first, then the automatic draws shared by both Leiserchess versions.
-pub(super) fn judge_laser_game<P: Position>(history: &History<P>, move_rule_plies: u32) -> Status {
-    let status = history.current().board_status();
-    if status.is_over() {
-        status
-    } else if history.occurrences_of_current() >= 3 {
-        Status::Over(Outcome::Draw, Termination::Repetition)
-    } else if history.quiet_plies() >= move_rule_plies {
-        Status::Over(Outcome::Draw, Termination::MoveRule)
-    } else {
-        Status::Ongoing
-    }
-}
+impl crate::game::perft::BulkMoves for Leiserchess {
+    type Move = LaserMove;
 
-/// Says why a well-formed move is not a move here, in terms a user can act on.
-pub(super) fn explain_illegal(board: &LaserBoard, mv: LaserMove) -> &'static str {
-    let cell = board.cells[mv.from as usize];
-    if !is_piece(cell) {
-        "no piece on the first square"
-    } else if super::laser_board::color_of(cell) != board.turn {
-        "the piece on the first square belongs to the opponent"
-    } else if board.board_status().is_over() {
-        "the game is already over"
-    } else {
-        "the piece cannot move that way"
+    fn visit(&self, f: impl FnMut(LaserMove)) {
+        self.for_each_move(f)
+    }
+
+    fn count(&self) -> u64 {
+        self.count_moves()
+    }
+
+    fn make_move(&mut self, mv: LaserMove) {
+        self.make(mv);
+    }
+
+    fn is_leaf(&self) -> bool {
+        self.board.board_status().is_over()
     }
 }
 

@@ -5,7 +5,7 @@
 //! `x<square>` suffix naming the zapped piece.
 
 use super::laser_board::{color_of, is_piece, rotated, LaserBoard, LaserMove, NEIGHBOURS, OFF};
-use super::leiserchess::{explain_illegal, judge_laser_game};
+use super::laser_board::{explain_illegal, judge_laser_game};
 use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
 
 /// A Leiserchess 2012 position.
@@ -83,23 +83,6 @@ impl Leiserchess2012 {
         b.turn = mover.other();
         b.fire(mover)
     }
-
-    fn perft_bulk(&self, depth: u32) -> u64 {
-        if depth <= 1 {
-            return if depth == 0 { 1 } else { self.count_moves() };
-        }
-        let mut total = 0;
-        self.for_each_move(|mv| {
-            let mut child = self.clone();
-            child.make(mv);
-            total += if child.board.board_status().is_over() {
-                1
-            } else {
-                child.perft_bulk(depth - 1)
-            };
-        });
-        total
-    }
 }
 
 impl Position for Leiserchess2012 {
@@ -168,7 +151,7 @@ impl Position for Leiserchess2012 {
     }
 
     fn perft(&self, depth: u32) -> u64 {
-        self.perft_bulk(depth)
+        crate::game::perft::bulk_perft(self, depth)
     }
 
     fn board_status(&self) -> Status {
@@ -201,5 +184,25 @@ impl Position for Leiserchess2012 {
 
     fn render(&self) -> String {
         self.board.render("Tangerine (W)", "Lavender (B)")
+    }
+}
+
+impl crate::game::perft::BulkMoves for Leiserchess2012 {
+    type Move = LaserMove;
+
+    fn visit(&self, f: impl FnMut(LaserMove)) {
+        self.for_each_move(f)
+    }
+
+    fn count(&self) -> u64 {
+        self.count_moves()
+    }
+
+    fn make_move(&mut self, mv: LaserMove) {
+        self.make(mv);
+    }
+
+    fn is_leaf(&self) -> bool {
+        self.board.board_status().is_over()
     }
 }

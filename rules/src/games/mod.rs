@@ -1,8 +1,10 @@
 //! The rules of each game, one module per game.
 
+mod beam;
 mod laser_board;
 pub mod laserchess;
 pub mod leaperhouse;
 pub mod leiserchess;
 pub mod leiserchess2012;
+mod mailbox;
 pub mod ultima;

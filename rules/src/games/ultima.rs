@@ -4,6 +4,7 @@
 //! yields each move with the set of squares it captures. Check is "the King could be captured by
 //! any capture method next move", found by generating the opponent's moves.
 
+use super::mailbox::Mailbox;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removal, Removals, SquareName, Status,
     Termination,
@@ -42,12 +43,20 @@ const ALL_DIRS: [i32; 8] = [
 /// Plies without a capture before the game is drawn (50 moves by each side).
 pub const MOVE_RULE_PLIES: u32 = 100;
 
+const BOARD: Mailbox = Mailbox {
+    files: 8,
+    ranks: 8,
+    stride: STRIDE,
+    border: BORDER,
+    first_rank: 1,
+};
+
 const fn sq(file: i32, rank: i32) -> usize {
-    ((rank + BORDER) * STRIDE + file + BORDER) as usize
+    BOARD.sq(file, rank)
 }
 
-fn file_rank(s: usize) -> (i32, i32) {
-    (s as i32 % STRIDE - BORDER, s as i32 / STRIDE - BORDER)
+const fn file_rank(s: usize) -> (i32, i32) {
+    BOARD.file_rank(s)
 }
 
 /// Bit of a square in a capture set.
@@ -61,8 +70,7 @@ fn square_of_bit(i: u32) -> usize {
 }
 
 fn square_name(s: usize) -> SquareName {
-    let (f, r) = file_rank(s);
-    SquareName::new(&format!("{}{}", (b'a' + f as u8) as char, r + 1))
+    BOARD.square_name(s)
 }
 
 fn color_bit(c: Color) -> u8 {
@@ -453,61 +461,31 @@ impl Position for Ultima {
         let err = |reason: String| FenError::new(Self::ID, fen, reason);
         let mut fields = fen.split_whitespace();
         let placement = fields.next().ok_or_else(|| err("empty FEN".into()))?;
-        let mut cells = [OFF; CELLS];
-        for f in 0..8 {
-            for r in 0..8 {
-                cells[sq(f, r)] = EMPTY;
-            }
-        }
-        let rows: Vec<&str> = placement.split('/').collect();
-        if rows.len() != 8 {
-            return Err(err(format!("{} ranks given, the board has 8", rows.len())));
-        }
+        let mut cells: [u8; CELLS] = BOARD.cells(EMPTY, OFF);
         let mut kings = [0u8; 2];
-        for (i, row) in rows.iter().enumerate() {
-            let rank = 7 - i as i32;
-            let mut file = 0;
-            for c in row.bytes() {
-                if (b'1'..=b'8').contains(&c) {
-                    file += (c - b'0') as i32;
+        BOARD
+            .read_board(placement, None, |text, s| {
+                let c = text.as_bytes()[0];
+                let kind = LETTERS[1..]
+                    .iter()
+                    .position(|&l| l == c.to_ascii_uppercase())
+                    .map(|k| k as u8 + 1)
+                    .ok_or_else(|| format!("unknown piece '{}'", c as char))?;
+                let color = if c.is_ascii_uppercase() {
+                    Color::White
                 } else {
-                    let kind = LETTERS[1..]
-                        .iter()
-                        .position(|&l| l == c.to_ascii_uppercase())
-                        .map(|k| k as u8 + 1)
-                        .ok_or_else(|| {
-                            err(format!(
-                                "unknown piece '{}' on rank {}",
-                                c as char,
-                                rank + 1
-                            ))
-                        })?;
-                    if file >= 8 {
-                        return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
+                    Color::Black
+                };
+                cells[s] = color_bit(color) | kind;
+                if kind == KING {
+                    if kings[color.index()] != 0 {
+                        return Err("two Kings of one colour".into());
                     }
-                    let color = if c.is_ascii_uppercase() {
-                        Color::White
-                    } else {
-                        Color::Black
-                    };
-                    let s = sq(file, rank);
-                    cells[s] = color_bit(color) | kind;
-                    if kind == KING {
-                        if kings[color.index()] != 0 {
-                            return Err(err("two Kings of one colour".into()));
-                        }
-                        kings[color.index()] = s as u8;
-                    }
-                    file += 1;
+                    kings[color.index()] = s as u8;
                 }
-                if file > 8 {
-                    return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
-                }
-            }
-            if file != 8 {
-                return Err(err(format!("rank {} has {file} squares, not 8", rank + 1)));
-            }
-        }
+                Ok(1)
+            })
+            .map_err(err)?;
         if kings.contains(&0) {
             return Err(err("each side needs exactly one King".into()));
         }
@@ -528,28 +506,9 @@ impl Position for Ultima {
     }
 
     fn fen(&self) -> String {
-        let mut out = String::with_capacity(64);
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                let cell = self.cells[sq(file, rank)];
-                if cell == EMPTY {
-                    empty += 1;
-                } else {
-                    if empty > 0 {
-                        out.push((b'0' + empty) as char);
-                        empty = 0;
-                    }
-                    out.push(piece_letter(cell));
-                }
-            }
-            if empty > 0 {
-                out.push((b'0' + empty) as char);
-            }
-            if rank > 0 {
-                out.push('/');
-            }
-        }
+        let mut out = BOARD.write_board(None, |s| {
+            (self.cells[s] != EMPTY).then(|| piece_letter(self.cells[s]).to_string())
+        });
         let side = if self.turn == Color::White { 'w' } else { 'b' };
         out.push_str(&format!(" {side} {} {}", self.halfmove, self.fullmove));
         out
