@@ -273,6 +273,39 @@ fn setups_are_selected_by_name_on_the_command_line() {
     let out = common::arbiter(&["perft", "laserchess", "1", "--setup", "Curiosity"]);
     assert!(out.status.success());
     assert_eq!(common::stdout(&out), "perft 1 75\n");
+    // 75, derived by hand from RULINGS.md for Curiosity with Blue to move, piece by piece
+    // (steps to empty squares Blue may enter / swaps / rotations):
+    //   c1 Switch 4 (b1 b2 c2 d2) / 1 (d1) / 1   d1 Defender 3 (c2 d2 e2) / - / 2
+    //   e1 King 3 (d2 e2 f2) / - / 2             f1 Defender 4 (e2 f2 g2 g1) / - / 2
+    //   d3 Deflector 7 (c2 d2 e2 c3 e3 c4 d4) / - / 2
+    //   e4 Switch 4 (e3 f3 d4 d5) / 3 (d3 f4 e5; not the Switch on f5) / 1
+    //   e5 Deflector 4 (d4 d5 e6 f6) / - / 2      d6 Deflector 7 (c5 d5 c6 e6 c7 d7 e7) / - / 2
+    //   b4 Deflector 4 (b3 c3 c4 c5; a3 is Red's) / - / 2
+    //   b5 Deflector 4 (c4 c5 b6 c6; a6 is Red's) / - / 2
+    //   j4 Deflector 2 (i3 j3) / - / 2            j5 Deflector 2 (i6 j6) / - / 2
+    //   j1 Laser: 1 aim.
+    // That is 48 steps, 4 swaps, 22 rotations and 1 aim; the divide is checked by kind too.
+    let out = common::arbiter(&[
+        "perft",
+        "laserchess",
+        "1",
+        "--setup",
+        "curiosity",
+        "--divide",
+    ]);
+    let moves: Vec<String> = common::stdout(&out)
+        .lines()
+        .filter(|l| !l.starts_with("total"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    let aims = moves.iter().filter(|m| m.starts_with("j1")).count();
+    let swaps = moves.iter().filter(|m| m.contains('u')).count();
+    let rotations = moves
+        .iter()
+        .filter(|m| !m.starts_with("j1") && (m.ends_with('+') || m.ends_with('-')))
+        .count();
+    let steps = moves.len() - aims - swaps - rotations;
+    assert_eq!((steps, swaps, rotations, aims), (48, 4, 22, 1), "{moves:?}");
     let out = common::arbiter(&["perft", "laserchess", "1", "--setup", "atlantis"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(common::stderr(&out).contains("unknown setup 'atlantis'"));
