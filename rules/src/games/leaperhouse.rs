@@ -319,9 +319,16 @@ impl Leaperhouse {
                 }
             }
         }
-        if must_capture.is_some() {
-            return; // a drop never captures, and leaper checks cannot be blocked
+        if must_capture.is_none() {
+            // A drop never captures, and leaper checks cannot be blocked.
+            self.for_each_drop(&mut f);
         }
+    }
+
+    /// Every drop from the hand of the side to move onto an empty square: no pawn on a file
+    /// holding an unpromoted pawn of its own, nor on its last rank.
+    fn for_each_drop(&self, f: &mut impl FnMut(LeaperMove)) {
+        let us = self.turn;
         let hand = &self.hands[us.index()];
         for t in [PAWN, KNIGHT, BULL, CAMEL, ELEPHANT, RAM] {
             if hand[t as usize] == 0 {

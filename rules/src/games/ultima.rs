@@ -143,78 +143,93 @@ impl Ultima {
             for file in 0..8 {
                 let s = sq(file, rank);
                 let cell = self.cells[s];
-                if !Self::is_color(cell, color) || self.immobilized(s) {
-                    continue;
+                if Self::is_color(cell, color)
+                    && !self.immobilized(s)
+                    && !self.piece_moves(s, color, own_king, &mut f)
+                {
+                    return false;
                 }
-                let mv = |to: usize| UltimaMove {
-                    from: s as u8,
-                    to: to as u8,
-                };
-                match cell & 7 {
-                    KING => {
-                        for d in ALL_DIRS {
-                            let t = s as i32 + d;
-                            let target = self.at(t);
-                            let capture = if Self::is_color(target, color.other()) {
-                                bit(t as usize)
-                            } else {
-                                0
-                            };
-                            if (target == EMPTY || capture != 0) && !f(mv(t as usize), capture) {
-                                return false;
-                            }
+            }
+        }
+        true
+    }
+
+    /// The moves of the piece on `s`, each with the squares it captures; `false` once `f` says
+    /// to stop.
+    fn piece_moves(
+        &self,
+        s: usize,
+        color: Color,
+        own_king: usize,
+        f: &mut impl FnMut(UltimaMove, u64) -> bool,
+    ) -> bool {
+        let cell = self.cells[s];
+        let mv = |to: usize| UltimaMove {
+            from: s as u8,
+            to: to as u8,
+        };
+        match cell & 7 {
+            KING => {
+                for d in ALL_DIRS {
+                    let t = s as i32 + d;
+                    let target = self.at(t);
+                    let capture = if Self::is_color(target, color.other()) {
+                        bit(t as usize)
+                    } else {
+                        0
+                    };
+                    if (target == EMPTY || capture != 0) && !f(mv(t as usize), capture) {
+                        return false;
+                    }
+                }
+            }
+            IMMOBILIZER => {
+                for d in ALL_DIRS {
+                    let mut t = s as i32 + d;
+                    while self.at(t) == EMPTY {
+                        if !f(mv(t as usize), 0) {
+                            return false;
+                        }
+                        t += d;
+                    }
+                }
+            }
+            kind => {
+                let dirs: &[i32] = if kind == PAWN { &ORTHOGONAL } else { &ALL_DIRS };
+                for &d in dirs {
+                    let mut t = s as i32 + d;
+                    while self.at(t) == EMPTY {
+                        let caps = self.captures(s, t as usize, d, kind, color, own_king);
+                        if !f(mv(t as usize), caps) {
+                            return false;
+                        }
+                        t += d;
+                    }
+                    // A leap: the long leaper over any enemy piece, the chameleon over an
+                    // enemy long leaper, onto the empty square directly beyond.
+                    let jumped = self.at(t);
+                    let beyond = t + d;
+                    let leapable = match kind {
+                        LEAPER => Self::is_color(jumped, color.other()),
+                        CHAMELEON => jumped == color_bit(color.other()) | LEAPER,
+                        _ => false,
+                    };
+                    if leapable && self.at(beyond) == EMPTY {
+                        let mut caps = bit(t as usize);
+                        if kind == CHAMELEON {
+                            caps |= self.captures(s, beyond as usize, d, kind, color, own_king);
+                        }
+                        if !f(mv(beyond as usize), caps) {
+                            return false;
                         }
                     }
-                    IMMOBILIZER => {
-                        for d in ALL_DIRS {
-                            let mut t = s as i32 + d;
-                            while self.at(t) == EMPTY {
-                                if !f(mv(t as usize), 0) {
-                                    return false;
-                                }
-                                t += d;
-                            }
-                        }
-                    }
-                    kind => {
-                        let dirs: &[i32] = if kind == PAWN { &ORTHOGONAL } else { &ALL_DIRS };
-                        for &d in dirs {
-                            let mut t = s as i32 + d;
-                            while self.at(t) == EMPTY {
-                                let caps = self.captures(s, t as usize, d, kind, color, own_king);
-                                if !f(mv(t as usize), caps) {
-                                    return false;
-                                }
-                                t += d;
-                            }
-                            // A leap: the long leaper over any enemy piece, the chameleon over an
-                            // enemy long leaper, onto the empty square directly beyond.
-                            let jumped = self.at(t);
-                            let beyond = t + d;
-                            let leapable = match kind {
-                                LEAPER => Self::is_color(jumped, color.other()),
-                                CHAMELEON => jumped == color_bit(color.other()) | LEAPER,
-                                _ => false,
-                            };
-                            if leapable && self.at(beyond) == EMPTY {
-                                let mut caps = bit(t as usize);
-                                if kind == CHAMELEON {
-                                    caps |=
-                                        self.captures(s, beyond as usize, d, kind, color, own_king);
-                                }
-                                if !f(mv(beyond as usize), caps) {
-                                    return false;
-                                }
-                            }
-                            // The chameleon takes a King the way a King takes: one step onto it.
-                            if kind == CHAMELEON
-                                && t == s as i32 + d
-                                && jumped == color_bit(color.other()) | KING
-                                && !f(mv(t as usize), bit(t as usize))
-                            {
-                                return false;
-                            }
-                        }
+                    // The chameleon takes a King the way a King takes: one step onto it.
+                    if kind == CHAMELEON
+                        && t == s as i32 + d
+                        && jumped == color_bit(color.other()) | KING
+                        && !f(mv(t as usize), bit(t as usize))
+                    {
+                        return false;
                     }
                 }
             }
