@@ -114,6 +114,7 @@ fn a_faulty_round_robin_finishes_cleanly() {
         log: None,
         resume: false,
         affinity: false,
+        shard: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -132,6 +132,7 @@ fn instant_match(
         log: None,
         resume: false,
         affinity,
+        shard: None,
     })
 }
 

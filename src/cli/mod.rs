@@ -2,6 +2,7 @@
 //! 2 bad input (unknown game, malformed FEN or move, bad flag).
 
 mod bench;
+mod cluster;
 mod configcmd;
 mod progress;
 mod ratecmd;
@@ -124,6 +125,56 @@ enum Command {
         /// Continue the interrupted run in this directory, with the settings it was started with.
         #[arg(long, value_name = "DIR")]
         resume: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        split: runspec::SplitArgs,
+    },
+    /// Join the shard folders of a split run (`--shard K/N`) into one run folder with the files a
+    /// single machine would have written (games.csv, standings.csv, crosstable.csv, report...).
+    ///
+    /// DIR is a shard folder or a folder holding shard-* folders (the run's folder). Shards may
+    /// be partial or resumed; a game found twice with the same result is kept once, with
+    /// different results it is an error naming both files. Games in no folder are listed (exit
+    /// code 3) unless the SPRT had decided. Merging again after more games is safe.
+    ///
+    /// Example: arbiter merge runs/sprt runs/sprt
+    #[command(verbatim_doc_comment)]
+    Merge {
+        /// The merged run's folder (usually the run's folder holding the shards).
+        out: std::path::PathBuf,
+        /// Shard folders, or folders holding them.
+        #[arg(required = true)]
+        dirs: Vec<std::path::PathBuf>,
+        /// Print only the merge line and the report's path.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Print a bash script that submits a run to Slurm: a job array with one shard per task and
+    /// the merge as a job that waits for them all.
+    ///
+    /// The run is given after `--` as it would be typed after `arbiter`, with --out on the
+    /// cluster's shared file system; each task plays shard $SLURM_ARRAY_TASK_ID with
+    /// cpus-per-task = --concurrency. A requeued task continues its shard.
+    ///
+    /// Example:
+    ///   arbiter slurm --shards 50 --time 2:00:00 -- match --games 20000 --concurrency 4     ///     --engine cmd=./new --engine cmd=./old --each tc=10+0.1     ///     --sprt elo0=0 elo1=5 --out /scratch/me/new-vs-old > submit.sh
+    ///   bash submit.sh
+    #[command(verbatim_doc_comment)]
+    Slurm {
+        /// Array tasks, one shard of the run each.
+        #[arg(long)]
+        shards: u64,
+        /// Time limit of each task and of the merge (Slurm's --time).
+        #[arg(long, default_value = "1-00:00:00")]
+        time: String,
+        /// Slurm partition.
+        #[arg(long)]
+        partition: Option<String>,
+        /// Job name (default arbiter-<game>).
+        #[arg(long)]
+        job_name: Option<String>,
+        /// The run: `match ...`, `tournament ...` or `run FILE`.
+        #[arg(last = true, required = true, value_name = "RUN")]
+        run: Vec<String>,
     },
     /// Make an opening book: random legal lines that end roughly balanced and quiet.
     ///
@@ -258,8 +309,18 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJ
             a.job()
         }
         Command::Run {
-            file, quiet, out, ..
-        } => configcmd::job_of(&file, quiet, out.as_deref()),
+            file,
+            quiet,
+            out,
+            split,
+            ..
+        } => {
+            let mut job = configcmd::job_of(&file, quiet, out.as_deref())?;
+            job.spec.shard = split
+                .shard()
+                .map_err(|e| runspec::Origin::CommandLine.explain(e))?;
+            Ok(job)
+        }
         _ => unreachable!("only run commands have a run"),
     }
 }
@@ -297,6 +358,22 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             runcmd::execute(run_job(command, matches)?)
         }
         Command::Rate(args) => ratecmd::run(args),
+        Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
+        Command::Slurm {
+            shards,
+            time,
+            partition,
+            job_name,
+            run,
+        } => {
+            let opts = cluster::SlurmOptions {
+                shards,
+                time,
+                partition,
+                job_name,
+            };
+            slurm(&run, &opts)
+        }
         Command::Book {
             game,
             count,
@@ -385,6 +462,35 @@ fn make_book(
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?,
         None => print!("{text}"),
     }
+    Ok(0)
+}
+
+/// `arbiter slurm`: the run is read and checked here, as it will be in every task, so that a
+/// mistake shows before anything is submitted.
+fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
+    if !(1..=arbiter::tournament::spec::MAX_SHARDS).contains(&opts.shards) {
+        return Err(Failure::bad_input(format!(
+            "--shards {}: from 1 to {}",
+            opts.shards,
+            arbiter::tournament::spec::MAX_SHARDS
+        )));
+    }
+    let argv = std::iter::once("arbiter".to_string()).chain(run.iter().cloned());
+    let matches = Cli::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| Failure::bad_input(format!("the run after --: {e}")))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Failure::bad_input(e.to_string()))?;
+    if !matches!(
+        cli.command,
+        Command::Match(_) | Command::Tournament(_) | Command::Run { .. }
+    ) {
+        return Err(Failure::bad_input(
+            "the run after -- must be `match ...`, `tournament ...` or `run FILE`",
+        ));
+    }
+    let job = run_job(cli.command, &matches)?;
+    job.spec.check().map_err(|e| job.origin.explain(e))?;
+    print!("{}", cluster::slurm_script(&job, run, opts)?);
     Ok(0)
 }
 

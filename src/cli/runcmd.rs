@@ -40,17 +40,44 @@ fn default_name(kind: &str, game: &str) -> String {
     format!("{kind}-{game}-{secs}")
 }
 
-/// Where a run writes.
+/// Where a run writes: a shard of a split run into its own folder of the run's folder.
 fn out_dir(job: &RunJob) -> PathBuf {
     let spec = &job.spec;
-    if let Some(dir) = job.resume.as_ref().or(spec.out.as_ref()) {
+    if let Some(dir) = &job.resume {
         return dir.clone();
     }
-    let name = spec
-        .name
-        .clone()
-        .unwrap_or_else(|| default_name(spec.kind.as_str(), &spec.game));
-    Path::new("reports").join(name)
+    let base = spec.out.clone().unwrap_or_else(|| {
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name(spec.kind.as_str(), &spec.game));
+        Path::new("reports").join(name)
+    });
+    match spec.shard {
+        Some(shard) => base.join(shard.folder()),
+        None => base,
+    }
+}
+
+/// A shard started again in its own folder (a requeued cluster task) continues what it had
+/// played, when it is the same run; a different run there is refused.
+fn continue_shard(job: &mut RunJob, out_dir: &Path) -> Result<(), Failure> {
+    if job.spec.shard.is_none() || job.resume.is_some() || !out_dir.join(JOURNAL_FILE).exists() {
+        return Ok(());
+    }
+    match RunSpec::load(out_dir).map_err(Failure::bad_input)? {
+        Some(saved) if saved == job.spec => {
+            if !job.quiet {
+                eprintln!("continuing the shard already in {}", out_dir.display());
+            }
+            job.resume = Some(out_dir.to_path_buf());
+            Ok(())
+        }
+        _ => Err(Failure::bad_input(format!(
+            "{} holds a shard of a different run: give another --out or --name",
+            out_dir.display()
+        ))),
+    }
 }
 
 /// Mends a resumed run's journal (a torn last line is cut, the file kept beside it), says what
@@ -137,13 +164,20 @@ fn openings(spec: &RunSpec) -> Result<(Option<PathBuf>, Vec<Opening>), Failure> 
 
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
-pub fn execute(job: RunJob) -> Result<u8, Failure> {
+pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
+    job.spec.check().map_err(|e| job.origin.explain(e))?;
+    let out_dir = out_dir(&job);
+    continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
-    spec.check().map_err(|e| job.origin.explain(e))?;
     let kind = spec.kind.as_str();
     let entry = super::rules::game_entry(&spec.game)?;
     let (book, openings) = openings(spec)?;
-    let total = spec.schedule_size();
+    let full = spec.schedule_size();
+    let total = spec.shard.map_or(full, |s| s.games_of(full));
+    let shown_kind = match spec.shard {
+        Some(s) => format!("{kind}, shard {s}"),
+        None => kind.to_string(),
+    };
     if !job.quiet {
         warn_if_huge(total, spec.engines.len());
     }
@@ -154,7 +188,6 @@ pub fn execute(job: RunJob) -> Result<u8, Failure> {
     runtime
         .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
         .map_err(Failure::bad_input)?;
-    let out_dir = out_dir(&job);
     let _lock = prepare_folder(&job, &out_dir)?;
     let already = match job.resume {
         Some(_) => resume_journal(&out_dir.join(JOURNAL_FILE))?,
@@ -162,7 +195,7 @@ pub fn execute(job: RunJob) -> Result<u8, Failure> {
     };
     let reporter = Reporter::start(
         &Plan {
-            kind,
+            kind: &shown_kind,
             game: entry.id,
             format: if spec.engines.len() == 2 {
                 "match"

@@ -5,7 +5,7 @@ use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{DrawRule, ResignRule};
 use arbiter::stats::Sprt;
-use arbiter::tournament::spec::Anchor;
+use arbiter::tournament::spec::{Anchor, Shard};
 use arbiter::tournament::{Format, RunKind, RunSpec, SpecError};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
@@ -81,6 +81,69 @@ pub struct RunArgs {
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub split: SplitArgs,
+}
+
+/// Splitting a run over machines.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SplitArgs {
+    /// Play only shard K of N: the game pairs whose number leaves K-1 divided by N, in the
+    /// folder <out>/shard-K-of-N/ (needs --out or --name, the same for every shard). Shards of
+    /// an SPRT stop together. `arbiter merge` joins them. Without it, a Slurm array task takes
+    /// its shard from SLURM_ARRAY_TASK_ID/_MIN/_COUNT.
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// The number of shards, for a Kubernetes Indexed Job: the shard is
+    /// JOB_COMPLETION_INDEX + 1 of N.
+    #[arg(long, value_name = "N", conflicts_with = "shard")]
+    pub shards: Option<u64>,
+}
+
+impl SplitArgs {
+    /// The shard this process plays: the flag's, or the one its job scheduler gave it.
+    pub fn shard(&self) -> Result<Option<Shard>, SpecError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let number = |name: &str| -> Result<Option<u64>, SpecError> {
+            env(name)
+                .map(|v| {
+                    v.parse::<u64>().map_err(|_| {
+                        SpecError::new("shard", format!("{name}={v} is not a whole number"))
+                    })
+                })
+                .transpose()
+        };
+        let make = |k: u64, n: u64, from: &str| {
+            Shard::new(k, n).map(Some).ok_or_else(|| {
+                SpecError::new(
+                    "shard",
+                    format!("{from} gives shard {k} of {n}, which is not one"),
+                )
+            })
+        };
+        if self.shard.is_some() {
+            return Ok(self.shard);
+        }
+        if let Some(n) = self.shards {
+            let index = number("JOB_COMPLETION_INDEX")?.ok_or_else(|| {
+                SpecError::new(
+                    "shards",
+                    "needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); elsewhere give --shard K/N",
+                )
+            })?;
+            return make(index + 1, n, "JOB_COMPLETION_INDEX");
+        }
+        match (
+            number("SLURM_ARRAY_TASK_ID")?,
+            number("SLURM_ARRAY_TASK_COUNT")?,
+        ) {
+            (Some(id), Some(count)) => {
+                let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+                make(id.saturating_sub(min) + 1, count, "the Slurm array task")
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -234,6 +297,7 @@ impl RunArgs {
         spec.log = self.log.clone();
         spec.pgnout = self.pgnout.clone();
         spec.event = self.event.clone();
+        spec.shard = self.split.shard()?;
         Ok(spec)
     }
 

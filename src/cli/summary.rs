@@ -5,7 +5,7 @@ use arbiter::stats::Ratings;
 use arbiter::stats::{
     fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt,
 };
-use arbiter::tournament::report::describe_decision;
+use arbiter::tournament::report::describe_sprt_end;
 use arbiter::tournament::results::Totals;
 use arbiter::tournament::RunOutcome;
 
@@ -33,7 +33,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
         let (lo, hi) = s.bounds();
         println!(
             "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
-            describe_decision(outcome.decision),
+            describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
             outcome.llr.len()
         );

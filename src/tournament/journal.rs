@@ -80,7 +80,7 @@ impl ReadSummary {
 
 /// The entry on a line, or, when the line starts with the cut-off remains of another, the whole
 /// entry that follows them.
-fn parse_line(line: &str) -> Option<(Entry, bool)> {
+pub(super) fn parse_line(line: &str) -> Option<(Entry, bool)> {
     if let Ok(entry) = serde_json::from_str::<Entry>(line) {
         return Some((entry, false));
     }
@@ -94,6 +94,11 @@ fn parse_line(line: &str) -> Option<(Entry, bool)> {
 /// garbage) are skipped and listed in the summary, never fatal: the games they held are missing
 /// and are played again. Only failing to read the file is an error.
 pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, String> {
+    scan(path, |entry, _| each(entry))
+}
+
+/// Reads every whole entry as `read` does, with the byte range of its line.
+fn scan(path: &Path, mut each: impl FnMut(Entry, (u64, usize))) -> Result<ReadSummary, String> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadSummary::default()),
@@ -102,7 +107,7 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
     let mut summary = ReadSummary::default();
     let mut reader = BufReader::new(file);
     let mut buffer = Vec::new();
-    let mut number = 0;
+    let (mut number, mut offset) = (0, 0u64);
     loop {
         buffer.clear();
         let n = reader
@@ -112,6 +117,8 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
             break;
         }
         number += 1;
+        let at = (offset, n);
+        offset += n as u64;
         // Invalid UTF-8 (a torn multi-byte character) is damage like any other.
         let line = String::from_utf8_lossy(&buffer);
         let line = line.trim();
@@ -123,10 +130,68 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
                 if glued {
                     summary.glued.push(number);
                 }
-                each(entry);
+                each(entry, at);
                 summary.entries += 1;
             }
             None => summary.damaged.push(number),
+        }
+    }
+    Ok(summary)
+}
+
+/// Where a whole entry is in a journal, and the result it records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub index: u64,
+    pub offset: u64,
+    pub len: usize,
+    pub outcome: crate::game::Outcome,
+    pub termination: crate::game::Termination,
+}
+
+/// Every whole entry's place, in file order; damaged lines are left out, as `read` leaves them.
+pub fn places(path: &Path) -> Result<(Vec<Place>, ReadSummary), String> {
+    let mut places = Vec::new();
+    let summary = scan(path, |entry, (offset, len)| {
+        places.push(Place {
+            index: entry.index,
+            offset,
+            len,
+            outcome: entry.record.outcome,
+            termination: entry.record.termination,
+        })
+    })?;
+    Ok((places, summary))
+}
+
+/// The entry at a place found by `places`.
+pub fn read_at(file: &mut File, place: &Place) -> std::io::Result<Option<Entry>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut line = vec![0; place.len];
+    file.seek(SeekFrom::Start(place.offset))?;
+    file.read_exact(&mut line)?;
+    Ok(parse_line(String::from_utf8_lossy(&line).trim()).map(|(entry, _)| entry))
+}
+
+/// Reads every whole entry in the order of the games' numbers, each number once (the first
+/// entry for it), whatever order they finished in: what the files of a run list, so that a run
+/// and the same run split over machines and merged write the same bytes. Memory holds only
+/// where each entry is (16 bytes a game), not the entries.
+pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, String> {
+    let (mut places, summary) = places(path)?;
+    // Stable: of two entries for one game, the first in the file stays first.
+    places.sort_by_key(|p| p.index);
+    places.dedup_by_key(|p| p.index);
+    if places.is_empty() {
+        return Ok(summary);
+    }
+    let mut file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    for place in &places {
+        let entry = read_at(&mut file, place)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        // A place holds the entry it was found with, unless the file changed in between.
+        if let Some(entry) = entry {
+            each(entry);
         }
     }
     Ok(summary)

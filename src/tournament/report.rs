@@ -115,7 +115,7 @@ fn fmt_elo(e: Option<f64>) -> String {
 }
 
 /// The columns of games.csv.
-const GAMES_CSV_HEADER: [&str; 11] = [
+const GAMES_CSV_HEADER: [&str; 10] = [
     "id",
     "round",
     "pair",
@@ -126,10 +126,9 @@ const GAMES_CSV_HEADER: [&str; 11] = [
     "result",
     "termination",
     "plies",
-    "duration_ms",
 ];
 
-fn games_csv_row(entry: &journal::Entry) -> [String; 11] {
+fn games_csv_row(entry: &journal::Entry) -> [String; 10] {
     let r = &entry.record;
     [
         (entry.index + 1).to_string(),
@@ -142,13 +141,13 @@ fn games_csv_row(entry: &journal::Entry) -> [String; 11] {
         r.outcome.to_string(),
         r.termination.to_string(),
         r.plies().to_string(),
-        r.duration.as_millis().to_string(),
     ]
 }
 
-/// games.csv and games.pgn, streamed from the journal straight to the files in the order the
-/// games finished, so memory does not grow with the number of games; what the run's course
-/// shows is gathered on the way.
+/// games.csv and games.pgn, streamed from the journal straight to the files in the order of the
+/// games' numbers, so memory does not grow with the games; what the run's course shows is
+/// gathered on the way. games.csv holds nothing that depends on the machine (durations are in
+/// the journal), so the same games give the same bytes however they were played.
 fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<Story> {
     let (csv_path, pgn_path) = (dir.join("games.csv"), dir.join("games.pgn"));
     let (csv_tmp, pgn_tmp) = (temporary(&csv_path), temporary(&pgn_path));
@@ -160,7 +159,7 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         .map_err(std::io::Error::other)?;
     let mut write_error: Option<std::io::Error> = None;
     let mut story = Story::new(&totals.names, totals.games);
-    journal::read(&dir.join(journal::JOURNAL_FILE), |entry| {
+    journal::read_in_order(&dir.join(journal::JOURNAL_FILE), |entry| {
         story.add(&entry);
         if write_error.is_some() {
             return;
@@ -380,7 +379,7 @@ fn markdown(
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
         let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} after {} pairs, bounds [{lo:.3}, {hi:.3}], {}.",
-            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_decision(info.decision));
+            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_sprt_end(sprt, llr, info.decision));
     }
     let ends: Vec<String> = totals
         .terminations
@@ -433,6 +432,23 @@ pub const PAIRING_NOTE: &str = "Pairings: the Elo of one engine's score against 
     differs from the difference of their standings ratings, which use every game of the run, model \
     draws and the first move, and are pulled towards 0 by the prior: on few games, or with lopsided \
     scores, the two can differ by hundreds of Elo.";
+
+/// The SPRT's verdict and, once decided, the pair at which the LLR first crossed a bound: where
+/// a split run's shards, which play on a little after it, were told to stop.
+pub fn describe_sprt_end(
+    sprt: &crate::stats::Sprt,
+    llr: &[f64],
+    decision: Option<crate::stats::Decision>,
+) -> String {
+    let verdict = describe_decision(decision);
+    let crossed = llr
+        .iter()
+        .position(|&v| sprt.decide(v) != crate::stats::Decision::Continue);
+    match (decision, crossed) {
+        (Some(_), Some(at)) => format!("{verdict} (a bound first crossed after pair {})", at + 1),
+        _ => verdict.to_string(),
+    }
+}
 
 pub fn describe_decision(decision: Option<crate::stats::Decision>) -> &'static str {
     match decision.unwrap_or(crate::stats::Decision::Continue) {

@@ -5,7 +5,7 @@
 
 use super::charts::{line_chart, ratings_chart, Axes, Rule, Series};
 use super::report::{
-    describe_decision, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
+    describe_sprt_end, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
     MATRIX_ENGINES, PAIRING_NOTE,
 };
 use super::results::Totals;
@@ -250,7 +250,7 @@ fn pairings(h: &mut String, totals: &Totals) {
 fn sprt_section(h: &mut String, sprt: &Sprt, llr: &[f64], info: &RunInfo) {
     let last = llr.last().copied().unwrap_or(0.0);
     let (lo, hi) = sprt.bounds();
-    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {} game pairs, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_decision(info.decision));
+    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {} game pairs, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_sprt_end(sprt, llr, info.decision));
     let series = Series {
         name: "LLR".into(),
         points: llr

@@ -1,11 +1,14 @@
 //! A run: its output directory, its journal, resume, SPRT stopping and the final reports.
 
 use super::journal::{self, Entry, Journal};
+use super::ledger::{Bitset, Ledger};
 use super::openings::Opening;
+use super::pool::{Pool, Tally};
 use super::report::{write_reports, RunInfo};
 use super::results::Totals;
 use super::runner::{self, start_workers, RunSettings, Schedule};
 use super::schedule::{Format, PairSchedule};
+use super::spec::Shard;
 use super::RunError;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
@@ -40,6 +43,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// Pin each concurrent game (its referee thread and both engines) to one CPU.
     pub affinity: bool,
+    /// Play only this shard's games, into `out_dir`, a folder of the run's folder; an SPRT then
+    /// decides on the pairs of every shard of the run.
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -72,6 +78,7 @@ impl RunOptions {
             log: spec.log.clone(),
             resume,
             affinity: spec.affinity,
+            shard: spec.shard,
         }
     }
 }
@@ -128,8 +135,6 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-const LATENCY_SAMPLES: usize = 200_000;
-
 /// Waits for the signal, or forever if it could not be installed.
 async fn next_signal(sig: &mut Option<Signal>) {
     match sig {
@@ -140,93 +145,10 @@ async fn next_signal(sig: &mut Option<Signal>) {
     }
 }
 
-/// A fixed-size set of finished game indices.
-struct Bitset(Vec<u64>);
-
-impl Bitset {
-    fn new(len: u64) -> Bitset {
-        Bitset(vec![0; (len as usize).div_ceil(64)])
-    }
-    fn insert(&mut self, i: u64) -> bool {
-        let (w, b) = ((i / 64) as usize, i % 64);
-        match self.0.get_mut(w) {
-            Some(word) => {
-                let fresh = *word & (1 << b) == 0;
-                *word |= 1 << b;
-                fresh
-            }
-            None => false,
-        }
-    }
-    fn contains(&self, i: u64) -> bool {
-        self.0
-            .get((i / 64) as usize)
-            .is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-}
-
 fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
     RunError::Output {
         path: path.display().to_string(),
         reason: e.to_string(),
-    }
-}
-
-/// What the run has counted: the totals, the LLR after each completed pair and the SPRT's
-/// decision, and the figures the summary reports.
-struct Ledger {
-    totals: Totals,
-    sprt: Option<Sprt>,
-    llr: Vec<f64>,
-    decision: Option<Decision>,
-    played: u64,
-    latency_us: Vec<i64>,
-    time_forfeits: u64,
-}
-
-impl Ledger {
-    fn new(names: Vec<String>, sprt: Option<Sprt>) -> Ledger {
-        Ledger {
-            totals: Totals::new(names),
-            sprt,
-            llr: Vec::new(),
-            decision: None,
-            played: 0,
-            latency_us: Vec::new(),
-            time_forfeits: 0,
-        }
-    }
-
-    /// Counts a game and updates the SPRT; a decision, once reached, stands.
-    fn count(&mut self, index: u64, record: &GameRecord) {
-        self.played += 1;
-        let before = self.totals.head_to_head().pairs();
-        self.totals.add(record, Some(PairSchedule::pair_of(index)));
-        let Some(sprt) = &self.sprt else { return };
-        let pairs = self.totals.head_to_head();
-        if pairs.pairs() == before {
-            return;
-        }
-        let value = sprt.llr(&pairs);
-        self.llr.push(value);
-        let d = sprt.decide(value);
-        if d != Decision::Continue && self.decision.is_none() {
-            self.decision = Some(d);
-        }
-    }
-
-    /// Counts a game played in this run, with its time forfeits and latencies.
-    fn count_new(&mut self, index: u64, record: &GameRecord) {
-        if record.termination == crate::game::Termination::TimeForfeit {
-            self.time_forfeits += 1;
-        }
-        for m in &record.moves {
-            if let (Some(us), true) = (m.reported_us, self.latency_us.len() < LATENCY_SAMPLES) {
-                self.latency_us
-                    .push(m.elapsed.as_micros() as i64 - us as i64);
-            }
-        }
-        self.count(index, record);
     }
 }
 
@@ -269,13 +191,15 @@ fn journal_of(opts: &RunOptions) -> Result<PathBuf, RunError> {
 fn count_past_games(
     path: &std::path::Path,
     schedule: &PairSchedule,
+    shard: Option<Shard>,
     ledger: &mut Ledger,
 ) -> Result<Bitset, RunError> {
     let total = schedule.len();
     let mut done = Bitset::new(total);
     let mut mismatch = None;
     journal::read(path, |entry| {
-        if entry.index < total && done.insert(entry.index) {
+        let ours = shard.is_none_or(|s| s.owns(entry.index));
+        if entry.index < total && ours && done.insert(entry.index) {
             let white = &ledger.totals.names[schedule.pairing(entry.index).white];
             if &entry.record.white != white {
                 mismatch.get_or_insert(format!(
@@ -291,6 +215,30 @@ fn count_past_games(
         Some(e) => Err(RunError::Setup(e)),
         None => Ok(done),
     }
+}
+
+/// The pooled SPRT of a shard of a split run, started with this shard's games so far and the
+/// other shards'.
+fn pool_of(
+    opts: &RunOptions,
+    names: Vec<String>,
+    journal_path: &std::path::Path,
+) -> Result<Option<Pool>, RunError> {
+    let (Some(shard), Some(sprt)) = (opts.shard, opts.sprt) else {
+        return Ok(None);
+    };
+    if shard.count < 2 {
+        return Ok(None);
+    }
+    let mut pool = Pool::new(&opts.out_dir, shard, names, sprt);
+    journal::read(journal_path, |entry| {
+        if shard.owns(entry.index) {
+            pool.add(entry.index, &entry.record)
+        }
+    })
+    .map_err(RunError::Setup)?;
+    pool.refresh();
+    Ok(Some(pool))
 }
 
 fn run_info<'a>(
@@ -329,18 +277,20 @@ pub async fn run(
     let names = checked_names(&opts)?;
     let journal_path = journal_of(&opts)?;
     let schedule = Arc::new(opts.schedule());
-    let total = schedule.len();
-    let mut ledger = Ledger::new(names, opts.sprt);
-    let done = count_past_games(&journal_path, &schedule, &mut ledger)?;
+    let shard = opts.shard;
+    let total = shard.map_or(schedule.len(), |s| s.games_of(schedule.len()));
+    let mut ledger = Ledger::new(names.clone(), opts.sprt);
+    let done = count_past_games(&journal_path, &schedule, shard, &mut ledger)?;
+    let pool = pool_of(&opts, names, &journal_path)?;
     let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
-    let log = match &opts.log {
-        Some(p) => Some(IoLog::create(p).map_err(|e| output_error(p, e))?),
-        None => None,
-    };
+    let log = (opts.log.as_ref())
+        .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
+        .transpose()?;
     let left = total.saturating_sub(ledger.played);
     let settings = Arc::new(opts.settings(log.clone(), left));
-    let stop = Arc::new(AtomicBool::new(ledger.decision.is_some()));
-    let skip = Arc::new(move |i: u64| done.contains(i));
+    let mut tally = Tally { ledger, pool };
+    let stop = Arc::new(AtomicBool::new(tally.decision().is_some()));
+    let skip = Arc::new(move |i: u64| done.contains(i) || shard.is_some_and(|s| !s.owns(i)));
     let (tx, mut rx) = mpsc::channel(64);
     let workers = start_workers(settings, schedule.clone(), skip, stop.clone(), tx)
         .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
@@ -374,17 +324,17 @@ pub async fn run(
             workers.join().await;
             return Err(output_error(&journal_path, e));
         }
-        ledger.count_new(index, &entry.record);
-        if ledger.decision.is_some() {
+        tally.count_new(index, &entry.record);
+        if tally.decision().is_some() {
             stop.store(true, Ordering::SeqCst);
         }
         on_game(Progress {
             game: index + 1,
-            done: ledger.played,
+            done: tally.ledger.played,
             total,
             record: &entry.record,
-            totals: &ledger.totals,
-            llr: ledger.llr.last().copied(),
+            totals: &tally.ledger.totals,
+            llr: tally.last_llr(),
         });
     }
     if interrupted {
@@ -398,7 +348,20 @@ pub async fn run(
     if let Some(log) = &log {
         log.flush();
     }
-    finish(&opts, ledger, total, interrupted, setup_error)
+    finish(&opts, tally.into_ledger(), total, interrupted, setup_error)
+}
+
+/// Writes the reports of the games already in `opts.out_dir`'s journal, as a run that ended
+/// there would (a merged run).
+pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    // The engines need not be on this machine: nothing is played.
+    let names = opts.engines.iter().map(|e| e.name.clone()).collect();
+    let schedule = opts.schedule();
+    let mut ledger = Ledger::new(names, opts.sprt);
+    let path = opts.out_dir.join(journal::JOURNAL_FILE);
+    journal::read_in_order(&path, |entry| ledger.count(entry.index, &entry.record))
+        .map_err(RunError::Setup)?;
+    finish(opts, ledger, schedule.len(), false, None)
 }
 
 /// Writes the reports and says how the run ended.

@@ -38,6 +38,70 @@ impl RunKind {
     }
 }
 
+/// One part of a run split over several machines: shard `index` (from 1) of `count` plays the
+/// game pairs whose number leaves remainder `index - 1` when divided by `count`. Pairs are never
+/// split, and every shard gets pairs from the whole schedule, so shards that stop early (an SPRT)
+/// have all played about as far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+/// The most shards a run may be split into.
+pub const MAX_SHARDS: u64 = 100_000;
+
+impl Shard {
+    /// `K/N`, with 1 <= K <= N.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("'{text}' must be K/N, shard K of N with 1 <= K <= N, e.g. 2/8");
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            k.trim().parse::<u64>().map_err(|_| bad())?,
+            n.trim().parse::<u64>().map_err(|_| bad())?,
+        );
+        Shard::new(index, count).ok_or_else(bad)
+    }
+
+    pub fn new(index: u64, count: u64) -> Option<Shard> {
+        (1..=count)
+            .contains(&index)
+            .then_some(Shard { index, count })
+            .filter(|_| count <= MAX_SHARDS)
+    }
+
+    /// Whether game `game` (from 0) of the schedule is this shard's.
+    #[inline]
+    pub fn owns(&self, game: u64) -> bool {
+        (game / 2) % self.count == self.index - 1
+    }
+
+    /// How many of the first `total` games of the schedule are this shard's.
+    pub fn games_of(&self, total: u64) -> u64 {
+        let pairs = total.div_ceil(2);
+        let first = self.index - 1;
+        if first >= pairs {
+            return 0;
+        }
+        let owned_pairs = (pairs - 1 - first) / self.count + 1;
+        let last_pair = first + (owned_pairs - 1) * self.count;
+        // The schedule's last pair may be a single game (an odd number of games in all).
+        let short = total % 2 == 1 && last_pair == pairs - 1;
+        2 * owned_pairs - u64::from(short)
+    }
+
+    /// The shard's folder inside the run's folder.
+    pub fn folder(&self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// One engine's rating held fixed in the joint ratings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Anchor {
@@ -87,6 +151,9 @@ pub struct RunSpec {
     pub log: Option<PathBuf>,
     pub pgnout: Option<PathBuf>,
     pub event: Option<String>,
+    /// The part of the run this process plays, when it is split over machines.
+    #[serde(default)]
+    pub shard: Option<Shard>,
 }
 
 /// A setting that cannot be played, and why.
@@ -144,6 +211,7 @@ impl RunSpec {
             log: None,
             pgnout: None,
             event: None,
+            shard: None,
         }
     }
 
@@ -161,6 +229,13 @@ impl RunSpec {
         self.check_counts()?;
         if let Some(name) = &self.name {
             check_run_name(name)?;
+        }
+        if self.shard.is_some() && self.name.is_none() && self.out.is_none() {
+            return Err(SpecError::new(
+                "shard",
+                "a split run needs --out or --name, the same for every shard, so that the \
+                 shards write into one folder",
+            ));
         }
         for (setting, path) in [("pgnout", &self.pgnout), ("log", &self.log)] {
             if let Some(path) = path {
@@ -379,6 +454,29 @@ mod tests {
             "the old form is recognised"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn shards_split_the_schedule_into_whole_pairs_once_each() {
+        for total in [0u64, 1, 2, 7, 40, 41, 1001] {
+            for count in [1u64, 2, 3, 7] {
+                let shards: Vec<Shard> =
+                    (1..=count).map(|k| Shard::new(k, count).unwrap()).collect();
+                for g in 0..total {
+                    let owners: Vec<&Shard> = shards.iter().filter(|s| s.owns(g)).collect();
+                    assert_eq!(owners.len(), 1, "game {g} of {total} in {count} shards");
+                    assert!(owners[0].owns(g ^ 1), "a pair stays together");
+                }
+                for s in &shards {
+                    let counted = (0..total).filter(|&g| s.owns(g)).count() as u64;
+                    assert_eq!(s.games_of(total), counted, "{s} of {total}");
+                }
+            }
+        }
+        assert_eq!(Shard::parse("2/8"), Ok(Shard { index: 2, count: 8 }));
+        for bad in ["0/4", "5/4", "1", "a/b", "1/0", "1/100001"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,0 +1,175 @@
+//! Runs split over a cluster: `arbiter merge` joins the shard folders, `arbiter slurm` prints
+//! the job script that plays the shards as a Slurm job array and merges them after.
+
+use super::runspec::RunJob;
+use super::Failure;
+use arbiter::tournament::merge::{merge, MergeError};
+use std::path::{Path, PathBuf};
+
+/// Exit code of a merge that is missing games (and has no SPRT decision that made them moot).
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failure> {
+    let merged = merge(out, dirs).map_err(|e| match e {
+        e @ MergeError::Output { .. } => Failure {
+            code: super::runcmd::EXIT_RUNTIME,
+            message: e.to_string(),
+        },
+        e => Failure::bad_input(e.to_string()),
+    })?;
+    let shards: Vec<String> = merged.shards.iter().map(u64::to_string).collect();
+    println!(
+        "Merged {} games from {} shard folders (shards {}) into {}; {} duplicate entries dropped.",
+        merged.games,
+        merged.folders.len(),
+        shards.join(", "),
+        out.display(),
+        merged.duplicates
+    );
+    let spec = &merged.spec;
+    let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
+    if !quiet {
+        super::summary::print(&merged.outcome, &names, &spec.rating_options(), spec.sprt);
+    }
+    println!("Report: {}", out.join("report.html").display());
+    let decided = merged.outcome.decision.is_some();
+    if merged.missing.is_empty() {
+        return Ok(0);
+    }
+    let shown: Vec<String> = merged
+        .missing
+        .iter()
+        .take(20)
+        .map(|i| (i + 1).to_string())
+        .collect();
+    let more = merged.missing.len().saturating_sub(20);
+    let list = format!(
+        "{}{}",
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    if decided {
+        println!(
+            "{} games of the schedule were not played: the SPRT had decided.",
+            merged.missing.len()
+        );
+        return Ok(0);
+    }
+    eprintln!(
+        "warning: {} games of the schedule are in no shard folder: {list}. Run their shards \
+         again (a shard continues where it stopped) and merge again.",
+        merged.missing.len()
+    );
+    Ok(EXIT_INCOMPLETE)
+}
+
+/// What the job script needs to know besides the run.
+pub struct SlurmOptions {
+    pub shards: u64,
+    pub time: String,
+    pub partition: Option<String>,
+    pub job_name: Option<String>,
+}
+
+/// A bash script that submits the run as a Slurm job array of `shards` tasks (one shard each,
+/// cpus-per-task = the run's concurrency, requeued tasks continue their shard) and the merge as
+/// a job that waits for every task, however it ended.
+pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Result<String, Failure> {
+    let spec = &job.spec;
+    check_splittable(job, args)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::bad_input(format!("cannot find arbiter's own path: {e}")))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::bad_input(format!("cannot read the working folder: {e}")))?;
+    let base = spec
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(spec.name.clone().unwrap_or_default()));
+    let base = cwd.join(base);
+    let name = opts
+        .job_name
+        .clone()
+        .unwrap_or_else(|| format!("arbiter-{}", spec.game));
+    let partition = opts
+        .partition
+        .as_ref()
+        .map(|p| format!("#SBATCH --partition={p}\n"))
+        .unwrap_or_default();
+    let command: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    Ok(format!(
+        r#"#!/bin/bash
+# Made by: arbiter slurm --shards {shards} -- {shown}
+# Submit with: bash <this file>. It submits {shards} array tasks, one shard of the run each, then
+# the merge, which waits for every task (afterany) and writes the run's report into
+#   {base}
+# A requeued or resubmitted task continues its shard where it stopped; merging again after
+# rerunning a failed task is safe.
+set -euo pipefail
+cd {cwd}
+mkdir -p {base}
+array=$(sbatch --parsable <<'ARBITER_TASK'
+#!/bin/bash
+#SBATCH --job-name={name}
+#SBATCH --array=1-{shards}
+#SBATCH --cpus-per-task={cpus}
+#SBATCH --time={time}
+#SBATCH --requeue
+#SBATCH --output={base_raw}/slurm-%A_%a.out
+{partition}cd {cwd}
+exec {exe} {command} --quiet
+ARBITER_TASK
+)
+array=${{array%%;*}}
+merge=$(sbatch --parsable --job-name={name}-merge --dependency=afterany:$array \
+  --output={base}/slurm-merge-%j.out --time={time} {partition_flag}\
+  --wrap "cd {cwd} && {exe} merge {base} {base}")
+echo "submitted array job $array ({shards} shards) and merge job $merge"
+"#,
+        shards = opts.shards,
+        shown = args.join(" "),
+        base = quote(&base.display().to_string()),
+        base_raw = base.display(),
+        cwd = quote(&cwd.display().to_string()),
+        cpus = spec.concurrency,
+        time = opts.time,
+        exe = quote(&exe.display().to_string()),
+        command = command.join(" "),
+        partition_flag = opts
+            .partition
+            .as_ref()
+            .map(|p| format!("--partition={} ", quote(p)))
+            .unwrap_or_default(),
+    ))
+}
+
+fn check_splittable(job: &RunJob, args: &[String]) -> Result<(), Failure> {
+    if job.spec.out.is_none() && job.spec.name.is_none() {
+        return Err(Failure::bad_input(
+            "arbiter slurm: give the run --out <folder> (on the cluster's shared file system) or \
+             --name, so that every task writes into one run folder",
+        ));
+    }
+    if job.spec.shard.is_some() || args.iter().any(|a| a.starts_with("--shard")) {
+        return Err(Failure::bad_input(
+            "arbiter slurm: leave --shard and --shards out; each array task takes its shard from Slurm",
+        ));
+    }
+    Ok(())
+}
+
+/// A word for bash, quoted only when it needs to be.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=+:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,92 @@
+//! What a run has counted so far: totals, the SPRT's course and decision, and which games are
+//! done.
+
+use super::results::Totals;
+use super::schedule::PairSchedule;
+use crate::referee::GameRecord;
+use crate::stats::{Decision, Sprt};
+
+const LATENCY_SAMPLES: usize = 200_000;
+
+/// A fixed-size set of finished game indices.
+pub(super) struct Bitset(Vec<u64>);
+
+impl Bitset {
+    pub(super) fn new(len: u64) -> Bitset {
+        Bitset(vec![0; (len as usize).div_ceil(64)])
+    }
+    pub(super) fn insert(&mut self, i: u64) -> bool {
+        let (w, b) = ((i / 64) as usize, i % 64);
+        match self.0.get_mut(w) {
+            Some(word) => {
+                let fresh = *word & (1 << b) == 0;
+                *word |= 1 << b;
+                fresh
+            }
+            None => false,
+        }
+    }
+    pub(super) fn contains(&self, i: u64) -> bool {
+        self.0
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
+
+/// What the run has counted: the totals, the LLR after each completed pair and the SPRT's
+/// decision, and the figures the summary reports.
+pub(super) struct Ledger {
+    pub(super) totals: Totals,
+    pub(super) sprt: Option<Sprt>,
+    pub(super) llr: Vec<f64>,
+    pub(super) decision: Option<Decision>,
+    pub(super) played: u64,
+    pub(super) latency_us: Vec<i64>,
+    pub(super) time_forfeits: u64,
+}
+
+impl Ledger {
+    pub(super) fn new(names: Vec<String>, sprt: Option<Sprt>) -> Ledger {
+        Ledger {
+            totals: Totals::new(names),
+            sprt,
+            llr: Vec::new(),
+            decision: None,
+            played: 0,
+            latency_us: Vec::new(),
+            time_forfeits: 0,
+        }
+    }
+
+    /// Counts a game and updates the SPRT; a decision, once reached, stands.
+    pub(super) fn count(&mut self, index: u64, record: &GameRecord) {
+        self.played += 1;
+        let before = self.totals.head_to_head().pairs();
+        self.totals.add(record, Some(PairSchedule::pair_of(index)));
+        let Some(sprt) = &self.sprt else { return };
+        let pairs = self.totals.head_to_head();
+        if pairs.pairs() == before {
+            return;
+        }
+        let value = sprt.llr(&pairs);
+        self.llr.push(value);
+        let d = sprt.decide(value);
+        if d != Decision::Continue && self.decision.is_none() {
+            self.decision = Some(d);
+        }
+    }
+
+    /// Counts a game played in this run, with its time forfeits and latencies.
+    pub(super) fn count_new(&mut self, index: u64, record: &GameRecord) {
+        if record.termination == crate::game::Termination::TimeForfeit {
+            self.time_forfeits += 1;
+        }
+        for m in &record.moves {
+            if let (Some(us), true) = (m.reported_us, self.latency_us.len() < LATENCY_SAMPLES) {
+                self.latency_us
+                    .push(m.elapsed.as_micros() as i64 - us as i64);
+            }
+        }
+        self.count(index, record);
+    }
+}
