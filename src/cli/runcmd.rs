@@ -67,9 +67,8 @@ fn continue_shard(job: &mut RunJob, out_dir: &Path) -> Result<(), Failure> {
     }
     match RunSpec::load(out_dir).map_err(Failure::bad_input)? {
         Some(saved) if saved == job.spec => {
-            if !job.quiet {
-                eprintln!("continuing the shard already in {}", out_dir.display());
-            }
+            // Said even with --quiet: a task's log should show that it was requeued.
+            eprintln!("continuing the shard already in {}", out_dir.display());
             job.resume = Some(out_dir.to_path_buf());
             Ok(())
         }

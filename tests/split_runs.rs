@@ -1,0 +1,348 @@
+//! Runs split into shards (`--shard K/N`) and merged (`arbiter merge`), with the bundled engine
+//! at fixed depths, which plays the same game from the same opening every time: the merged run
+//! must be the single-machine run, byte for byte, however it was split, requeued or duplicated.
+
+mod common;
+
+use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn book() -> String {
+    format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A three-engine round robin of 18 games: engines of different strengths, openings from the book.
+fn tournament(out: &str) -> Vec<String> {
+    let e = bundled_engine();
+    let mut args: Vec<String> = [
+        "tournament",
+        "--rounds",
+        "3",
+        "--seed",
+        "7",
+        "--random-openings",
+        "--quiet",
+        "--openings",
+        &book(),
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, depth, style) in [
+        ("one", 1, "search"),
+        ("two", 2, "search"),
+        ("greedy", 1, "greedy"),
+    ] {
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("depth={depth}"),
+            format!("option.Style={style}"),
+        ]);
+    }
+    args
+}
+
+fn run(dir: &Path, args: &[String]) -> std::process::Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(dir, &args);
+    assert!(
+        out.status.code() == Some(0),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    out
+}
+
+fn with_shard(mut args: Vec<String>, shard: &str) -> Vec<String> {
+    args.extend(["--shard".to_string(), shard.to_string()]);
+    args
+}
+
+const COMPARED: [&str; 3] = ["games.csv", "standings.csv", "crosstable.csv"];
+
+fn assert_same_files(a: &Path, b: &Path) {
+    for file in COMPARED {
+        let (x, y) = (
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+        );
+        assert!(
+            x == y,
+            "{file} differs:\n{}\n---\n{}",
+            String::from_utf8_lossy(&x),
+            String::from_utf8_lossy(&y)
+        );
+    }
+}
+
+#[test]
+fn shards_merge_to_the_bytes_of_one_machine() {
+    let dir = scratch("split", "bytes");
+    run(&dir, &tournament("single"));
+    let games = std::fs::read_to_string(dir.join("single/games.csv")).unwrap();
+    assert_eq!(games.lines().count(), 19, "{games}");
+    for n in [1, 2, 3, 7] {
+        let out = format!("split{n}");
+        for k in 1..=n {
+            run(&dir, &with_shard(tournament(&out), &format!("{k}/{n}")));
+        }
+        let merged = format!("merged{n}");
+        let text = stdout(&run(
+            &dir,
+            &["merge", &merged, &out].map(String::from).to_vec(),
+        ));
+        assert!(text.contains("Merged 18 games"), "{text}");
+        assert_same_files(&dir.join("single"), &dir.join(&merged));
+    }
+    // The run's own folder is the usual place to merge into.
+    run(
+        &dir,
+        &["merge", "split3", "split3"].map(String::from).to_vec(),
+    );
+    assert_same_files(&dir.join("single"), &dir.join("split3"));
+}
+
+fn journal_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn requeued_duplicated_conflicting_and_missing_shards() {
+    let dir = scratch("split", "requeue");
+    run(&dir, &tournament("single"));
+    let shards: Vec<Vec<String>> = (1..=3)
+        .map(|k| with_shard(tournament("run"), &format!("{k}/3")))
+        .collect();
+    for args in &shards {
+        run(&dir, args);
+    }
+    // A requeued task: shard 2 lost its last games (killed), and runs again with the same
+    // command line; it continues and plays only what is missing.
+    let journal = dir.join("run/shard-2-of-3/journal.jsonl");
+    let lines = journal_lines(&journal);
+    std::fs::write(&journal, format!("{}\n", lines[..2].join("\n"))).unwrap();
+    let again = run(&dir, &shards[1]);
+    assert!(
+        stderr(&again).contains("continuing the shard"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(journal_lines(&journal).len(), lines.len());
+    // A task that ran twice: its folder twice. Each game is kept once.
+    let copy = dir.join("run/shard-2-of-3-copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["run.json", "journal.jsonl"] {
+        std::fs::copy(dir.join("run/shard-2-of-3").join(f), copy.join(f)).unwrap();
+    }
+    let text = stdout(&run(
+        &dir,
+        &["merge", "merged", "run"].map(String::from).to_vec(),
+    ));
+    assert!(
+        text.contains(&format!("{} duplicate entries dropped", lines.len())),
+        "{text}"
+    );
+    assert_same_files(&dir.join("single"), &dir.join("merged"));
+    // The copy says otherwise about one game: refused, naming both files.
+    let changed: Vec<String> = journal_lines(&copy.join("journal.jsonl"))
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i > 0 {
+                return l.clone();
+            }
+            let flipped = if l.contains("\"outcome\":\"1-0\"") {
+                l.replace("\"outcome\":\"1-0\"", "\"outcome\":\"0-1\"")
+            } else {
+                l.replace("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"")
+                    .replace("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"")
+            };
+            assert_ne!(&flipped, l, "the result is in the entry");
+            flipped
+        })
+        .collect();
+    std::fs::write(copy.join("journal.jsonl"), changed.join("\n") + "\n").unwrap();
+    let out = arbiter_in(&dir, &["merge", "conflict", "run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("different results")
+            && err.contains("shard-2-of-3/journal.jsonl")
+            && err.contains("shard-2-of-3-copy/journal.jsonl"),
+        "{err}"
+    );
+    // A shard that never ran: its games are listed, and the merge says it is incomplete.
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::remove_dir_all(dir.join("run/shard-3-of-3")).unwrap();
+    let out = arbiter_in(&dir, &["merge", "partial", "run"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("6 games of the schedule are in no shard folder: 5, 6, 11, 12, 17, 18"),
+        "{}",
+        stderr(&out)
+    );
+    // Shards of another run are not mixed in.
+    run(&dir, &with_shard(tournament("other"), "1/3"));
+    let mut other = with_shard(tournament("other"), "2/3");
+    other[4] = "8".into(); // --seed
+    run(&dir, &other);
+    let out = arbiter_in(&dir, &["merge", "mixed", "other"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("are not shards of the same run"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
+fn sprt_match(out: &str) -> Vec<String> {
+    let e = bundled_engine();
+    [
+        "match",
+        "--games",
+        "600",
+        "--seed",
+        "5",
+        "--quiet",
+        "--openings",
+        &book(),
+        "--engine",
+        &format!("cmd={e}"),
+        "name=deep",
+        "depth=2",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=shallow",
+        "depth=1",
+        "--each",
+        "option.Style=search",
+        "--sprt",
+        "elo0=0",
+        "elo1=60",
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn games_in(path: &Path) -> usize {
+    std::fs::read_to_string(path).unwrap().lines().count() - 1
+}
+
+#[test]
+fn an_sprt_split_over_four_shards_stops_near_where_one_machine_stops() {
+    let dir = scratch("split", "sprt");
+    let single = run(&dir, &sprt_match("single"));
+    assert!(
+        stdout(&single).contains("H1 accepted"),
+        "{}",
+        stdout(&single)
+    );
+    // Four shards at once, as four array tasks would run, sharing the run's folder.
+    let tasks: Vec<_> = (1..=4)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(with_shard(sprt_match("split"), &format!("{k}/4")))
+                .current_dir(&dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for task in tasks {
+        let out = task.wait_with_output().unwrap();
+        // Each shard reports the pooled verdict: H1 (exit 0).
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+    let merged = run(
+        &dir,
+        &["merge", "merged", "split"].map(String::from).to_vec(),
+    );
+    let text = stdout(&merged);
+    assert!(text.contains("H1 accepted"), "{text}");
+    let (one, split) = (
+        games_in(&dir.join("single/games.csv")),
+        games_in(&dir.join("merged/games.csv")),
+    );
+    // The rule: a shard reads the other shards' journals after each of its games and stops
+    // when the pooled LLR has crossed a bound; games already under way finish. So the split
+    // run plays past the crossing by at most a game or two per shard.
+    assert!(
+        one.abs_diff(split) <= 12,
+        "one machine stopped after {one} games, four shards after {split}"
+    );
+    eprintln!("SPRT stop: one machine {one} games, four shards {split} games");
+}
+
+#[test]
+fn a_split_run_needs_one_folder_and_a_real_shard() {
+    let dir = scratch("split", "refused");
+    let mut args = tournament("x");
+    let at = args.iter().position(|a| a == "--out").unwrap();
+    args.drain(at..at + 2);
+    let out = arbiter_in(
+        &dir,
+        &with_shard(args, "1/2")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs --out or --name"),
+        "{}",
+        stderr(&out)
+    );
+    for bad in ["0/2", "3/2", "two"] {
+        let out = arbiter_in(
+            &dir,
+            &with_shard(tournament("x"), bad)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+    // The Slurm array's environment picks the shard when the flag is absent.
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(tournament("env"))
+        .env("SLURM_ARRAY_TASK_ID", "5")
+        .env("SLURM_ARRAY_TASK_MIN", "4")
+        .env("SLURM_ARRAY_TASK_COUNT", "3")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.join("env/shard-2-of-3/journal.jsonl").is_file());
+    // A Kubernetes Indexed Job: the index from the environment, the count from --shards.
+    let mut args = tournament("k8s");
+    args.extend(["--shards".into(), "3".into()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .env("JOB_COMPLETION_INDEX", "0")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.join("k8s/shard-1-of-3/journal.jsonl").is_file());
+    let _: PathBuf = dir;
+}
