@@ -92,18 +92,12 @@ fn shards_merge_to_the_bytes_of_one_machine() {
             run(&dir, &with_shard(tournament(&out), &format!("{k}/{n}")));
         }
         let merged = format!("merged{n}");
-        let text = stdout(&run(
-            &dir,
-            &["merge", &merged, &out].map(String::from).to_vec(),
-        ));
+        let text = stdout(&run(&dir, &["merge", &merged, &out].map(String::from)));
         assert!(text.contains("Merged 18 games"), "{text}");
         assert_same_files(&dir.join("single"), &dir.join(&merged));
     }
     // The run's own folder is the usual place to merge into.
-    run(
-        &dir,
-        &["merge", "split3", "split3"].map(String::from).to_vec(),
-    );
+    run(&dir, &["merge", "split3", "split3"].map(String::from));
     assert_same_files(&dir.join("single"), &dir.join("split3"));
 }
 
@@ -143,10 +137,7 @@ fn requeued_duplicated_conflicting_and_missing_shards() {
     for f in ["run.json", "journal.jsonl"] {
         std::fs::copy(dir.join("run/shard-2-of-3").join(f), copy.join(f)).unwrap();
     }
-    let text = stdout(&run(
-        &dir,
-        &["merge", "merged", "run"].map(String::from).to_vec(),
-    ));
+    let text = stdout(&run(&dir, &["merge", "merged", "run"].map(String::from)));
     assert!(
         text.contains(&format!("{} duplicate entries dropped", lines.len())),
         "{text}"
@@ -273,10 +264,7 @@ fn an_sprt_split_over_four_shards_stops_near_where_one_machine_stops() {
             stderr(&out)
         );
     }
-    let merged = run(
-        &dir,
-        &["merge", "merged", "split"].map(String::from).to_vec(),
-    );
+    let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
     let text = stdout(&merged);
     assert!(text.contains("H1 accepted"), "{text}");
     let (one, split) = (
