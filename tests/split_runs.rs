@@ -334,3 +334,18 @@ fn a_split_run_needs_one_folder_and_a_real_shard() {
     assert!(dir.join("k8s/shard-1-of-3/journal.jsonl").is_file());
     let _: PathBuf = dir;
 }
+
+#[test]
+fn the_shard_simulation_checks_every_game_of_a_large_schedule() {
+    let dir = scratch("split", "bench");
+    let out = arbiter_in(&dir, &["bench", "--shards", "7", "--games", "100001"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("100001 games of 10 engines split into 7 shards"),
+        "{text}"
+    );
+    assert!(text.contains("sum 100001"), "{text}");
+    let refused = arbiter_in(&dir, &["bench", "--shards", "0"]);
+    assert_eq!(refused.status.code(), Some(2));
+}

@@ -283,3 +283,86 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
     );
     Ok(())
 }
+
+/// `bench --shards N --games M`: a schedule of M games for ten engines split into N shards, as
+/// a cluster of N tasks would split it. Every game must fall to exactly one shard, pairs
+/// together, and each shard's count must be what it plays; timed, with the memory it took.
+pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
+    use arbiter::tournament::runner::Schedule;
+    use arbiter::tournament::schedule::PairSchedule;
+    use arbiter::tournament::spec::Shard;
+    use arbiter::tournament::Format;
+    let bad =
+        || Failure::bad_input("--shards and --games must be at least 1 (shards at most 100,000)");
+    let all: Vec<Shard> = (1..=shards)
+        .map(|k| Shard::new(k, shards))
+        .collect::<Option<_>>()
+        .filter(|_| games > 0 && shards > 0)
+        .ok_or_else(bad)?;
+    let rss_before = peak_rss_mib();
+    let started = Instant::now();
+    let schedule = PairSchedule {
+        engines: 10,
+        format: Format::RoundRobin,
+        rounds: games.div_ceil(90),
+        limit: Some(games),
+        openings: 60,
+        seed: 1,
+        random_order: true,
+    };
+    let total = schedule.len();
+    let mut counts = vec![0u64; shards as usize];
+    let mut checksum = 0u64;
+    let mut sampled = 0u64;
+    for game in 0..total {
+        let owner = ((game / 2) % shards) as usize;
+        let shard = &all[owner];
+        let partner = game ^ 1;
+        if !shard.owns(game) || (partner < total && !shard.owns(partner)) {
+            return Err(Failure::bad_input(format!(
+                "game {game} is not its pair's shard's"
+            )));
+        }
+        // Every thousandth game asks every shard: exactly one answers.
+        if game % 1000 == 0 {
+            sampled += 1;
+            let owners = all.iter().filter(|s| s.owns(game)).count();
+            if owners != 1 {
+                return Err(Failure::bad_input(format!(
+                    "game {game} has {owners} shards"
+                )));
+            }
+        }
+        counts[owner] += 1;
+        let p = schedule.pairing(game);
+        checksum = checksum
+            .wrapping_mul(31)
+            .wrapping_add((p.white * 16 + p.black) as u64);
+    }
+    for (shard, &n) in all.iter().zip(&counts) {
+        if shard.games_of(total) != n {
+            return Err(Failure::bad_input(format!(
+                "shard {shard} counts {n} games, plays {}",
+                shard.games_of(total)
+            )));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let (min, max) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    println!("shards: {total} games of 10 engines split into {shards} shards in {elapsed:.3} s");
+    println!("  every game in exactly one shard, pairs together: checked ({sampled} games against every shard)");
+    println!(
+        "  games per shard: {min} to {max}; sum {}",
+        counts.iter().sum::<u64>()
+    );
+    println!(
+        "  peak RSS {:.1} MiB (before {:.1} MiB; the per-shard counts are {} bytes); checksum {checksum:x}",
+        peak_rss_mib(),
+        rss_before,
+        counts.len() * 8
+    );
+    Ok(())
+}

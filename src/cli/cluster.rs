@@ -99,7 +99,11 @@ pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Resul
         .as_ref()
         .map(|p| format!("#SBATCH --partition={p}\n"))
         .unwrap_or_default();
-    let command: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    let mut command: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    if !args.iter().any(|a| a == "--quiet") {
+        // A task's log is a file: the final result, not a progress line per game.
+        command.push("--quiet".into());
+    }
     Ok(format!(
         r#"#!/bin/bash
 # Made by: arbiter slurm --shards {shards} -- {shown}
@@ -120,7 +124,7 @@ array=$(sbatch --parsable <<'ARBITER_TASK'
 #SBATCH --requeue
 #SBATCH --output={base_raw}/slurm-%A_%a.out
 {partition}cd {cwd}
-exec {exe} {command} --quiet
+exec {exe} {command}
 ARBITER_TASK
 )
 array=${{array%%;*}}

@@ -232,6 +232,13 @@ enum Command {
         /// Simulated tests per distribution and hypothesis, with --sprt-sim.
         #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
         runs: u64,
+        /// Split a schedule of --games games into this many shards, as a cluster would, and
+        /// check that every game falls to exactly one (timed, with its memory).
+        #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
+        shards: Option<u64>,
+        /// Games in the schedule split by --shards.
+        #[arg(long, default_value_t = 1_000_000, requires = "shards")]
+        games: u64,
     },
 }
 
@@ -389,9 +396,14 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             csv,
             sprt_sim,
             runs,
-        } => match sprt_sim {
-            Some(bounds) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
-            None => bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0),
+            shards,
+            games,
+        } => match (sprt_sim, shards) {
+            (Some(bounds), _) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
+            (None, Some(shards)) => bench::shard_simulation(shards, games).map(|_| 0),
+            (None, None) => {
+                bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0)
+            }
         },
     }
 }

@@ -1,0 +1,204 @@
+//! A run on a real Slurm cluster: the script `arbiter slurm` prints is submitted as it is, its
+//! job array plays the shards, the dependent job merges them. These tests need Slurm: `.ci/run`
+//! installs Debian's slurm-wlm and munge, starts a one-node cluster (`.ci/slurm/start.sh`) and
+//! runs them with `--ignored`. Without a cluster they fail, saying so; they never pass unrun.
+
+mod common;
+
+use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn slurm_answers() {
+    let sinfo = Command::new("sinfo").arg("-h").output();
+    match sinfo {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "Slurm is installed but does not answer (sinfo: {}): start it with .ci/slurm/start.sh",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => panic!(
+            "no Slurm here (sinfo: {e}): these tests need the cluster .ci/slurm/start.sh starts"
+        ),
+    }
+}
+
+/// A three-engine round robin of `rounds` rounds (6 games each) with engines limited by depth
+/// (`limit` `depth=`) or time (`st=`).
+fn tournament(out: &Path, rounds: u32, limit: &str) -> Vec<String> {
+    let e = bundled_engine();
+    let mut args: Vec<String> = [
+        "tournament",
+        "--rounds",
+        &rounds.to_string(),
+        "--seed",
+        "11",
+        "--random-openings",
+        "--openings",
+        &format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR")),
+        "--out",
+        &out.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, style) in [("one", "search"), ("two", "greedy"), ("three", "random")] {
+        args.extend([
+            "--engine".into(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("option.Style={style}"),
+            limit.to_string(),
+        ]);
+    }
+    args
+}
+
+/// Writes the job script for `run` split in `shards`, submits it, and returns the array's and
+/// the merge's job ids.
+fn submit(dir: &Path, shards: u32, run: &[String]) -> (String, String) {
+    let mut args = vec![
+        "slurm".to_string(),
+        "--shards".into(),
+        shards.to_string(),
+        "--time".into(),
+        "15:00".into(),
+        "--".into(),
+    ];
+    args.extend(run.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let script = arbiter_in(dir, &args);
+    assert_eq!(script.status.code(), Some(0), "{}", stderr(&script));
+    std::fs::write(dir.join("submit.sh"), &script.stdout).unwrap();
+    let submitted = Command::new("bash")
+        .arg("submit.sh")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let said = stdout(&submitted);
+    assert!(submitted.status.success(), "{said}{}", stderr(&submitted));
+    // "submitted array job <id> (<n> shards) and merge job <id>"
+    let words: Vec<&str> = said.split_whitespace().collect();
+    (words[3].to_string(), words[words.len() - 1].to_string())
+}
+
+fn queued(jobs: &[&str]) -> String {
+    let out = Command::new("squeue")
+        .args(["-h", "-o", "%i %T", "-j", &jobs.join(",")])
+        .output()
+        .unwrap();
+    stdout(&out)
+}
+
+fn wait_for(jobs: &[&str], limit: Duration) {
+    let start = Instant::now();
+    loop {
+        let left = queued(jobs);
+        if left.trim().is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "Slurm jobs still queued after {limit:?}:\n{left}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn run_here(dir: &Path, args: &[String]) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_slurm_job_array_merges_to_the_bytes_of_one_machine() {
+    slurm_answers();
+    let dir = scratch("slurm", "bytes");
+    run_here(&dir, &tournament(&dir.join("single"), 4, "depth=2"));
+    let started = Instant::now();
+    let (array, merge) = submit(&dir, 4, &tournament(&dir.join("cluster"), 4, "depth=2"));
+    wait_for(&[&array, &merge], Duration::from_secs(600));
+    eprintln!(
+        "Slurm: 4 array tasks x 6 games and the merge took {:?}",
+        started.elapsed()
+    );
+    let merged = std::fs::read_to_string(
+        std::fs::read_dir(dir.join("cluster"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("slurm-merge-"))
+            .expect("the merge job's log"),
+    )
+    .unwrap();
+    assert!(
+        merged.contains("Merged 24 games from 4 shard folders"),
+        "{merged}"
+    );
+    for file in ["games.csv", "standings.csv", "crosstable.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.join("single").join(file)).unwrap(),
+            std::fs::read_to_string(dir.join("cluster").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_cancelled_and_requeued_task_leaves_every_game_once() {
+    slurm_answers();
+    let dir = scratch("slurm", "requeue");
+    let run = dir.join("run");
+    // Engines on a clock, so that a task is still playing when it is cancelled: 4 tasks of
+    // 20 games each.
+    let (array, merge) = submit(&dir, 4, &tournament(&run, 40 / 3 + 1, "st=0.01"));
+    let task = format!("{array}_2");
+    let journal = run.join("shard-2-of-4/journal.jsonl");
+    let start = Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |j| j.lines().count()) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "task 2 never played"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let cancel = Command::new("scancel").arg(&task).status().unwrap();
+    assert!(cancel.success());
+    while !queued(&[&task]).trim().is_empty() {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let requeue = Command::new("scontrol")
+        .args(["requeue", &task])
+        .output()
+        .unwrap();
+    assert!(requeue.status.success(), "{}", stderr(&requeue));
+    wait_for(&[&array, &merge], Duration::from_secs(900));
+    let log = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.to_string_lossy()
+                .ends_with(&format!("slurm-{array}_2.out"))
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap_or_default();
+    assert!(log.contains("continuing the shard"), "task 2's log: {log}");
+    // The merge job may have run before the requeued task finished: merging again is safe.
+    let merged = arbiter_in(&dir, &["merge", "run", "run"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let mut reader = csv::Reader::from_path(run.join("games.csv")).unwrap();
+    let ids: Vec<u64> = reader
+        .records()
+        .map(|r| r.unwrap()[0].parse().unwrap())
+        .collect();
+    let total = 6 * (40 / 3 + 1);
+    assert_eq!(ids, (1..=total).collect::<Vec<u64>>(), "every game once");
+}
