@@ -6,6 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
   apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
+# Running daemons only: a stopped one may linger as a zombie until its parent reaps it.
+running() { pgrep -x -r R,S,D "$1" >/dev/null; }
 host=$(hostname -s)
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
@@ -15,7 +17,7 @@ mkdir -p /etc/munge /run/munge /var/lib/munge /var/log/munge
 [ -s /etc/munge/munge.key ] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
 chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge
 chmod 700 /etc/munge && chmod 400 /etc/munge/munge.key
-pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+running munged || runuser -u munge -- /usr/sbin/munged
 munge -n | unmunge >/dev/null
 
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
@@ -45,11 +47,11 @@ SlurmdLogFile=/var/log/slurm/slurmd.log
 NodeName=${host} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${mem} State=UNKNOWN
 PartitionName=ci Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
-pgrep -x slurmctld >/dev/null || /usr/sbin/slurmctld
+running slurmctld || /usr/sbin/slurmctld
 # slurmd initialises a cgroup plugin even with proctrack/linuxproc and task/none; which one a
 # container offers varies, so each is tried until slurmd stays up.
 for plugin in autodetect cgroup/v1 cgroup/v2; do
-  pgrep -x slurmd >/dev/null && break
+  running slurmd && break
   printf 'CgroupPlugin=%s\nCgroupAutomount=yes\nIgnoreSystemd=yes\n' "$plugin" > /etc/slurm/cgroup.conf
   /usr/sbin/slurmd || true
   sleep 1
