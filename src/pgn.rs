@@ -94,6 +94,9 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         line.push_str(token);
     };
     let mut token = String::new();
+    let texts: Vec<&str> = record.moves.iter().map(|m| m.text.as_str()).collect();
+    let converted = crate::game::find_game(&record.game)
+        .and_then(|entry| entry.pgn_moves(record.start_fen.as_deref(), &texts));
     for (i, m) in record.moves.iter().enumerate() {
         let ply = i + usize::from(black_first);
         // A move number stays on the line of its move.
@@ -103,7 +106,7 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         } else if i == 0 {
             let _ = write!(token, "{}... ", ply / 2 + 1);
         }
-        token.push_str(&m.text);
+        token.push_str(converted.as_ref().map_or(&m.text, |c| &c[i]));
         push(&token, &mut out);
         token.clear();
         token.push('{');

@@ -290,9 +290,9 @@ fn bad_fens_are_rejected_with_a_reason() {
 
 #[test]
 fn cli_reports_bad_input_with_exit_code_2() {
-    let out = arbiter(&["perft", "chess", "1"]);
+    let out = arbiter(&["perft", "go", "1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("unknown game 'chess'"));
+    assert!(stderr(&out).contains("unknown game 'go'"));
 
     let out = arbiter(&["replay", "leiserchess", "--fen", "ss7/8 W", "g4g5"]);
     assert_eq!(out.status.code(), Some(2));

@@ -266,18 +266,30 @@ fn an_sprt_split_over_four_shards_stops_near_where_one_machine_stops() {
     }
     let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
     let text = stdout(&merged);
+    // The rule: the pooled test counts games in the schedule's order up to the first one not
+    // finished, so it crosses its bound at the very pair one machine playing in order does.
+    let crossed = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("SPRT:"))
+            .and_then(|l| l.split("first crossed after pair ").nth(1))
+            .and_then(|rest| rest.split(')').next())
+            .map(str::to_string)
+    };
+    let single_text = stdout(&single);
     assert!(text.contains("H1 accepted"), "{text}");
+    assert_eq!(
+        crossed(&text),
+        crossed(&single_text),
+        "{text}\n---\n{single_text}"
+    );
+    assert!(crossed(&text).is_some(), "{text}");
     let (one, split) = (
         games_in(&dir.join("single/games.csv")),
         games_in(&dir.join("merged/games.csv")),
     );
-    // The rule: a shard reads the other shards' journals after each of its games and stops
-    // when the pooled LLR has crossed a bound; games already under way finish. So the split
-    // run plays past the crossing by at most a game or two per shard.
-    assert!(
-        one.abs_diff(split) <= 12,
-        "one machine stopped after {one} games, four shards after {split}"
-    );
+    // The shards then stop after the games they have under way; how far the faster ones had
+    // got ahead depends on the machine, but the run stops long before its 600 games.
+    assert!(split < 300, "four shards played {split} games");
     eprintln!("SPRT stop: one machine {one} games, four shards {split} games");
 }
 

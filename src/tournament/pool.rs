@@ -1,5 +1,9 @@
 //! An SPRT over the shards of one run: each shard, between its games, reads what the other
 //! shards have added to their journals in the shared run folder and decides on all the pairs.
+//! Games count in the schedule's order, up to the first one not finished yet: the test sees the
+//! same sequence of pairs as one machine playing the schedule in order, so it decides at the
+//! same pair, whatever the shards' speeds (the shards play on a little while the slowest catches
+//! up). A shard that never finishes holds the decision back; it never makes a wrong one.
 //! Journals are append-only, so reading from where the last read stopped sees only new games; a
 //! line still being written (no newline yet) is left for the next read, and a line that is not
 //! an entry is skipped. No server and no locks: the journals are the whole protocol.
@@ -9,7 +13,7 @@ use super::ledger::Ledger;
 use super::spec::Shard;
 use crate::referee::GameRecord;
 use crate::stats::Sprt;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -21,6 +25,10 @@ pub(super) struct Pool {
     /// Bytes of each other shard's journal already read.
     read: HashMap<PathBuf, u64>,
     seen: HashSet<u64>,
+    /// Games finished ahead of the first unfinished one, waiting to be counted in order.
+    waiting: BTreeMap<u64, GameRecord>,
+    /// The first game of the schedule not counted yet.
+    next: u64,
     pub(super) ledger: Ledger,
 }
 
@@ -36,14 +44,21 @@ impl Pool {
             count: shard.count,
             read: HashMap::new(),
             seen: HashSet::new(),
+            waiting: BTreeMap::new(),
+            next: 0,
             ledger: Ledger::new(names, Some(sprt)),
         }
     }
 
-    /// Counts a game once, whichever shard's journal it was read from.
+    /// Counts a game once, whichever shard's journal it was read from, in the schedule's order.
     pub(super) fn add(&mut self, index: u64, record: &GameRecord) {
-        if self.seen.insert(index) {
-            self.ledger.count(index, record);
+        if !self.seen.insert(index) {
+            return;
+        }
+        self.waiting.insert(index, record.clone());
+        while let Some(record) = self.waiting.remove(&self.next) {
+            self.ledger.count(self.next, &record);
+            self.next += 1;
         }
     }
 

@@ -79,7 +79,7 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Why a game ended. The rules decide the first six; the referee the rest.
+/// Why a game ended. The rules decide the first seven; the referee the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Termination {
     KingZapped,
@@ -88,6 +88,8 @@ pub enum Termination {
     Campmate,
     Repetition,
     MoveRule,
+    /// Neither side can mate (chess).
+    InsufficientMaterial,
     MaxPlies,
     IllegalMove,
     TimeForfeit,
@@ -99,13 +101,14 @@ pub enum Termination {
 }
 
 impl Termination {
-    pub const ALL: [Termination; 13] = [
+    pub const ALL: [Termination; 14] = [
         Termination::KingZapped,
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::Campmate,
         Termination::Repetition,
         Termination::MoveRule,
+        Termination::InsufficientMaterial,
         Termination::MaxPlies,
         Termination::IllegalMove,
         Termination::TimeForfeit,
@@ -123,6 +126,7 @@ impl Termination {
             Termination::Campmate => "campmate",
             Termination::Repetition => "repetition",
             Termination::MoveRule => "move rule",
+            Termination::InsufficientMaterial => "insufficient material",
             Termination::MaxPlies => "max plies",
             Termination::IllegalMove => "illegal move",
             Termination::TimeForfeit => "time forfeit",
@@ -424,6 +428,14 @@ pub trait Position: Clone + Send + Sync + 'static {
 
     /// The game's status after the last move in `history`: board status first, then draw rules.
     fn judge(history: &History<Self>) -> Status;
+
+    /// Whether PGN writes moves in another notation than the game's own (chess: SAN).
+    const SAN_IN_PGN: bool = false;
+
+    /// A move as PGN writes it, where `SAN_IN_PGN`.
+    fn pgn_move_text(&self, mv: Self::Move) -> String {
+        self.move_text(mv)
+    }
 
     /// Whether the move notation may carry an `x<square>` suffix naming the removed piece.
     const ZAP_SUFFIX: bool = false;

@@ -117,6 +117,7 @@ pub struct GameEntry {
     new_game: fn(&str) -> Result<Box<dyn AnyGame>, FenError>,
     perft: fn(&str, u32) -> Result<u64, FenError>,
     divide: fn(&str, u32) -> Result<Divide, FenError>,
+    pgn_moves: fn(&str, &[&str]) -> Option<Vec<String>>,
 }
 
 impl GameEntry {
@@ -130,6 +131,7 @@ impl GameEntry {
             new_game: new_game::<P>,
             perft: perft_of::<P>,
             divide: divide_of::<P>,
+            pgn_moves: pgn_moves_of::<P>,
         }
     }
 
@@ -159,10 +161,34 @@ impl GameEntry {
         (self.perft)(self.resolve_fen(fen), depth)
     }
 
+    /// The moves of a game from `fen` (`None`: the start position) as PGN writes them, when
+    /// that is not the game's own notation (chess: SAN).
+    pub fn pgn_moves(&self, fen: Option<&str>, moves: &[&str]) -> Option<Vec<String>> {
+        (self.pgn_moves)(self.resolve_fen(fen), moves)
+    }
+
     /// Leaf counts below each move at `depth`.
     pub fn divide(&self, fen: Option<&str>, depth: u32) -> Result<Divide, FenError> {
         (self.divide)(self.resolve_fen(fen), depth)
     }
+}
+
+/// The moves of a game as PGN writes them, when that differs from the game's own notation
+/// (chess: SAN); `None` otherwise, or when the moves do not replay.
+fn pgn_moves_of<P: Position>(fen: &str, moves: &[&str]) -> Option<Vec<String>> {
+    if !P::SAN_IN_PGN {
+        return None;
+    }
+    let mut pos = P::from_fen(fen).ok()?;
+    moves
+        .iter()
+        .map(|text| {
+            let mv = pos.parse_move(text).ok()?;
+            let san = pos.pgn_move_text(mv);
+            pos.play(mv);
+            Some(san)
+        })
+        .collect()
 }
 
 fn new_game<P: Position>(fen: &str) -> Result<Box<dyn AnyGame>, FenError> {
@@ -209,6 +235,7 @@ register_games!(
     games::laserchess::LaserChess,
     games::leaperhouse::Leaperhouse,
     games::ultima::Ultima,
+    games::chess::Chess,
 );
 
 /// Looks a game up by id (case-insensitive).

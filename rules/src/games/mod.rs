@@ -1,6 +1,7 @@
 //! The rules of each game, one module per game.
 
 mod beam;
+pub mod chess;
 mod laser_board;
 pub mod laserchess;
 pub mod leaperhouse;

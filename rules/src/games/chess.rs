@@ -1,0 +1,272 @@
+//! Standard chess, through the `shakmaty` crate: its move generation is exact and tested against
+//! the published perft numbers by its authors, so arbiter writes no chess rules of its own. This
+//! file only adapts it: UCI move notation (SAN accepted too, and written in PGN), FEN, and the
+//! draws the referee applies from the game's history (threefold repetition, the 50-move rule,
+//! insufficient material).
+
+use crate::game::{
+    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
+    Termination,
+};
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, EnPassantMode, Move, Position as _, Role};
+
+/// Plies without a capture or a pawn move before the game is drawn (50 moves by each side).
+pub const MOVE_RULE_PLIES: u32 = 100;
+
+#[derive(Clone, Debug)]
+pub struct Chess {
+    pos: shakmaty::Chess,
+}
+
+fn color(c: shakmaty::Color) -> Color {
+    match c {
+        shakmaty::Color::White => Color::White,
+        shakmaty::Color::Black => Color::Black,
+    }
+}
+
+fn piece_letter(piece: shakmaty::Piece) -> char {
+    piece.char()
+}
+
+impl Chess {
+    /// The move in Standard Algebraic Notation, with `+`/`#`, as PGN writes it.
+    pub fn san(&self, mv: Move) -> String {
+        shakmaty::san::SanPlus::from_move(self.pos.clone(), mv).to_string()
+    }
+}
+
+impl Position for Chess {
+    type Move = Move;
+
+    const ID: &'static str = "chess";
+    const DESCRIPTION: &'static str =
+        "Standard chess (FIDE rules by the shakmaty crate), UCI moves, FEN, SAN in PGN";
+    const START_FEN: &'static str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    const SAN_IN_PGN: bool = true;
+
+    fn from_fen(fen: &str) -> Result<Self, FenError> {
+        let err = |reason: String| FenError::new(Self::ID, fen, reason);
+        let parsed = Fen::from_ascii(fen.trim().as_bytes()).map_err(|e| err(e.to_string()))?;
+        let pos = parsed
+            .into_position(CastlingMode::Standard)
+            .map_err(|e| err(e.to_string()))?;
+        Ok(Chess { pos })
+    }
+
+    fn fen(&self) -> String {
+        Fen::from_position(&self.pos, EnPassantMode::Legal).to_string()
+    }
+
+    fn turn(&self) -> Color {
+        color(self.pos.turn())
+    }
+
+    fn generate(&self, out: &mut Vec<Move>) {
+        out.extend(self.pos.legal_moves());
+    }
+
+    fn play(&mut self, mv: Move) -> Removals {
+        let removed = mv.capture().map(|role| {
+            // En passant takes the pawn beside the square moved to.
+            let square = match mv {
+                Move::EnPassant { from, to } => {
+                    shakmaty::Square::from_coords(to.file(), from.rank())
+                }
+                _ => mv.to(),
+            };
+            let piece = role.of(!self.pos.turn());
+            Removals::one(
+                SquareName::new(&square.to_string()),
+                &piece_letter(piece).to_string(),
+            )
+        });
+        self.pos.play_unchecked(mv);
+        removed.unwrap_or_default()
+    }
+
+    fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
+        if let Ok(uci) = text.parse::<UciMove>() {
+            return uci
+                .to_move(&self.pos)
+                .map_err(|_| MoveError::illegal(text, "not a legal move in this position"));
+        }
+        // Opening books and PGN files write SAN; a `+` or `#` is allowed.
+        let san = text
+            .trim_end_matches(['+', '#'])
+            .parse::<San>()
+            .map_err(|_| {
+                MoveError::malformed(
+                    text,
+                    "a chess move looks like e2e4, e7e8q or e1g1 (UCI), or Nf3",
+                )
+            })?;
+        san.to_move(&self.pos)
+            .map_err(|e| MoveError::illegal(text, e.to_string()))
+    }
+
+    fn move_text(&self, mv: Move) -> String {
+        UciMove::from_move(mv, CastlingMode::Standard).to_string()
+    }
+
+    fn key(&self) -> u64 {
+        let hash: Zobrist64 = self.pos.zobrist_hash(EnPassantMode::Legal);
+        hash.0
+    }
+
+    fn perft(&self, depth: u32) -> u64 {
+        shakmaty::perft(&self.pos, depth)
+    }
+
+    fn material(&self) -> i32 {
+        let board = self.pos.board();
+        let value = |role: Role| match role {
+            Role::Pawn => 100,
+            Role::Knight | Role::Bishop => 300,
+            Role::Rook => 500,
+            Role::Queen => 900,
+            Role::King => 0,
+        };
+        let side = |c: shakmaty::Color| -> i32 {
+            Role::ALL
+                .iter()
+                .map(|&r| value(r) * (board.by_piece(r.of(c)).count() as i32))
+                .sum()
+        };
+        let us = self.pos.turn();
+        side(us) - side(!us)
+    }
+
+    fn in_check(&self) -> bool {
+        self.pos.is_check()
+    }
+
+    fn resets_move_rule(mv: Move, _removed: &Removals) -> bool {
+        mv.is_capture() || mv.role() == Role::Pawn
+    }
+
+    fn initial_quiet_plies(&self) -> u32 {
+        self.pos.halfmoves()
+    }
+
+    fn board_status(&self) -> Status {
+        if self.pos.is_checkmate() {
+            Status::Over(color(!self.pos.turn()).wins(), Termination::Checkmate)
+        } else if self.pos.is_stalemate() {
+            Status::Over(Outcome::Draw, Termination::Stalemate)
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    fn judge(history: &History<Self>) -> Status {
+        let current = history.current();
+        let status = current.board_status();
+        if status.is_over() {
+            status
+        } else if current.pos.is_insufficient_material() {
+            Status::Over(Outcome::Draw, Termination::InsufficientMaterial)
+        } else if history.occurrences_of_current() >= 3 {
+            Status::Over(Outcome::Draw, Termination::Repetition)
+        } else if history.quiet_plies() >= MOVE_RULE_PLIES {
+            Status::Over(Outcome::Draw, Termination::MoveRule)
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    fn pgn_move_text(&self, mv: Move) -> String {
+        self.san(mv)
+    }
+
+    fn render(&self) -> String {
+        let board = self.pos.board();
+        let mut out = String::new();
+        for rank in (0..8u32).rev() {
+            out.push_str(&format!("{} ", rank + 1));
+            for file in 0..8u32 {
+                let square = shakmaty::Square::from_coords(
+                    shakmaty::File::new(file),
+                    shakmaty::Rank::new(rank),
+                );
+                out.push(' ');
+                out.push(board.piece_at(square).map_or('.', piece_letter));
+            }
+            out.push('\n');
+        }
+        out.push_str("   a b c d e f g h\n");
+        out.push_str(match self.pos.turn() {
+            shakmaty::Color::White => "White to move\n",
+            shakmaty::Color::Black => "Black to move\n",
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+
+    #[test]
+    fn moves_read_in_uci_and_san_and_write_in_both() {
+        let p = Chess::from_fen(Chess::START_FEN).unwrap();
+        let mv = p.parse_move("g1f3").unwrap();
+        assert_eq!(p.parse_move("Nf3").unwrap(), mv);
+        assert_eq!(p.move_text(mv), "g1f3");
+        assert_eq!(p.pgn_move_text(mv), "Nf3");
+        assert!(matches!(
+            p.parse_move("e2e5"),
+            Err(MoveError::Illegal { .. })
+        ));
+        assert!(matches!(
+            p.parse_move("zz"),
+            Err(MoveError::Malformed { .. })
+        ));
+        assert_eq!(p.fen(), Chess::START_FEN);
+    }
+
+    #[test]
+    fn the_referees_draws_come_from_the_history() {
+        // Knights out and back twice: the start position a third time.
+        let mut g = Game::new(Chess::from_fen(Chess::START_FEN).unwrap());
+        for text in [
+            "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8",
+        ] {
+            let mv = g.position().parse_move(text).unwrap();
+            g.play(mv).unwrap();
+        }
+        assert_eq!(
+            g.status(),
+            Status::Over(Outcome::Draw, Termination::Repetition)
+        );
+        let bare = Game::new(Chess::from_fen("8/8/4k3/8/8/3BK3/8/8 w - - 0 1").unwrap());
+        assert_eq!(
+            bare.status(),
+            Status::Over(Outcome::Draw, Termination::InsufficientMaterial)
+        );
+        let fifty = Game::new(Chess::from_fen("8/8/4k3/8/8/3RK3/8/8 w - - 100 80").unwrap());
+        assert_eq!(
+            fifty.status(),
+            Status::Over(Outcome::Draw, Termination::MoveRule)
+        );
+        let mate = Chess::from_fen("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1").unwrap();
+        assert_eq!(
+            mate.board_status(),
+            Status::Over(Outcome::WhiteWins, Termination::Checkmate)
+        );
+    }
+
+    #[test]
+    fn en_passant_removes_the_pawn_beside() {
+        let mut p = Chess::from_fen("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2").unwrap();
+        let mv = p.parse_move("e5d6").unwrap();
+        let removed = p.play(mv);
+        let r = removed.iter().next().unwrap();
+        assert_eq!((r.square.as_str(), r.piece.as_str()), ("d5", "p"));
+    }
+}

@@ -1,0 +1,117 @@
+//! arbiter against a real chess engine: Debian's stockfish package (`/usr/games/stockfish`),
+//! which `.ci/run` installs and runs these tests for with `--ignored`. Without stockfish they
+//! fail, saying so; they never pass unrun.
+
+mod common;
+
+use common::{arbiter_in, scratch, stderr, stdout};
+
+fn stockfish() -> String {
+    let path = std::env::var("STOCKFISH").unwrap_or_else(|_| "/usr/games/stockfish".into());
+    assert!(
+        std::path::Path::new(&path).is_file(),
+        "no stockfish at {path}: install Debian's stockfish package (as .ci/run does) or set STOCKFISH"
+    );
+    path
+}
+
+fn book() -> String {
+    format!("{}/openings/chess.txt", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn stockfish_against_itself_ends_every_game_by_the_rules() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "self");
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "chess",
+            "--games",
+            "20",
+            "--concurrency",
+            "2",
+            "--openings",
+            &book(),
+            "--random-openings",
+            "--engine",
+            &format!("cmd={sf}"),
+            "name=sf-a",
+            "nodes=300",
+            "--engine",
+            &format!("cmd={sf}"),
+            "name=sf-b",
+            "nodes=300",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
+    let endings: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[8].to_string())
+        .collect();
+    assert_eq!(endings.len(), 20);
+    let by_rules = [
+        "checkmate",
+        "stalemate",
+        "repetition",
+        "move rule",
+        "insufficient material",
+        "max plies",
+    ];
+    // No dispute: the referee never had to step in for an illegal move, a crash or a stall.
+    assert!(
+        endings.iter().all(|e| by_rules.contains(&e.as_str())),
+        "{endings:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn an_sprt_tells_more_nodes_from_fewer() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "sprt");
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "chess",
+            "--games",
+            "600",
+            "--concurrency",
+            "2",
+            "--openings",
+            &book(),
+            "--random-openings",
+            "--engine",
+            &format!("cmd={sf}"),
+            "name=n400",
+            "nodes=400",
+            "--engine",
+            &format!("cmd={sf}"),
+            "name=n100",
+            "nodes=100",
+            "--sprt",
+            "elo0=0",
+            "elo1=50",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("H1 accepted"), "{text}{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+    eprintln!(
+        "{}",
+        text.lines().find(|l| l.starts_with("SPRT")).unwrap_or("")
+    );
+}
