@@ -3,6 +3,7 @@
 
 mod bench;
 mod cluster;
+mod compat;
 mod configcmd;
 mod progress;
 mod ratecmd;
@@ -275,7 +276,17 @@ fn engine_groups(sub: &clap::ArgMatches) -> Vec<Vec<String>> {
 }
 
 pub fn run() -> ExitCode {
-    let matches = match Cli::command().try_get_matches() {
+    let args: Vec<String> = std::env::args().collect();
+    let argv = if compat::is_theirs(&args[1..]) {
+        // A cutechess-cli or fastchess command line: read as the arbiter one it means.
+        match compat::translate(&args[1..]) {
+            Ok(ours) => std::iter::once(args[0].clone()).chain(ours).collect(),
+            Err(f) => return finish(Err(f)),
+        }
+    } else {
+        args
+    };
+    let matches = match Cli::command().try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => return clap_exit(e),
     };

@@ -1,8 +1,11 @@
-//! Opening books: one opening per line, validated against the rules when loaded.
+//! Opening books, validated against the rules when loaded, every mistake named by file and line.
 //!
-//! A line is either moves separated by spaces (`g4g5 e6e7`, the MIT autotester's format), or
-//! `fen <FEN>` optionally followed by `moves <m1> <m2> ...` (as in UCI's `position`). Blank lines
-//! and lines starting with `#` are skipped.
+//! arbiter's own format (`.txt`, any other name): one opening per line, moves separated by spaces
+//! (`g4g5 e6e7`, the MIT autotester's format), or `fen <FEN>` optionally followed by
+//! `moves <m1> <m2> ...` (as in UCI's `position`); blank lines and `#` lines are skipped.
+//! Chess users' formats: `.epd`, one position per line (the four EPD fields, opcodes after them
+//! ignored), and `.pgn`, each game's moves (SAN or the game's notation) from its `FEN` tag or the
+//! start. Moves are kept in the game's own notation, as the engines are sent them.
 
 use crate::game::GameEntry;
 use std::path::Path;
@@ -57,27 +60,8 @@ pub fn parse_book(
             },
             None => (None, line),
         };
-        let mut moves: Vec<String> = moves_text.split_whitespace().map(str::to_string).collect();
-        if let Some(max) = max_plies {
-            moves.truncate(max);
-        }
-        let mut game = entry
-            .new_game(fen.as_deref())
-            .map_err(|e| bad(e.to_string()))?;
-        for (ply, mv) in moves.iter().enumerate() {
-            game.play(mv)
-                .map_err(|e| bad(format!("ply {}: {e}", ply + 1)))?;
-        }
-        if game.status().is_over() {
-            return Err(bad(
-                "the game is already over at the end of this line".into()
-            ));
-        }
-        openings.push(Opening {
-            line: line_no,
-            fen,
-            moves,
-        });
+        let moves: Vec<&str> = moves_text.split_whitespace().collect();
+        openings.push(checked(entry, line_no, fen, &moves, max_plies).map_err(bad)?);
     }
     if openings.is_empty() {
         return Err(BookError::Empty {
@@ -87,6 +71,93 @@ pub fn parse_book(
     Ok(openings)
 }
 
+/// An opening played through the rules: its moves in the game's notation, cut at `max_plies`;
+/// refused when a move is not legal or the game is over by its end.
+fn checked(
+    entry: &GameEntry,
+    line: usize,
+    fen: Option<String>,
+    moves: &[&str],
+    max_plies: Option<usize>,
+) -> Result<Opening, String> {
+    let moves = &moves[..max_plies.unwrap_or(usize::MAX).min(moves.len())];
+    let mut game = entry.new_game(fen.as_deref()).map_err(|e| e.to_string())?;
+    let mut played = Vec::with_capacity(moves.len());
+    for (ply, mv) in moves.iter().enumerate() {
+        let report = game.play(mv).map_err(|e| format!("ply {}: {e}", ply + 1))?;
+        played.push(report.mv);
+    }
+    if game.status().is_over() {
+        return Err("the game is already over at the end of this line".into());
+    }
+    Ok(Opening {
+        line,
+        fen,
+        moves: played,
+    })
+}
+
+/// An EPD book: one position per line, its four fields (board, side, castling, en passant).
+pub fn parse_epd(text: &str, path: &str, entry: &GameEntry) -> Result<Vec<Opening>, BookError> {
+    let mut openings = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().take(4).collect();
+        let fen = format!("{} 0 1", fields.join(" "));
+        let opening =
+            checked(entry, i + 1, Some(fen), &[], None).map_err(|reason| BookError::Bad {
+                path: path.to_string(),
+                line: i + 1,
+                reason,
+            })?;
+        openings.push(opening);
+    }
+    non_empty(openings, path)
+}
+
+/// A PGN book: each game's moves, from its `FEN` tag or the start position.
+pub fn parse_pgn_book(
+    text: &str,
+    path: &str,
+    entry: &GameEntry,
+    max_plies: Option<usize>,
+) -> Result<Vec<Opening>, BookError> {
+    let bad = |line: usize, reason: String| BookError::Bad {
+        path: path.to_string(),
+        line,
+        reason,
+    };
+    let games = crate::pgn::read_games(text).map_err(|e| bad(e.line, e.reason))?;
+    let openings = games
+        .iter()
+        .map(|g| {
+            let moves: Vec<&str> = g.moves.iter().map(String::as_str).collect();
+            checked(
+                entry,
+                g.line,
+                g.tag("FEN").map(str::to_string),
+                &moves,
+                max_plies,
+            )
+            .map_err(|reason| bad(g.line, reason))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    non_empty(openings, path)
+}
+
+fn non_empty(openings: Vec<Opening>, path: &str) -> Result<Vec<Opening>, BookError> {
+    if openings.is_empty() {
+        return Err(BookError::Empty {
+            path: path.to_string(),
+        });
+    }
+    Ok(openings)
+}
+
+/// Reads a book in the format its name says: `.epd`, `.pgn`, else arbiter's own.
 pub fn load_book(
     path: &Path,
     entry: &GameEntry,
@@ -97,7 +168,14 @@ pub fn load_book(
         path: name.clone(),
         reason: e.to_string(),
     })?;
-    parse_book(&text, &name, entry, max_plies)
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("epd") => parse_epd(&text, &name, entry),
+        Some("pgn") => parse_pgn_book(&text, &name, entry, max_plies),
+        _ => parse_book(&text, &name, entry, max_plies),
+    }
 }
 
 #[cfg(test)]
@@ -114,6 +192,32 @@ mod tests {
         assert_eq!(openings[0].line, 2);
         assert_eq!(openings[1].fen.as_deref(), Some("ss7/8/8/8/8/8/8/7NN W"));
         assert_eq!(openings[1].moves, ["h0L", "a7R"]);
+    }
+
+    #[test]
+    fn chess_books_in_epd_and_pgn_keep_moves_in_uci() {
+        let chess = find_game("chess").unwrap();
+        let epd = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - bm e5; id \"x\";\n";
+        let openings = parse_epd(epd, "b.epd", chess).unwrap();
+        assert_eq!(
+            openings[0].fen.as_deref(),
+            Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+        );
+        let pgn = "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 Nf6 *\n";
+        let openings = parse_pgn_book(pgn, "b.pgn", chess, Some(2)).unwrap();
+        assert_eq!(openings[0].moves, ["e2e4", "e7e5"]);
+        assert_eq!(openings[1].moves, ["d2d4", "g8f6"]);
+        let err = parse_pgn_book("[Event \"a\"]\n\n1. e4 e4 *\n", "b.pgn", chess, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("b.pgn:1: ply 2: illegal move 'e4'"),
+            "{err}"
+        );
+        let err = parse_epd("8/8/8/8/8/8/8/8 w - -\n", "b.epd", chess)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("b.epd:1: "), "{err}");
     }
 
     #[test]
