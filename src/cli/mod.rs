@@ -76,7 +76,8 @@ enum Command {
         #[arg(num_args = 0.., allow_hyphen_values = true)]
         moves: Vec<String>,
     },
-    /// Draw the board as text, after optional moves.
+    /// Draw the board as text, after optional moves; --svg also draws it as a picture, with the
+    /// last move's laser beam and what it removed.
     Show {
         game: String,
         /// Start from this position (or a setup name) instead of the start position.
@@ -85,6 +86,9 @@ enum Command {
         /// Start from a named setup (laserchess: ace, curiosity, grail, mercury, sophie).
         #[arg(long)]
         setup: Option<String>,
+        /// Also write the position as an SVG picture to this file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<std::path::PathBuf>,
         #[arg(num_args = 0.., allow_hyphen_values = true)]
         moves: Vec<String>,
     },
@@ -367,9 +371,10 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             game,
             fen,
             setup,
+            svg,
             moves,
         } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves))
+            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves, svg.as_deref()))
             .map(|_| 0),
         Command::Games => rules::list_games().map(|_| 0),
         Command::Match(_) | Command::Tournament(_) | Command::Run { .. } => {

@@ -152,9 +152,31 @@ pub fn replay(entry: &GameEntry, fen: Option<&str>, moves: &[String]) -> Result<
     Ok(())
 }
 
-pub fn show(entry: &GameEntry, fen: Option<&str>, moves: &[String]) -> Result<(), Failure> {
+pub fn show(
+    entry: &GameEntry,
+    fen: Option<&str>,
+    moves: &[String],
+    svg: Option<&std::path::Path>,
+) -> Result<(), Failure> {
     let mut game = new_game(entry, fen)?;
-    play_all(game.as_mut(), moves, |_, _| {})?;
+    let mut removed = Vec::new();
+    play_all(game.as_mut(), moves, |_, report| {
+        removed = report
+            .removed
+            .iter()
+            .map(|r| r.square.to_string())
+            .collect();
+    })?;
+    if let Some(path) = svg {
+        let picture = arbiter::tournament::board_svg::board_svg(
+            entry.id,
+            &game.fen(),
+            &game.last_beam(),
+            &removed,
+        );
+        std::fs::write(path, picture)
+            .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
+    }
     print!("{}", game.render());
     println!("fen {}", game.fen());
     println!("{}", result_line(game.status()));

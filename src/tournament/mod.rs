@@ -1,6 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
+pub mod board_svg;
 pub mod bookgen;
 pub mod charts;
 pub mod import;

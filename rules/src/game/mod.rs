@@ -429,6 +429,12 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// The game's status after the last move in `history`: board status first, then draw rules.
     fn judge(history: &History<Self>) -> Status;
 
+    /// The squares the mover's laser crosses when `mv` is played here, from the firing piece to
+    /// the piece it removes or where it ends (laser games; others have none). For drawing games.
+    fn laser_path_of(&self, _mv: Self::Move) -> Vec<SquareName> {
+        Vec::new()
+    }
+
     /// Whether PGN writes moves in another notation than the game's own (chess: SAN).
     const SAN_IN_PGN: bool = false;
 

@@ -30,8 +30,37 @@ pub fn walk(
     deltas: &[isize; 4],
     off: u8,
     start: usize,
+    dir: usize,
+    meet: impl Fn(u8, usize) -> Meet,
+) -> BeamEnd {
+    walk_seeing(cells, deltas, off, start, dir, meet, |_| {})
+}
+
+/// The squares a beam crosses, from `start` to where it ends (the last square on the board
+/// when it leaves), for drawing it.
+pub fn path(
+    cells: &[u8],
+    deltas: &[isize; 4],
+    off: u8,
+    start: usize,
+    dir: usize,
+    meet: impl Fn(u8, usize) -> Meet,
+) -> Vec<usize> {
+    let mut squares = vec![start];
+    walk_seeing(cells, deltas, off, start, dir, meet, |sq| squares.push(sq));
+    squares
+}
+
+/// `walk`, telling `seen` every board square the beam reaches.
+#[inline(always)]
+fn walk_seeing(
+    cells: &[u8],
+    deltas: &[isize; 4],
+    off: u8,
+    start: usize,
     mut dir: usize,
     meet: impl Fn(u8, usize) -> Meet,
+    mut seen: impl FnMut(usize),
 ) -> BeamEnd {
     let mut sq = start;
     // A beam's path is reversible and begins at the firing piece, which stops any beam that
@@ -39,11 +68,12 @@ pub fn walk(
     for _ in 0..4 * cells.len() {
         sq = sq.wrapping_add_signed(deltas[dir]);
         let cell = cells[sq];
-        if cell == 0 {
-            continue;
-        }
         if cell == off {
             return BeamEnd::Left(dir);
+        }
+        seen(sq);
+        if cell == 0 {
+            continue;
         }
         match meet(cell, dir) {
             Meet::Turn(next) => dir = next,

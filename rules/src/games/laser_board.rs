@@ -4,7 +4,7 @@
 //! arithmetic: it stops at an `OFF` cell. Both sizes use the same layout; on 8x8 the unused
 //! cells are `OFF` too.
 
-use super::beam::{walk, BeamEnd, Meet};
+use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
@@ -174,6 +174,19 @@ pub fn square(file: usize, rank: usize) -> usize {
     (rank + 1) * STRIDE + file + 1
 }
 
+/// What a piece does to a beam: Kings are zapped from any side; a Pawn's mirror turns it, its
+/// back is zapped.
+#[inline(always)]
+fn meet(cell: u8, dir: usize) -> Meet {
+    if is_king(cell) {
+        return Meet::Destroy;
+    }
+    match REFLECT[dir][(cell & 3) as usize] {
+        ZAP => Meet::Destroy,
+        next => Meet::Turn(next as usize),
+    }
+}
+
 /// The board's squares as a mailbox; its ranks count from 0.
 pub const fn mailbox(size: u8) -> Mailbox {
     Mailbox {
@@ -256,20 +269,29 @@ impl LaserBoard {
         out
     }
 
+    /// The squares the beam of `shooter`'s King crosses, from the King to where it ends.
+    pub fn beam(&self, shooter: Color) -> Vec<usize> {
+        let king = self.kings[shooter.index()];
+        if king == NO_KING {
+            return Vec::new();
+        }
+        let king = king as usize;
+        path(
+            &self.cells,
+            &DIR_DELTA,
+            OFF,
+            king,
+            (self.cells[king] & 3) as usize,
+            meet,
+        )
+    }
+
     /// Fires the laser of `shooter`'s King and removes the first piece it zaps, if any.
     #[inline]
     pub fn fire(&mut self, shooter: Color) -> Option<(usize, u8)> {
         let king = self.kings[shooter.index()] as usize;
         let dir = (self.cells[king] & 3) as usize;
-        let end = walk(&self.cells, &DIR_DELTA, OFF, king, dir, |cell, dir| {
-            if is_king(cell) {
-                return Meet::Destroy;
-            }
-            match REFLECT[dir][(cell & 3) as usize] {
-                ZAP => Meet::Destroy,
-                next => Meet::Turn(next as usize),
-            }
-        });
+        let end = walk(&self.cells, &DIR_DELTA, OFF, king, dir, meet);
         let BeamEnd::Destroyed(sq) = end else {
             return None;
         };

@@ -3,7 +3,7 @@
 //! A turn is one action (step, Switch swap, rotation, or aiming the Laser), then the mover's Laser
 //! fires. Deflectors and Defenders can be destroyed; Switches and Lasers never; a King hit loses.
 
-use super::beam::{walk, BeamEnd, Meet};
+use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
@@ -160,6 +160,26 @@ fn place(cell: u8, s: usize, lasers: &mut [u8; 2], kings: &mut [u8; 2]) -> Resul
         _ => {}
     }
     Ok(())
+}
+
+/// What a piece does to a beam travelling `dir`, by RULINGS.md's tables.
+#[inline(always)]
+fn meet(cell: u8, dir: usize) -> Meet {
+    let o = orientation(cell) as usize;
+    let next = match cell & KIND {
+        LASER => STOP,
+        KING => KILL,
+        DEFLECTOR => DEFLECT[o][dir],
+        SWITCH => SWITCH_REFLECT[o & 1][dir],
+        // Defender: the shield faces `o`; a beam travelling the opposite way meets it.
+        _ if dir == (o + 2) % 4 => STOP,
+        _ => KILL,
+    };
+    match next {
+        STOP => Meet::Stop,
+        KILL => Meet::Destroy,
+        d => Meet::Turn(d as usize),
+    }
 }
 
 /// Who may stand on a square: the helix squares belong to one colour, the Laser corners to Lasers.
@@ -326,26 +346,31 @@ impl LaserChess {
 
     /// Follows a beam leaving `start` in direction `dir` until something ends it.
     fn trace(&self, start: usize, dir: usize) -> BeamEnd {
-        walk(&self.cells, &DIR, OFF, start, dir, |cell, dir| {
-            let o = orientation(cell) as usize;
-            let next = match cell & KIND {
-                LASER => STOP,
-                KING => KILL,
-                DEFLECTOR => DEFLECT[o][dir],
-                SWITCH => SWITCH_REFLECT[o & 1][dir],
-                // Defender: the shield faces `o`; a beam travelling the opposite way meets it.
-                _ if dir == (o + 2) % 4 => STOP,
-                _ => KILL,
-            };
-            match next {
-                STOP => Meet::Stop,
-                KILL => Meet::Destroy,
-                d => Meet::Turn(d as usize),
-            }
-        })
+        walk(&self.cells, &DIR, OFF, start, dir, meet)
+    }
+
+    /// The squares `shooter`'s beam crosses, from its Laser to where it ends.
+    fn beam(&self, shooter: Color) -> Vec<usize> {
+        let laser = self.lasers[shooter.index()] as usize;
+        path(
+            &self.cells,
+            &DIR,
+            OFF,
+            laser,
+            orientation(self.cells[laser]) as usize,
+            meet,
+        )
     }
 
     fn make(&mut self, mv: LaserChessMove) -> Option<(usize, u8)> {
+        let mover = self.shift(mv);
+        self.fire(mover)
+    }
+
+    /// The action without the laser: a piece turned or moved, the turn passed; returns who
+    /// acted.
+    #[inline]
+    fn shift(&mut self, mv: LaserChessMove) -> Color {
         let (from, to) = (mv.from as usize, mv.to as usize);
         if mv.turn != 0 {
             let cell = self.cells[from];
@@ -361,7 +386,7 @@ impl LaserChess {
         }
         let mover = self.turn;
         self.turn = mover.other();
-        self.fire(mover)
+        mover
     }
 
     fn describe(cell: u8) -> String {
@@ -617,6 +642,12 @@ impl Position for LaserChess {
         } else {
             Status::Ongoing
         }
+    }
+
+    fn laser_path_of(&self, mv: LaserChessMove) -> Vec<SquareName> {
+        let mut after = self.clone();
+        let shooter = after.shift(mv);
+        after.beam(shooter).into_iter().map(square_name).collect()
     }
 
     fn render(&self) -> String {

@@ -94,6 +94,13 @@ impl Leiserchess {
     /// Applies a move and fires the mover's laser; returns the zapped square and piece.
     #[inline]
     fn make(&mut self, mv: LaserMove) -> Option<(usize, u8)> {
+        let mover = self.shift(mv);
+        self.board.fire(mover)
+    }
+
+    /// The move without the laser: pieces moved, the turn passed; returns who moved.
+    #[inline]
+    fn shift(&mut self, mv: LaserMove) -> Color {
         let b = &mut self.board;
         let (from, second, third) = (mv.from as usize, mv.second as usize, mv.third as usize);
         if second == 0 {
@@ -115,7 +122,7 @@ impl Leiserchess {
         }
         let mover = b.turn;
         b.turn = mover.other();
-        b.fire(mover)
+        mover
     }
 }
 
@@ -195,6 +202,17 @@ impl Position for Leiserchess {
 
     fn judge(history: &History<Self>) -> Status {
         judge_laser_game(history, MOVE_RULE_PLIES)
+    }
+
+    fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {
+        let mut after = self.clone();
+        let shooter = after.shift(mv);
+        after
+            .board
+            .beam(shooter)
+            .into_iter()
+            .map(super::laser_board::square_name)
+            .collect()
     }
 
     fn render(&self) -> String {

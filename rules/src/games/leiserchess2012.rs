@@ -71,6 +71,13 @@ impl Leiserchess2012 {
 
     #[inline]
     fn make(&mut self, mv: LaserMove) -> Option<(usize, u8)> {
+        let mover = self.shift(mv);
+        self.board.fire(mover)
+    }
+
+    /// The move without the laser: pieces moved, the turn passed; returns who moved.
+    #[inline]
+    fn shift(&mut self, mv: LaserMove) -> Color {
         let b = &mut self.board;
         let (from, to) = (mv.from as usize, mv.second as usize);
         if to == 0 {
@@ -81,7 +88,7 @@ impl Leiserchess2012 {
         }
         let mover = b.turn;
         b.turn = mover.other();
-        b.fire(mover)
+        mover
     }
 }
 
@@ -180,6 +187,17 @@ impl Position for Leiserchess2012 {
 
     fn judge(history: &History<Self>) -> Status {
         judge_laser_game(history, MOVE_RULE_PLIES)
+    }
+
+    fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {
+        let mut after = self.clone();
+        let shooter = after.shift(mv);
+        after
+            .board
+            .beam(shooter)
+            .into_iter()
+            .map(super::laser_board::square_name)
+            .collect()
     }
 
     fn render(&self) -> String {

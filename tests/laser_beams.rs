@@ -1,0 +1,87 @@
+//! The beam a viewer draws: for every ply of random games of the three laser games, the path
+//! starts at the mover's firing piece, steps square by square in straight lines, and ends on the
+//! square of the piece the referee removed, when it removed one.
+
+use arbiter::game::find_game;
+
+fn square(name: &str) -> (i32, i32) {
+    let b = name.as_bytes();
+    (i32::from(b[0] - b'a'), name[1..].parse().unwrap())
+}
+
+#[test]
+fn every_beam_is_a_walk_from_the_firing_piece_to_what_it_removed() {
+    let mut zaps = 0;
+    for id in ["leiserchess", "leiserchess2012", "laserchess"] {
+        let entry = find_game(id).unwrap();
+        let mut seed = 0x9e37_79b9_u64;
+        for _ in 0..20 {
+            let mut game = entry.new_game(None).unwrap();
+            for _ in 0..120 {
+                let moves = game.legal_moves();
+                if moves.is_empty() || game.status().is_over() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let report = game
+                    .play(&moves[(seed % moves.len() as u64) as usize])
+                    .unwrap();
+                let beam = game.last_beam();
+                // A piece facing the edge fires straight off the board: its own square only.
+                assert!(!beam.is_empty(), "{id}: every move fires a beam");
+                for pair in beam.windows(2) {
+                    let (a, b) = (square(&pair[0]), square(&pair[1]));
+                    let step = (a.0 - b.0).abs() + (a.1 - b.1).abs();
+                    assert_eq!(step, 1, "{id}: {beam:?} jumps at {pair:?}");
+                }
+                let removed: Vec<String> = report
+                    .removed
+                    .iter()
+                    .map(|r| r.square.to_string())
+                    .collect();
+                if let Some(square) = removed.first() {
+                    zaps += 1;
+                    assert_eq!(
+                        beam.last(),
+                        Some(square),
+                        "{id}: the beam ends where the referee removed a piece"
+                    );
+                }
+            }
+        }
+    }
+    assert!(zaps > 20, "random games zap pieces: {zaps}");
+}
+
+#[test]
+fn show_draws_the_position_with_its_beam() {
+    let dir = std::env::temp_dir().join(format!("arbiter-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("p.svg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["show", "laserchess", "--svg", svg.to_str().unwrap(), "j1-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // Blue's Laser on j1, aimed west, fires along the first rank into the side of its own
+    // Defender on f1 (its shield faces north): the Defender is removed.
+    assert!(text.starts_with("<svg"), "{text}");
+    assert!(text.contains("class=\"beam\" data-end=\"f1\""), "{text}");
+    assert!(
+        text.contains("class=\"removed\" data-square=\"f1\""),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("class=\"piece\"").count(),
+        25,
+        "26 pieces, one zapped"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
