@@ -1,7 +1,6 @@
 //! PGN: writing arbiter's game records, and reading PGN files (arbiter's, the MIT autotester's,
 //! cutechess's) back for ratings and checks.
 
-use crate::engine::Score;
 use crate::game::Outcome;
 use crate::referee::GameRecord;
 use std::fmt::Write as _;
@@ -29,19 +28,8 @@ fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
         out.push_str("book");
         return;
     }
-    match m.score {
-        Some(Score::Centipawns(cp)) => {
-            let abs = cp.unsigned_abs();
-            let sign = if cp < 0 { '-' } else { '+' };
-            let _ = write!(out, "{sign}{}.{:02}", abs / 100, abs % 100);
-        }
-        Some(Score::Mate(n)) if n >= 0 => {
-            let _ = write!(out, "+M{n}");
-        }
-        Some(Score::Mate(n)) => {
-            let _ = write!(out, "-M{}", n.unsigned_abs());
-        }
-        None => {}
+    if let Some(score) = m.score {
+        let _ = write!(out, "{score}");
     }
     if m.score.is_some() {
         if let Some(d) = m.depth {

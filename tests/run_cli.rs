@@ -177,8 +177,8 @@ fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
         );
     }
     assert!(
-        !html.contains("src=\"http") && !html.contains("<script"),
-        "self-contained"
+        !html.contains("src=\"http") && !html.contains("<script src"),
+        "self-contained: the viewer's script is in the page"
     );
 }
 

@@ -372,6 +372,11 @@ fn engine_supplied_names_are_escaped_in_the_html_report() {
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(dir.join("o/report.html")).unwrap();
     assert!(!html.contains("<script>"), "raw engine name in the HTML");
+    // The viewer's data carries the names inside its script: they must not close it.
+    assert!(
+        html.matches("</script>").count() <= 1,
+        "a name closed the viewer's script"
+    );
     assert!(
         html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;"),
         "escaped name missing"

@@ -491,17 +491,30 @@ fn with_affinity_each_game_and_its_engines_share_one_cpu() {
         .enable_all()
         .build()
         .unwrap();
-    // After each game the engines of both workers are alive (they are kept between games).
-    let mut masks: Vec<String> = Vec::new();
-    runtime
-        .block_on(run(opts, |_| {
-            for (pid, state) in children() {
-                if state != 'Z' {
-                    masks.extend(cpus_allowed(pid));
+    // The engines are watched while the run plays, from a thread of their own: results may
+    // reach the run's callback only after the last game (a loaded machine), when the engines
+    // have already quit.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut masks: Vec<String> = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for (pid, state) in children() {
+                    if state != 'Z' {
+                        masks.extend(cpus_allowed(pid));
+                    }
                 }
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
-        }))
+            masks
+        })
+    };
+    runtime
+        .block_on(run(opts, |_| {}))
         .unwrap_or_else(|e| panic!("{e}"));
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut masks = watcher.join().unwrap();
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(!masks.is_empty(), "engines were seen");
     for m in &masks {

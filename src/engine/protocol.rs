@@ -9,6 +9,21 @@ pub enum Score {
     Mate(i32),
 }
 
+/// `+1.23` pawns, or `+M3` / `-M2` for a mate: as PGN comments and reports show it.
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Score::Centipawns(cp) => {
+                let abs = cp.unsigned_abs();
+                let sign = if cp < 0 { '-' } else { '+' };
+                write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
+            }
+            Score::Mate(n) if n >= 0 => write!(f, "+M{n}"),
+            Score::Mate(n) => write!(f, "-M{}", n.unsigned_abs()),
+        }
+    }
+}
+
 impl Score {
     /// Centipawns, with mates as large values, for adjudication.
     pub fn as_cp(self) -> i32 {

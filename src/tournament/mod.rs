@@ -18,6 +18,7 @@ pub mod runner;
 pub mod schedule;
 pub mod spec;
 pub mod story;
+pub mod viewer;
 
 use crate::engine::{EngineConfig, EngineError, EngineProcess};
 use std::path::PathBuf;

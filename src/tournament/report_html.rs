@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 
 use super::story::MAX_HISTORY as MAX_LINES;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;\
+const STYLE: &str = "#moves{columns:8rem;font-size:.9rem}#moves li.now{font-weight:bold}\
+#view button{min-width:2.5rem}body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;\
 padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid \
 #ccc;padding:.3rem .6rem;text-align:right}td:first-child,th:first-child,td.left{text-align:left}\
 caption{text-align:left;font-weight:bold;padding-bottom:.3rem}p.note{color:#555;font-size:.9rem}\
@@ -44,6 +45,7 @@ pub fn html(
         sprt_section(&mut h, sprt, llr, info);
     }
     endings(&mut h, totals, story);
+    super::viewer::section(&mut h, &story.showcase);
     h.push_str("</body></html>\n");
     h
 }

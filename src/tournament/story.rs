@@ -37,6 +37,8 @@ pub struct Story {
     pub history: Vec<Vec<Snapshot>>,
     /// Per engine, per termination: games that ended so, and how many of them it lost.
     pub endings: Vec<BTreeMap<Termination, Ending>>,
+    /// The games the report's viewer shows.
+    pub showcase: super::viewer::Showcase,
 }
 
 impl Story {
@@ -53,6 +55,7 @@ impl Story {
             games: 0,
             history: vec![Vec::new(); names.len()],
             endings: vec![BTreeMap::new(); names.len()],
+            showcase: Default::default(),
         }
     }
 
@@ -61,6 +64,7 @@ impl Story {
     }
 
     pub fn add(&mut self, entry: &Entry) {
+        self.showcase.add(entry);
         let r = &entry.record;
         let (Some(&w), Some(&b)) = (self.index.get(&r.white), self.index.get(&r.black)) else {
             return;
