@@ -106,15 +106,7 @@ fn wait_for(jobs: &[&str], limit: Duration) {
 }
 
 fn run_here(dir: &Path, args: &[String]) {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = arbiter_in(dir, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    common::succeed_in(dir, args);
 }
 
 #[test]

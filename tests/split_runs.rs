@@ -47,15 +47,7 @@ fn tournament(out: &str) -> Vec<String> {
 }
 
 fn run(dir: &Path, args: &[String]) -> std::process::Output {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = arbiter_in(dir, &args);
-    assert!(
-        out.status.code() == Some(0),
-        "{args:?}: {}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    out
+    common::succeed_in(dir, args)
 }
 
 fn with_shard(mut args: Vec<String>, shard: &str) -> Vec<String> {

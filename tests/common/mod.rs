@@ -49,6 +49,20 @@ pub fn arbiter_in(dir: &std::path::Path, args: &[&str]) -> Output {
         .expect("arbiter binary runs")
 }
 
+/// Runs `arbiter` in `dir` with owned arguments and insists that it succeeds.
+pub fn succeed_in(dir: &std::path::Path, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    out
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -1,6 +1,6 @@
 //! A game in progress: the position plus everything history-dependent rules need.
 
-use super::{MoveError, Position, Removals, Status};
+use super::{MoveError, Outcome, Position, Removals, Status, Termination};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -105,6 +105,21 @@ impl<P: Position> History<P> {
     }
 
     /// Plies since the last move that reset the move-count rule (see `Position::resets_move_rule`).
+    /// The status most games judge by: the board's result first, then a third occurrence of the
+    /// position, then `move_rule_plies` quiet plies, both draws.
+    pub fn board_then_draws(&self, move_rule_plies: u32) -> Status {
+        let status = self.current().board_status();
+        if status.is_over() {
+            status
+        } else if self.occurrences_of_current() >= 3 {
+            Status::Over(Outcome::Draw, Termination::Repetition)
+        } else if self.quiet_plies() >= move_rule_plies {
+            Status::Over(Outcome::Draw, Termination::MoveRule)
+        } else {
+            Status::Ongoing
+        }
+    }
+
     pub fn quiet_plies(&self) -> u32 {
         self.quiet_plies
     }

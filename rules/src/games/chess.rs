@@ -165,18 +165,10 @@ impl Position for Chess {
 
     fn judge(history: &History<Self>) -> Status {
         let current = history.current();
-        let status = current.board_status();
-        if status.is_over() {
-            status
-        } else if current.pos.is_insufficient_material() {
-            Status::Over(Outcome::Draw, Termination::InsufficientMaterial)
-        } else if history.occurrences_of_current() >= 3 {
-            Status::Over(Outcome::Draw, Termination::Repetition)
-        } else if history.quiet_plies() >= MOVE_RULE_PLIES {
-            Status::Over(Outcome::Draw, Termination::MoveRule)
-        } else {
-            Status::Ongoing
+        if !current.board_status().is_over() && current.pos.is_insufficient_material() {
+            return Status::Over(Outcome::Draw, Termination::InsufficientMaterial);
         }
+        history.board_then_draws(MOVE_RULE_PLIES)
     }
 
     fn pgn_move_text(&self, mv: Move) -> String {

@@ -6,10 +6,7 @@
 
 use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
-use crate::game::{
-    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
-    Termination,
-};
+use crate::game::{Color, FenError, MoveError, Removals, SquareName, Status};
 use crate::zobrist;
 
 pub const STRIDE: usize = 12;
@@ -453,20 +450,6 @@ fn side_name(c: Color) -> &'static str {
     match c {
         Color::White => "Tangerine (upper-case)",
         Color::Black => "Lavender (lower-case)",
-    }
-}
-
-/// Board result first, then the automatic draws shared by both Leiserchess versions.
-pub fn judge_laser_game<P: Position>(history: &History<P>, move_rule_plies: u32) -> Status {
-    let status = history.current().board_status();
-    if status.is_over() {
-        status
-    } else if history.occurrences_of_current() >= 3 {
-        Status::Over(Outcome::Draw, Termination::Repetition)
-    } else if history.quiet_plies() >= move_rule_plies {
-        Status::Over(Outcome::Draw, Termination::MoveRule)
-    } else {
-        Status::Ongoing
     }
 }
 

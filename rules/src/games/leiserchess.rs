@@ -4,7 +4,7 @@
 //! then makes one extra basic move. After the move the mover's King fires; a zapped King loses.
 
 use super::laser_board::{
-    explain_illegal, is_piece, judge_laser_game, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS,
+    explain_illegal, is_piece, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS,
 };
 use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
 
@@ -201,7 +201,7 @@ impl Position for Leiserchess {
     }
 
     fn judge(history: &History<Self>) -> Status {
-        judge_laser_game(history, MOVE_RULE_PLIES)
+        history.board_then_draws(MOVE_RULE_PLIES)
     }
 
     fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {

@@ -4,8 +4,8 @@
 //! enemy). The King may make a null move (`j0j0`) that only fires the laser. Moves may carry an
 //! `x<square>` suffix naming the zapped piece.
 
+use super::laser_board::explain_illegal;
 use super::laser_board::{color_of, is_piece, rotated, LaserBoard, LaserMove, NEIGHBOURS, OFF};
-use super::laser_board::{explain_illegal, judge_laser_game};
 use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
 
 /// A Leiserchess 2012 position.
@@ -186,7 +186,7 @@ impl Position for Leiserchess2012 {
     }
 
     fn judge(history: &History<Self>) -> Status {
-        judge_laser_game(history, MOVE_RULE_PLIES)
+        history.board_then_draws(MOVE_RULE_PLIES)
     }
 
     fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {

@@ -650,16 +650,7 @@ impl Position for Ultima {
     }
 
     fn judge(history: &History<Self>) -> Status {
-        let status = history.current().board_status();
-        if status.is_over() {
-            status
-        } else if history.occurrences_of_current() >= 3 {
-            Status::Over(Outcome::Draw, Termination::Repetition)
-        } else if history.quiet_plies() >= MOVE_RULE_PLIES {
-            Status::Over(Outcome::Draw, Termination::MoveRule)
-        } else {
-            Status::Ongoing
-        }
+        history.board_then_draws(MOVE_RULE_PLIES)
     }
 
     fn render(&self) -> String {
