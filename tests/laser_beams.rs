@@ -25,10 +25,9 @@ fn every_beam_is_a_walk_from_the_firing_piece_to_what_it_removed() {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                let report = game
-                    .play(&moves[(seed % moves.len() as u64) as usize])
-                    .unwrap();
-                let beam = game.last_beam();
+                let mv = &moves[(seed % moves.len() as u64) as usize];
+                let beam = game.beam_of(mv);
+                let report = game.play(mv).unwrap();
                 // A piece facing the edge fires straight off the board: its own square only.
                 assert!(!beam.is_empty(), "{id}: every move fires a beam");
                 for pair in beam.windows(2) {

@@ -159,8 +159,13 @@ pub fn show(
     svg: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let mut game = new_game(entry, fen)?;
+    // The last move's beam is walked before the move, while what it zaps still stands.
+    let tokens: Vec<String> = move_tokens(moves).iter().map(|t| t.to_string()).collect();
+    let (before, last) = tokens.split_at(tokens.len().saturating_sub(1));
+    play_all(game.as_mut(), before, |_, _| {})?;
+    let beam = last.first().map(|t| game.beam_of(t)).unwrap_or_default();
     let mut removed = Vec::new();
-    play_all(game.as_mut(), moves, |_, report| {
+    play_all(game.as_mut(), last, |_, report| {
         removed = report
             .removed
             .iter()
@@ -168,12 +173,8 @@ pub fn show(
             .collect();
     })?;
     if let Some(path) = svg {
-        let picture = arbiter::tournament::board_svg::board_svg(
-            entry.id,
-            &game.fen(),
-            &game.last_beam(),
-            &removed,
-        );
+        let picture =
+            arbiter::tournament::board_svg::board_svg(entry.id, &game.fen(), &beam, &removed);
         std::fs::write(path, picture)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }

@@ -84,6 +84,7 @@ fn game_json(entry: &Entry) -> Option<String> {
     let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
     let mut frames = vec![format!("{{\"fen\":{}}}", js(&game.fen()))];
     for m in &r.moves {
+        let beam = game.beam_of(&m.text);
         let Ok(report) = game.play(&m.text) else {
             break;
         };
@@ -97,7 +98,7 @@ fn game_json(entry: &Entry) -> Option<String> {
             "{{\"fen\":{},\"mv\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{}}}",
             js(&game.fen()),
             js(&m.text),
-            js_list(&game.last_beam()),
+            js_list(&beam),
             js_list(&removed),
             js(&score),
             m.depth.map_or("null".into(), |d| d.to_string()),

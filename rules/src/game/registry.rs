@@ -34,9 +34,10 @@ pub trait AnyGame: Send {
     /// Material balance for the side to move (see `Position::material`).
     fn material(&self) -> i32;
     fn boxed_clone(&self) -> Box<dyn AnyGame>;
-    /// The last move's laser beam, square by square from the firing piece to the piece it
-    /// removed or where it ended (laser games; empty otherwise or before the first move).
-    fn last_beam(&self) -> Vec<String>;
+    /// The laser beam the move `text` would fire here, square by square from the firing piece
+    /// to the piece it removes or where it ends (laser games; empty otherwise, or for a move
+    /// that is not legal here).
+    fn beam_of(&self, text: &str) -> Vec<String>;
 }
 
 impl<P: Position> AnyGame for Game<P> {
@@ -44,19 +45,16 @@ impl<P: Position> AnyGame for Game<P> {
         P::ID
     }
 
-    fn last_beam(&self) -> Vec<String> {
-        let history = self.history();
-        let Some((last, before)) = history.plies().split_last() else {
-            return Vec::new();
-        };
-        // The position before the last move, replayed: the beam is walked before its zap.
-        let mut pos = history.start().clone();
-        for ply in before {
-            pos.play(ply.mv);
+    fn beam_of(&self, text: &str) -> Vec<String> {
+        let pos = self.position();
+        match pos.parse_move(text) {
+            Ok(mv) => pos
+                .laser_path_of(mv)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Err(_) => Vec::new(),
         }
-        (pos.laser_path_of(last.mv).iter())
-            .map(|s| s.to_string())
-            .collect()
     }
 
     fn fen(&self) -> String {
