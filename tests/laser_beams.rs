@@ -84,3 +84,52 @@ fn show_draws_the_position_with_its_beam() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_report_shows_as_many_games_as_asked() {
+    let dir = std::env::temp_dir().join(format!("arbiter-viewer-cap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let engine = format!(
+        "cmd={}",
+        std::path::Path::new(env!("CARGO_BIN_EXE_arbiter"))
+            .with_file_name("arbiter-engine")
+            .display()
+    );
+    for (cap, expected) in [("1", Some("1 of 2 games shown")), ("0", None)] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args([
+                "match",
+                "--engine",
+                &engine,
+                "name=a",
+                "depth=1",
+                "--engine",
+                &engine,
+                "name=b",
+                "depth=1",
+                "--viewer-games",
+                cap,
+                "--out",
+                cap,
+                "--quiet",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let html = std::fs::read_to_string(dir.join(cap).join("report.html")).unwrap();
+        match expected {
+            Some(text) => assert!(html.contains(text), "--viewer-games {cap}"),
+            None => assert!(
+                !html.contains("id=\"viewer\""),
+                "--viewer-games 0 shows none"
+            ),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -73,6 +73,7 @@ fn options(
         resume: false,
         affinity: false,
         shard: None,
+        viewer_games: 0,
     }
 }
 

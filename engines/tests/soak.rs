@@ -115,6 +115,7 @@ fn a_faulty_round_robin_finishes_cleanly() {
         resume: false,
         affinity: false,
         shard: None,
+        viewer_games: 0,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -133,6 +133,7 @@ fn instant_match(
         resume: false,
         affinity,
         shard: None,
+        viewer_games: 0,
     })
 }
 

@@ -37,6 +37,7 @@ struct TomlRun {
     sprt: Option<String>,
     pgnout: Option<String>,
     log: Option<String>,
+    viewer_games: Option<usize>,
     #[serde(default)]
     each: BTreeMap<String, toml::Value>,
     #[serde(default)]
@@ -169,6 +170,7 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.event = run.event;
     spec.pgnout = file_path(run.pgnout);
     spec.log = file_path(run.log);
+    spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
     spec.anchor = parsed("anchor", run.anchor, Anchor::parse)?;
     spec.draw = parsed("draw", run.draw, DrawRule::parse)?;
     spec.resign = parsed("resign", run.resign, ResignRule::parse)?;

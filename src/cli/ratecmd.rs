@@ -97,6 +97,7 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         interrupted: false,
         decision: None,
         engines: &[],
+        viewer_games: arbiter::tournament::viewer::MAX_SHOWN,
     };
     write_reports(&out, &totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;

@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
+    /// Games shown in report.html's game viewer (games a fault ended first, then decisive
+    /// ones); 0 for none.
+    #[arg(long, value_name = "N", default_value_t = arbiter::tournament::viewer::MAX_SHOWN)]
+    pub viewer_games: usize,
     #[command(flatten)]
     pub split: SplitArgs,
 }
@@ -298,6 +302,7 @@ impl RunArgs {
         spec.pgnout = self.pgnout.clone();
         spec.event = self.event.clone();
         spec.shard = self.split.shard()?;
+        spec.viewer_games = self.viewer_games;
         Ok(spec)
     }
 

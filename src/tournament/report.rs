@@ -26,6 +26,8 @@ pub struct RunInfo<'a> {
     pub interrupted: bool,
     /// The engines as configured (empty for imported games).
     pub engines: &'a [crate::engine::EngineConfig],
+    /// Games embedded in the report's viewer.
+    pub viewer_games: usize,
 }
 
 /// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
@@ -159,6 +161,7 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         .map_err(std::io::Error::other)?;
     let mut write_error: Option<std::io::Error> = None;
     let mut story = Story::new(&totals.names, totals.games);
+    story.showcase = super::viewer::Showcase::new(info.viewer_games);
     journal::read_in_order(&dir.join(journal::JOURNAL_FILE), |entry| {
         story.add(&entry);
         if write_error.is_some() {

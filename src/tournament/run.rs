@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// Play only this shard's games, into `out_dir`, a folder of the run's folder; an SPRT then
     /// decides on the pairs of every shard of the run.
     pub shard: Option<Shard>,
+    /// Games embedded in the report's viewer.
+    pub viewer_games: usize,
 }
 
 impl RunOptions {
@@ -79,6 +81,7 @@ impl RunOptions {
             resume,
             affinity: spec.affinity,
             shard: spec.shard,
+            viewer_games: spec.viewer_games,
         }
     }
 }
@@ -267,6 +270,7 @@ fn run_info<'a>(
         interrupted,
         decision,
         engines: &opts.engines,
+        viewer_games: opts.viewer_games,
     }
 }
 

@@ -154,6 +154,13 @@ pub struct RunSpec {
     /// The part of the run this process plays, when it is split over machines.
     #[serde(default)]
     pub shard: Option<Shard>,
+    /// Games embedded in the report's viewer.
+    #[serde(default = "default_viewer_games")]
+    pub viewer_games: usize,
+}
+
+fn default_viewer_games() -> usize {
+    super::viewer::MAX_SHOWN
 }
 
 /// A setting that cannot be played, and why.
@@ -212,6 +219,7 @@ impl RunSpec {
             pgnout: None,
             event: None,
             shard: None,
+            viewer_games: default_viewer_games(),
         }
     }
 

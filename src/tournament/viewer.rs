@@ -1,7 +1,8 @@
 //! The game viewer of report.html: a few games of the run replayed through the rules, ply by
 //! ply — the board, the last move's laser beam and what it removed, the move list with each
 //! engine's score, depth and time — drawn by a small script inside the page (no network).
-//! Large runs would make the page huge, so at most `MAX_SHOWN` games are embedded: games ended
+//! Large runs would make the page huge, so at most `--viewer-games` (default `MAX_SHOWN`) games
+//! are embedded: games ended
 //! by a fault first, then decisive ones, then the rest, each in schedule order.
 
 use super::journal::Entry;
@@ -9,14 +10,20 @@ use super::report::html_escape;
 use crate::game::{find_game, Outcome, Termination};
 use std::fmt::Write;
 
-/// Games embedded in the viewer.
+/// Games embedded in the viewer unless the run says otherwise (`--viewer-games`).
 pub const MAX_SHOWN: usize = 20;
 
 /// The games chosen so far, kept as the journal streams by.
-#[derive(Default)]
 pub struct Showcase {
     chosen: Vec<(u8, Entry)>,
+    cap: usize,
     pub seen: u64,
+}
+
+impl Default for Showcase {
+    fn default() -> Showcase {
+        Showcase::new(MAX_SHOWN)
+    }
 }
 
 /// Lower is shown first: games a fault ended, then decisive games, then draws.
@@ -37,10 +44,22 @@ fn rank(entry: &Entry) -> u8 {
 }
 
 impl Showcase {
+    /// A showcase of at most `cap` games (0: none).
+    pub fn new(cap: usize) -> Showcase {
+        Showcase {
+            chosen: Vec::new(),
+            cap,
+            seen: 0,
+        }
+    }
+
     pub fn add(&mut self, entry: &Entry) {
         self.seen += 1;
+        if self.cap == 0 {
+            return;
+        }
         let r = rank(entry);
-        if self.chosen.len() == MAX_SHOWN {
+        if self.chosen.len() == self.cap {
             // Entries come in schedule order: a later one replaces only a lower-ranked one.
             let Some(worst) = (0..self.chosen.len()).max_by_key(|&i| (self.chosen[i].0, i)) else {
                 return;
@@ -133,7 +152,8 @@ pub fn section(h: &mut String, showcase: &Showcase) {
         showcase.seen,
         if (data.len() as u64) < showcase.seen {
             format!(
-                " (at most {MAX_SHOWN}: games a fault ended first, then decisive games, then draws)"
+                " (at most {}, --viewer-games: games a fault ended first, then decisive games, then draws)",
+                showcase.cap
             )
         } else {
             String::new()
