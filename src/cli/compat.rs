@@ -139,7 +139,9 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
                     .find_map(|v| v.strip_prefix("file="))
                     .unwrap_or("");
                 let ext = named.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-                if !matches!(value, "epd" | "pgn") || (ext != value && value == "epd") {
+                // The book's format is its file's ending; a format= that says otherwise would
+                // be read as something it is not.
+                if !matches!(value, "epd" | "pgn") || ext != value {
                     return Err(refuse(
                         "-openings",
                         &format!("format={value}: books are read by their name's ending (.epd, .pgn, or arbiter's own lines); name the file so"),

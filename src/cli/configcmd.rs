@@ -3,7 +3,7 @@
 //! `RunSpec`, checked by the same `RunSpec::check` as a command line; what a file gets wrong is
 //! named by its file and line. Relative paths (engines, books) are taken from the file's folder.
 
-use super::runspec::{Origin, RunJob};
+use super::runspec::{key_values, Origin, RunJob};
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{DrawRule, ResignRule};
@@ -124,16 +124,6 @@ fn toml_engine_settings(e: &TomlEngine, base: &Path) -> Vec<String> {
     settings
 }
 
-fn parsed<T>(
-    setting: &'static str,
-    text: Option<String>,
-    parse: fn(&str) -> Result<T, String>,
-) -> Result<Option<T>, SpecError> {
-    text.map(|t| parse(&t))
-        .transpose()
-        .map_err(|reason| SpecError::new(setting, reason))
-}
-
 fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     if run.engine.is_empty() {
         return Err(SpecError::new("engine", "no [[engine]] tables"));
@@ -171,10 +161,10 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.pgnout = file_path(run.pgnout);
     spec.log = file_path(run.log);
     spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
-    spec.anchor = parsed("anchor", run.anchor, Anchor::parse)?;
-    spec.draw = parsed("draw", run.draw, DrawRule::parse)?;
-    spec.resign = parsed("resign", run.resign, ResignRule::parse)?;
-    spec.sprt = parsed("sprt", run.sprt, Sprt::parse)?;
+    spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;
+    spec.draw = key_values("draw", run.draw.as_slice(), DrawRule::parse)?;
+    spec.resign = key_values("resign", run.resign.as_slice(), ResignRule::parse)?;
+    spec.sprt = key_values("sprt", run.sprt.as_slice(), Sprt::parse)?;
     Ok(spec)
 }
 

@@ -147,8 +147,10 @@ fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
 }
 
 /// The book a run plays from: `openings`, else openings/<game>.txt if it exists.
-fn openings(spec: &RunSpec) -> Result<(Option<PathBuf>, Vec<Opening>), Failure> {
-    let entry = super::rules::game_entry(&spec.game)?;
+fn openings(
+    spec: &RunSpec,
+    entry: &'static arbiter::game::GameEntry,
+) -> Result<(Option<PathBuf>, Vec<Opening>), Failure> {
     let book = spec.openings.clone().or_else(|| {
         let default = PathBuf::from(format!("openings/{}.txt", entry.id));
         default.is_file().then_some(default)
@@ -170,7 +172,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let spec = &job.spec;
     let kind = spec.kind.as_str();
     let entry = super::rules::game_entry(&spec.game)?;
-    let (book, openings) = openings(spec)?;
+    let (book, openings) = openings(spec, entry)?;
     let full = spec.schedule_size();
     let total = spec.shard.map_or(full, |s| s.games_of(full));
     let shown_kind = match spec.shard {

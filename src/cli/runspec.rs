@@ -260,7 +260,9 @@ fn nth_line_starting(text: &str, key: &str, n: usize) -> Option<usize> {
         .map(|(i, _)| i + 1)
 }
 
-fn key_values<T>(
+/// `key=value` settings (one flag's words, or one line of a file) read by `parse`; a refusal
+/// names `setting`.
+pub fn key_values<T>(
     setting: &'static str,
     given: &[String],
     parse: fn(&str) -> Result<T, String>,

@@ -67,6 +67,8 @@ pub fn shard_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
         }
         folders.extend(shards);
     }
+    // A folder named twice (or found through its run's folder too) is read once.
+    folders.sort();
     folders.dedup();
     Ok(folders)
 }

@@ -155,19 +155,11 @@ fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
     }
 }
 
-/// The engines' names, checked: programs that exist, names that differ, at least two.
+/// The engines' names, checked as a run spec's are (programs that exist, names that differ),
+/// and at least two: the library refuses what the command line would.
 fn checked_names(opts: &RunOptions) -> Result<Vec<String>, RunError> {
-    for cfg in &opts.engines {
-        super::check_engine_command(cfg).map_err(RunError::Setup)?;
-    }
+    super::spec::check_engines(&opts.engines).map_err(|e| RunError::Setup(e.to_string()))?;
     let names: Vec<String> = opts.engines.iter().map(|e| e.name.clone()).collect();
-    for (i, n) in names.iter().enumerate() {
-        if names[..i].contains(n) {
-            return Err(RunError::Setup(format!(
-                "two engines are named '{n}': give each a different name="
-            )));
-        }
-    }
     if opts.engines.len() < 2 {
         return Err(RunError::Setup("a run needs at least two engines".into()));
     }

@@ -5,7 +5,7 @@
 //! file is refused exactly as the same command line would be. A `SpecError` names the setting at
 //! fault; each source says where that setting came from (`--concurrency`, `basic.txt:3`).
 
-use super::schedule::Format;
+use super::schedule::{Format, PairSchedule};
 use crate::engine::EngineConfig;
 use crate::game::find_game;
 use crate::referee::{Adjudication, DrawRule, ResignRule};
@@ -279,18 +279,7 @@ impl RunSpec {
                 "an SPRT compares exactly two engines",
             ));
         }
-        for (i, cfg) in self.engines.iter().enumerate() {
-            super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
-            if self.engines[..i].iter().any(|e| e.name == cfg.name) {
-                return Err(SpecError::of_engine(
-                    i,
-                    format!(
-                        "two engines are named '{}': give each a different name",
-                        cfg.name
-                    ),
-                ));
-            }
-        }
+        check_engines(&self.engines)?;
         if let Some(anchor) = &self.anchor {
             if !self.engines.iter().any(|e| e.name == anchor.name) {
                 return Err(SpecError::new(
@@ -345,14 +334,17 @@ impl RunSpec {
 
     /// Games in the schedule: rounds of one game pair per pairing, cut at `games`.
     pub fn schedule_size(&self) -> u64 {
-        let n = self.engines.len() as u64;
-        let pairings = if self.format == Format::Gauntlet || n == 2 {
-            n.saturating_sub(1)
-        } else {
-            n.saturating_mul(n.saturating_sub(1)) / 2
-        };
-        let full = self.rounds.saturating_mul(pairings).saturating_mul(2);
-        self.games.unwrap_or(full).min(full)
+        use super::runner::Schedule;
+        PairSchedule {
+            engines: self.engines.len(),
+            format: self.format,
+            rounds: self.rounds,
+            limit: self.games,
+            openings: 0,
+            seed: self.seed,
+            random_order: self.random_openings,
+        }
+        .len()
     }
 
     /// Writes the spec into its run folder, for `--resume`.
@@ -380,6 +372,23 @@ impl RunSpec {
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// Engines a run can tell apart and start: programs that exist, names that differ.
+pub fn check_engines(engines: &[EngineConfig]) -> Result<(), SpecError> {
+    for (i, cfg) in engines.iter().enumerate() {
+        super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
+        if engines[..i].iter().any(|e| e.name == cfg.name) {
+            return Err(SpecError::of_engine(
+                i,
+                format!(
+                    "two engines are named '{}': give each a different name",
+                    cfg.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A run name is one plain path component, so output cannot land outside `reports/`.
