@@ -88,3 +88,70 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
         stderr(&out)
     );
 }
+
+/// `-epdout`: each game's final position, in the order of the games, as fastchess writes it;
+/// the position is the one the game's moves in the PGN lead to.
+#[test]
+fn epdout_writes_each_games_final_position() {
+    let dir = scratch("theirs", "epdout");
+    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -openings file=book.epd format=epd -rounds 2 -games 2 -repeat -pgnout file=out.pgn -epdout file=final.epd append=true",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let epd = std::fs::read_to_string(dir.join("final.epd")).unwrap();
+    let lines: Vec<&str> = epd.lines().collect();
+    assert_eq!(lines.len(), 4, "{epd}");
+    let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
+    // The first game, replayed from its FEN tag by `arbiter replay`.
+    let first = pgn.split("\n\n[Event").next().unwrap();
+    let fen = first
+        .lines()
+        .find_map(|l| l.strip_prefix("[FEN \"")?.strip_suffix("\"]"))
+        .expect("a FEN tag: the game started from the book");
+    let movetext = first
+        .lines()
+        .filter(|l| !l.starts_with('['))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Comments out, then move numbers and the result.
+    let mut bare = String::new();
+    let mut in_comment = false;
+    for c in movetext.chars() {
+        match c {
+            '{' => in_comment = true,
+            '}' => in_comment = false,
+            _ if !in_comment => bare.push(c),
+            _ => {}
+        }
+    }
+    let moves: Vec<&str> = bare
+        .split_whitespace()
+        .filter(|w| !w.ends_with('.'))
+        .filter(|w| !["1-0", "0-1", "1/2-1/2", "*"].contains(w))
+        .collect();
+    let replay = arbiter_in(
+        &dir,
+        &[&["replay", "chess", "--fen", fen][..], &moves[..]].concat(),
+    );
+    let replayed = stdout(&replay);
+    let final_fen = replayed
+        .lines()
+        .find_map(|l| l.strip_prefix("fen "))
+        .unwrap_or_else(|| panic!("{replayed}{}", stderr(&replay)));
+    let f: Vec<&str> = final_fen.split_whitespace().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "{} {} {} {} hmvc {}; fmvn {};",
+            f[0], f[1], f[2], f[3], f[4], f[5]
+        )
+    );
+}

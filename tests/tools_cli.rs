@@ -418,3 +418,24 @@ fn huge_inputs_are_not_echoed_back_whole() {
     let err = stderr(&out);
     assert!(err.len() < 1_000 && err.contains("book.txt:2:"), "{err}");
 }
+
+#[test]
+fn a_peer_that_is_not_named_or_not_there_is_refused() {
+    for (peer, says) in [
+        ("fastchess", "expected NAME=PATH"),
+        ("fastchess=/no/such/fastchess", "is not a file"),
+    ] {
+        let out = arbiter(&["bench", "--peer", peer]);
+        assert_eq!(out.status.code(), Some(2), "{peer}");
+        assert!(stderr(&out).contains(says), "{peer}: {}", stderr(&out));
+    }
+    let out = arbiter(&[
+        "bench",
+        "--peer",
+        &format!("twin={}", env!("CARGO_BIN_EXE_arbiter")),
+        "--stockfish",
+        "/no/such/stockfish",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not a file"), "{}", stderr(&out));
+}

@@ -4,6 +4,7 @@
 //! meaning here is refused with a sentence saying so, never silently dropped where it changes what
 //! is played.
 
+use super::fastchess_config::{config_flags, TheirFlag};
 use super::Failure;
 
 /// Flags of cutechess-cli and fastchess; a command line whose first word is one of them is theirs.
@@ -198,13 +199,35 @@ fn number(flag: &str, values: &[&str]) -> Result<u64, Failure> {
         .ok_or_else(|| refuse(flag, "expects a whole number"))
 }
 
+/// Their flags with fastchess's `-config file=` opened: as in fastchess, the file replaces
+/// what came before it, and a flag after it replaces the file's setting of that flag (engines
+/// and `-each` add up instead).
+fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
+    let mut list: Vec<TheirFlag> = Vec::new();
+    for Flag { name, values } in flags(args) {
+        if name == "-config" {
+            list = config_flags(&values)?;
+            continue;
+        }
+        if !matches!(name, "-engine" | "-each" | "") {
+            list.retain(|(n, _)| n != name);
+        }
+        list.push((
+            name.to_string(),
+            values.iter().map(|v| v.to_string()).collect(),
+        ));
+    }
+    Ok(list)
+}
+
 /// The arbiter command line their flags mean.
 pub fn translate(args: &[String]) -> Result<Vec<String>, Failure> {
     // Their tools play chess unless told otherwise.
     let mut out: Vec<String> = vec!["--game".into(), "chess".into()];
     let mut shape = Shape::default();
-    for Flag { name, values } in flags(args) {
-        translate_flag(name, &values, &mut out, &mut shape)?;
+    for (name, values) in with_config(args)? {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        translate_flag(&name, &values, &mut out, &mut shape)?;
     }
     // Their rounds times games per encounter is the games each pairing plays; arbiter plays
     // them in colour-reversed pairs, which is what -repeat asks for.
@@ -256,9 +279,9 @@ fn translate_flag(
         "-repeat" => shape.games = Some(shape.games.unwrap_or(1).max(2)),
         "-concurrency" => pass("--concurrency"),
         "-openings" => openings(values, out)?,
-        "-pgnout" => {
+        "-pgnout" | "-epdout" => {
             let file = file_of(values).ok_or_else(|| refuse(name, "needs a file"))?;
-            out.extend(["--pgnout".to_string(), file]);
+            out.extend([format!("-{name}"), file]);
         }
         "-sprt" | "-draw" => pass(&format!("-{name}")),
         "-resign" => {

@@ -36,6 +36,7 @@ struct TomlRun {
     resign: Option<String>,
     sprt: Option<String>,
     pgnout: Option<String>,
+    epdout: Option<String>,
     log: Option<String>,
     viewer_games: Option<usize>,
     #[serde(default)]
@@ -159,6 +160,7 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.out = file_path(run.out);
     spec.event = run.event;
     spec.pgnout = file_path(run.pgnout);
+    spec.epdout = file_path(run.epdout);
     spec.log = file_path(run.log);
     spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
     spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;

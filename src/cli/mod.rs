@@ -5,6 +5,8 @@ mod bench;
 mod cluster;
 mod compat;
 mod configcmd;
+mod fastchess_config;
+mod peer_bench;
 mod progress;
 mod ratecmd;
 mod rules;
@@ -244,6 +246,21 @@ enum Command {
         /// Games in the schedule split by --shards.
         #[arg(long, default_value_t = 1_000_000, requires = "shards")]
         games: u64,
+        /// Compare with another harness: NAME=PATH of a fastchess or cutechess-cli binary.
+        /// The same stockfish match (one command line in their syntax, which arbiter also
+        /// reads) is played under arbiter and under the peer, and each harness's own CPU per
+        /// ply (engines excluded) is printed with the ratio.
+        #[arg(long, value_name = "NAME=PATH", conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
+        peer: Option<String>,
+        /// Games of the --peer match (in colour-reversed pairs).
+        #[arg(long, default_value_t = 100, requires = "peer")]
+        peer_games: u64,
+        /// Node limit per move of the --peer match.
+        #[arg(long, default_value_t = 200, requires = "peer")]
+        peer_nodes: u64,
+        /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
+        #[arg(long, requires = "peer")]
+        stockfish: Option<std::path::PathBuf>,
     },
 }
 
@@ -414,10 +431,19 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             runs,
             shards,
             games,
-        } => match (sprt_sim, shards) {
-            (Some(bounds), _) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
-            (None, Some(shards)) => bench::shard_simulation(shards, games).map(|_| 0),
-            (None, None) => {
+            peer,
+            peer_games,
+            peer_nodes,
+            stockfish,
+        } => match (sprt_sim, shards, peer) {
+            (Some(bounds), _, _) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
+            (None, Some(shards), _) => bench::shard_simulation(shards, games).map(|_| 0),
+            (None, None, Some(peer)) => {
+                let peer = peer_bench::Peer::parse(&peer)?;
+                let stockfish = stockfish.unwrap_or_else(peer_bench::default_stockfish);
+                peer_bench::peer_bench(&peer, &stockfish, peer_games, peer_nodes).map(|_| 0)
+            }
+            (None, None, None) => {
                 bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0)
             }
         },

@@ -6,6 +6,7 @@ use super::runspec::RunJob;
 use super::Failure;
 use arbiter::tournament::journal::JOURNAL_FILE;
 use arbiter::tournament::openings::{load_book, Opening};
+use arbiter::tournament::report::write_final_positions;
 use arbiter::tournament::{run, RunError, RunOptions, RunSpec};
 use std::path::{Path, PathBuf};
 
@@ -217,11 +218,15 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;
+    let cannot_write = |path: &std::path::Path, e: std::io::Error| Failure {
+        code: EXIT_RUNTIME,
+        message: format!("cannot write {}: {e}", path.display()),
+    };
     if let Some(path) = &spec.pgnout {
-        std::fs::copy(out_dir.join("games.pgn"), path).map_err(|e| Failure {
-            code: EXIT_RUNTIME,
-            message: format!("cannot write {}: {e}", path.display()),
-        })?;
+        std::fs::copy(out_dir.join("games.pgn"), path).map_err(|e| cannot_write(path, e))?;
+    }
+    if let Some(path) = &spec.epdout {
+        write_final_positions(&out_dir, path).map_err(|e| cannot_write(path, e))?;
     }
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     super::summary::print(&outcome, &names, &spec.rating_options(), spec.sprt);

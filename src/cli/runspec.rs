@@ -78,6 +78,10 @@ pub struct RunArgs {
     /// Also write every game to this PGN file.
     #[arg(long)]
     pub pgnout: Option<PathBuf>,
+    /// Also write the final position of every game to this file, one line each: for chess EPD
+    /// as fastchess writes it (`<fields> hmvc N; fmvn N;`), for the other games their FEN.
+    #[arg(long)]
+    pub epdout: Option<PathBuf>,
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
@@ -302,6 +306,7 @@ impl RunArgs {
         spec.out = self.out.clone();
         spec.log = self.log.clone();
         spec.pgnout = self.pgnout.clone();
+        spec.epdout = self.epdout.clone();
         spec.event = self.event.clone();
         spec.shard = self.split.shard()?;
         spec.viewer_games = self.viewer_games;

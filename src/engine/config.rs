@@ -131,6 +131,9 @@ impl EngineConfig {
                     _ => return Err(bad("expected uci, leiserchess or xboard")),
                 }
             }
+            // cutechess and fastchess: no clock; another limit (nodes=, depth=, st=) must stop
+            // the search.
+            "tc" if value == "inf" => self.limits.tc = None,
             "tc" => self.limits.tc = Some(TimeControl::parse(value).map_err(|e| bad(&e.reason))?),
             "st" => self.limits.movetime = Some(seconds()?),
             "depth" => {
@@ -233,6 +236,7 @@ mod tests {
         assert!(err(&["name=x", "tc=1"]).contains("no cmd="));
         assert!(err(&["cmd=x"]).contains("no limit"));
         assert!(err(&["cmd=x", "tc=fast"]).contains("tc=fast"));
+        assert!(err(&["cmd=x", "tc=inf"]).contains("no limit"));
         assert!(err(&["cmd=x", "depth=0"]).contains("positive"));
         assert!(err(&["cmd=x", "colour=red"]).contains("unknown engine setting 'colour'"));
         assert!(err(&["cmd=x", "depth"]).contains("not key=value"));

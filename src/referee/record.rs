@@ -60,6 +60,20 @@ impl GameRecord {
         self.moves.len()
     }
 
+    /// The position the game ended in, replayed by the rules up to the first move that does
+    /// not replay (None if the game or its start is unknown).
+    pub fn final_fen(&self) -> Option<String> {
+        let mut game = crate::game::find_game(&self.game)?
+            .new_game(self.start_fen.as_deref())
+            .ok()?;
+        for mv in &self.moves {
+            if game.play(&mv.text).is_err() {
+                break;
+            }
+        }
+        Some(game.fen())
+    }
+
     /// The opening as a book line: `fen <FEN> moves ...` from a set position, else the book
     /// moves; empty for the standard start without book moves.
     pub fn opening_text(&self) -> String {

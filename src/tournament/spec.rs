@@ -150,6 +150,9 @@ pub struct RunSpec {
     pub out: Option<PathBuf>,
     pub log: Option<PathBuf>,
     pub pgnout: Option<PathBuf>,
+    /// The final position of every game, one per line.
+    #[serde(default)]
+    pub epdout: Option<PathBuf>,
     pub event: Option<String>,
     /// The part of the run this process plays, when it is split over machines.
     #[serde(default)]
@@ -217,6 +220,7 @@ impl RunSpec {
             out: None,
             log: None,
             pgnout: None,
+            epdout: None,
             event: None,
             shard: None,
             viewer_games: default_viewer_games(),
@@ -245,7 +249,11 @@ impl RunSpec {
                  shards write into one folder",
             ));
         }
-        for (setting, path) in [("pgnout", &self.pgnout), ("log", &self.log)] {
+        for (setting, path) in [
+            ("pgnout", &self.pgnout),
+            ("epdout", &self.epdout),
+            ("log", &self.log),
+        ] {
             if let Some(path) = path {
                 check_output_file(path)
                     .map_err(|why| SpecError::new(setting, format!("{}: {why}", path.display())))?;

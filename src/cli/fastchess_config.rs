@@ -1,0 +1,327 @@
+//! fastchess's `-config file=config.json`: the JSON fastchess saves of a tournament (engines,
+//! limits, book, adjudication, SPRT, output files), read back as the fastchess flags that would
+//! have made it, so that it goes through the same translation as a typed command line.
+//!
+//! Its `stats` (results of games already played by fastchess) cannot be continued here: arbiter
+//! continues only runs it journaled itself. A file with results is refused unless `stats=false`
+//! says to start afresh, as fastchess's own option means.
+
+use super::Failure;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Config {
+    engines: Vec<Engine>,
+    rounds: u64,
+    games: u64,
+    concurrency: u64,
+    seed: Option<u64>,
+    variant: u8,
+    /// 0 round robin, 1 gauntlet.
+    #[serde(rename = "type")]
+    kind: u8,
+    opening: Opening,
+    pgn: Output,
+    epd: Output,
+    log: Output,
+    sprt: Sprt,
+    draw: Draw,
+    resign: Resign,
+    maxmoves: MaxMoves,
+    tb_adjudication: Enabled,
+    stats: BTreeMap<String, Stats>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Engine {
+    name: String,
+    dir: String,
+    cmd: String,
+    args: String,
+    options: Vec<(String, String)>,
+    limit: Limit,
+    variant: u8,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Limit {
+    tc: Tc,
+    nodes: u64,
+    plies: u64,
+}
+
+/// Milliseconds, as fastchess keeps them.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Tc {
+    increment: u64,
+    fixed_time: u64,
+    time: u64,
+    moves: u64,
+    timemargin: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Opening {
+    file: String,
+    /// 0 EPD, 1 PGN, 2 none.
+    format: u8,
+    /// 0 random, 1 sequential.
+    order: u8,
+    plies: i64,
+    start: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Output {
+    file: String,
+    event_name: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Sprt {
+    enabled: bool,
+    alpha: f64,
+    beta: f64,
+    elo0: f64,
+    elo1: f64,
+    model: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Draw {
+    enabled: bool,
+    move_number: u64,
+    move_count: u64,
+    score: i64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Resign {
+    enabled: bool,
+    move_count: u64,
+    score: i64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MaxMoves {
+    enabled: bool,
+    move_count: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Enabled {
+    enabled: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Stats {
+    wins: u64,
+    losses: u64,
+    draws: u64,
+}
+
+/// A flag and its words, as a user would have typed them.
+pub type TheirFlag = (String, Vec<String>);
+
+fn flag(name: &str, values: impl IntoIterator<Item = String>) -> TheirFlag {
+    (name.to_string(), values.into_iter().collect())
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{}", ms as f64 / 1000.0)
+}
+
+fn engine_flag(e: &Engine) -> TheirFlag {
+    let mut words = vec![format!("name={}", e.name)];
+    let cmd = if e.dir.is_empty() {
+        e.cmd.clone()
+    } else {
+        format!("{}/{}", e.dir.trim_end_matches('/'), e.cmd)
+    };
+    words.push(format!("cmd={cmd}"));
+    if !e.args.is_empty() {
+        words.push(format!("args={}", e.args));
+    }
+    let tc = &e.limit.tc;
+    if tc.time > 0 || tc.increment > 0 {
+        let moves = if tc.moves > 0 {
+            format!("{}/", tc.moves)
+        } else {
+            String::new()
+        };
+        words.push(format!(
+            "tc={moves}{}+{}",
+            seconds(tc.time),
+            seconds(tc.increment)
+        ));
+    }
+    if tc.fixed_time > 0 {
+        words.push(format!("st={}", seconds(tc.fixed_time)));
+    }
+    if tc.timemargin > 0 {
+        words.push(format!("timemargin={}", tc.timemargin));
+    }
+    if e.limit.nodes > 0 {
+        words.push(format!("nodes={}", e.limit.nodes));
+    }
+    if e.limit.plies > 0 {
+        words.push(format!("depth={}", e.limit.plies));
+    }
+    words.extend(e.options.iter().map(|(k, v)| format!("option.{k}={v}")));
+    flag("-engine", words)
+}
+
+/// What `file` holds is refused for: a variant or tablebases arbiter does not play, or results
+/// it cannot continue.
+fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
+    let played: u64 = c.stats.values().map(|s| s.wins + s.losses + s.draws).sum();
+    if c.variant != 0 || c.engines.iter().any(|e| e.variant != 0) {
+        Some("its variant is Fischer random chess, which arbiter does not play".into())
+    } else if c.tb_adjudication.enabled {
+        Some("it adjudicates with tablebases, which arbiter does not read".into())
+    } else if keep_stats && played > 0 {
+        Some(format!(
+            "it holds the results of {played} games fastchess played, which arbiter cannot \
+             continue (it resumes only its own runs, with --resume); add stats=false to start \
+             afresh with its settings"
+        ))
+    } else {
+        None
+    }
+}
+
+fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
+    let mut out = Vec::new();
+    let mut push = |name: &str, words: Vec<String>| out.push(flag(name, words));
+    for (name, n) in [
+        ("-rounds", c.rounds),
+        ("-games", c.games),
+        ("-concurrency", c.concurrency),
+    ] {
+        if n > 0 {
+            push(name, vec![n.to_string()]);
+        }
+    }
+    if c.kind == 1 {
+        push("-tournament", vec!["gauntlet".into()]);
+    }
+    if let Some(seed) = c.seed {
+        push("-srand", vec![seed.to_string()]);
+    }
+    if !c.opening.file.is_empty() && c.opening.format != 2 {
+        let mut words = vec![
+            format!("file={}", c.opening.file),
+            format!(
+                "format={}",
+                if c.opening.format == 1 { "pgn" } else { "epd" }
+            ),
+            format!(
+                "order={}",
+                if c.opening.order == 0 {
+                    "random"
+                } else {
+                    "sequential"
+                }
+            ),
+        ];
+        if c.opening.plies > 0 {
+            words.push(format!("plies={}", c.opening.plies));
+        }
+        if c.opening.start > 1 {
+            words.push(format!("start={}", c.opening.start));
+        }
+        push("-openings", words);
+    }
+    for (name, output) in [("-pgnout", &c.pgn), ("-epdout", &c.epd), ("-log", &c.log)] {
+        if !output.file.is_empty() {
+            push(name, vec![format!("file={}", output.file)]);
+        }
+    }
+    if !c.pgn.event_name.is_empty() {
+        push("-event", vec![c.pgn.event_name.clone()]);
+    }
+    if c.sprt.enabled {
+        let s = &c.sprt;
+        let mut words = vec![
+            format!("elo0={}", s.elo0),
+            format!("elo1={}", s.elo1),
+            format!("alpha={}", s.alpha),
+            format!("beta={}", s.beta),
+        ];
+        if !s.model.is_empty() {
+            words.push(format!("model={}", s.model));
+        }
+        push("-sprt", words);
+    }
+    if c.draw.enabled {
+        let d = &c.draw;
+        push(
+            "-draw",
+            vec![
+                format!("movenumber={}", d.move_number),
+                format!("movecount={}", d.move_count),
+                format!("score={}", d.score),
+            ],
+        );
+    }
+    if c.resign.enabled {
+        let r = &c.resign;
+        push(
+            "-resign",
+            vec![
+                format!("movecount={}", r.move_count),
+                format!("score={}", r.score),
+            ],
+        );
+    }
+    if c.maxmoves.enabled {
+        push("-maxmoves", vec![c.maxmoves.move_count.to_string()]);
+    }
+    out
+}
+
+/// The flags `-config file=F [stats=false] [discard=] [outname=]` stands for.
+pub fn config_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
+    let refuse = |why: String| Failure::bad_input(format!("-config: {why}"));
+    let mut file = None;
+    let mut keep_stats = true;
+    for v in values {
+        match v.split_once('=') {
+            Some(("file", f)) => file = Some(f),
+            Some(("stats", s)) => keep_stats = s != "false",
+            // arbiter saves its own run.json in the run folder, never a config.json to discard.
+            Some(("discard" | "outname", _)) => {}
+            _ => {
+                return Err(refuse(format!(
+                    "unknown key '{v}' (file= stats= discard= outname=)"
+                )))
+            }
+        }
+    }
+    let file = file.ok_or_else(|| refuse("needs file=config.json".into()))?;
+    let text = std::fs::read_to_string(file).map_err(|e| refuse(format!("{file}: {e}")))?;
+    let config: Config =
+        serde_json::from_str(&text).map_err(|e| refuse(format!("{file}:{}: {e}", e.line())))?;
+    if let Some(why) = refusal(&config, keep_stats) {
+        return Err(refuse(format!("{file}: {why}")));
+    }
+    if config.engines.is_empty() {
+        return Err(refuse(format!("{file}: it names no engines")));
+    }
+    let mut flags: Vec<TheirFlag> = config.engines.iter().map(engine_flag).collect();
+    flags.extend(tournament_flags(&config));
+    Ok(flags)
+}

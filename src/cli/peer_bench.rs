@@ -1,0 +1,270 @@
+//! `arbiter bench --peer fastchess=PATH`: the same stockfish match (one command line, in
+//! fastchess/cutechess syntax, which arbiter also reads) played under arbiter and under the peer
+//! harness, one after the other in this run; each harness's own CPU per ply is compared.
+//!
+//! A harness's own CPU is read from `/proc/<pid>/stat` while it is a zombie (`waitid` with
+//! `WNOWAIT`): its own user and system time, all threads, without the engines it ran. Both
+//! harnesses are measured the same way, as child processes of this one.
+
+use super::Failure;
+use arbiter::game::find_game;
+use arbiter::pgn::read_games;
+use arbiter::tournament::bookgen::{generate, BookSpec};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What `--peer NAME=PATH` names.
+pub struct Peer {
+    pub name: String,
+    pub program: PathBuf,
+}
+
+impl Peer {
+    pub fn parse(text: &str) -> Result<Peer, Failure> {
+        let (name, path) = text.split_once('=').ok_or_else(|| {
+            Failure::bad_input(format!(
+                "--peer {text}: expected NAME=PATH, e.g. --peer fastchess=/opt/fastchess/fastchess"
+            ))
+        })?;
+        let program = PathBuf::from(path);
+        if name.is_empty() || !program.is_file() {
+            return Err(Failure::bad_input(format!(
+                "--peer {text}: '{path}' is not a file"
+            )));
+        }
+        Ok(Peer {
+            name: name.to_string(),
+            program,
+        })
+    }
+}
+
+/// One harness's run of the match, as measured from outside.
+struct Measured {
+    own_cpu: Duration,
+    engines_cpu: Duration,
+    wall: Duration,
+    played: Tally,
+}
+
+/// What a harness's PGN says was played.
+struct Tally {
+    games: usize,
+    plies: usize,
+    /// Wins of the first engine, its losses, draws.
+    score: (usize, usize, usize),
+}
+
+/// CPU times of a finished (zombie) process: (own, waited-for children), from /proc.
+fn zombie_cpu(pid: u32) -> Option<(Duration, Duration)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14.
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // SAFETY: sysconf reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let secs = |t: u64| Duration::from_secs_f64(t as f64 / ticks);
+    let at = |field: usize| fields.get(field - 4).copied().unwrap_or(0);
+    Some((secs(at(14) + at(15)), secs(at(16) + at(17))))
+}
+
+/// Runs `program args` in `dir`, its output to files there; its own CPU and its engines'.
+fn run_measured(
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+) -> Result<(Duration, Duration, Duration), Failure> {
+    let io = |e: std::io::Error| Failure::bad_input(format!("{}: {e}", program.display()));
+    let out = std::fs::File::create(dir.join("stdout.txt")).map_err(io)?;
+    let err = std::fs::File::create(dir.join("stderr.txt")).map_err(io)?;
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(io)?;
+    // SAFETY: waitid only writes the siginfo it is given; WNOWAIT leaves the child a zombie so
+    // that its times can still be read.
+    let waited = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PID,
+            child.id() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    let wall = started.elapsed();
+    let times = (waited == 0).then(|| zombie_cpu(child.id())).flatten();
+    let status = child.wait().map_err(io)?;
+    let (own, engines) = times.ok_or_else(|| {
+        Failure::bad_input(format!(
+            "{}: its CPU time could not be read",
+            program.display()
+        ))
+    })?;
+    if !status.success() {
+        return Err(Failure::bad_input(format!(
+            "{} failed ({status}); see {}",
+            program.display(),
+            dir.join("stderr.txt").display()
+        )));
+    }
+    Ok((own, engines, wall))
+}
+
+/// Games, plies and the first engine's score from the PGN a harness wrote.
+fn tally(pgn: &Path, first: &str) -> Result<Tally, Failure> {
+    let text = std::fs::read_to_string(pgn)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", pgn.display())))?;
+    let games =
+        read_games(&text).map_err(|e| Failure::bad_input(format!("{}:{}", pgn.display(), e)))?;
+    let mut score = (0, 0, 0);
+    for g in &games {
+        let first_is_white = g.tag("White") == Some(first);
+        match (g.tag("Result"), first_is_white) {
+            (Some("1-0"), true) | (Some("0-1"), false) => score.0 += 1,
+            (Some("0-1"), true) | (Some("1-0"), false) => score.1 += 1,
+            _ => score.2 += 1,
+        }
+    }
+    Ok(Tally {
+        games: games.len(),
+        plies: games.iter().map(|g| g.moves.len()).sum(),
+        score,
+    })
+}
+
+/// The book both harnesses play: arbiter's own chess openings as EPD, which both read.
+fn write_book(path: &Path, count: usize) -> Result<(), Failure> {
+    let entry = find_game("chess").expect("chess is registered");
+    let spec = BookSpec {
+        count,
+        plies: 6,
+        seed: 1,
+        max_imbalance: 0,
+    };
+    let mut epd = String::new();
+    for line in generate(entry, &spec).map_err(Failure::bad_input)? {
+        let mut game = entry
+            .new_game(None)
+            .map_err(|e| Failure::bad_input(e.to_string()))?;
+        for mv in line.split_whitespace() {
+            game.play(mv)
+                .map_err(|e| Failure::bad_input(e.to_string()))?;
+        }
+        // EPD is the FEN without its two move counters.
+        let fen = game.fen();
+        let fields: Vec<&str> = fen.split_whitespace().take(4).collect();
+        epd.push_str(&fields.join(" "));
+        epd.push('\n');
+    }
+    std::fs::write(path, epd).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))
+}
+
+/// The one command line both harnesses run.
+fn match_line(stockfish: &Path, book: &Path, pairs: u64, nodes: u64) -> Vec<String> {
+    let sf = stockfish.display();
+    format!(
+        "-engine cmd={sf} name=sf-a -engine cmd={sf} name=sf-b \
+         -each proto=uci tc=inf nodes={nodes} option.Threads=1 option.Hash=16 \
+         -games 2 -rounds {pairs} -repeat -concurrency 1 \
+         -openings file={} format=epd order=sequential -pgnout file=games.pgn",
+        book.display()
+    )
+    .split_whitespace()
+    .map(String::from)
+    .collect()
+}
+
+fn measure(program: &Path, args: &[String], dir: &Path) -> Result<Measured, Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let (own_cpu, engines_cpu, wall) = run_measured(program, args, dir)?;
+    let played = tally(&dir.join("games.pgn"), "sf-a")?;
+    Ok(Measured {
+        own_cpu,
+        engines_cpu,
+        wall,
+        played,
+    })
+}
+
+/// The program `stockfish` on PATH, or Debian's.
+pub fn default_stockfish() -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/games")])
+        .map(|d| d.join("stockfish"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("stockfish"))
+}
+
+pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Result<(), Failure> {
+    if !stockfish.is_file() {
+        return Err(Failure::bad_input(format!(
+            "--stockfish {}: not a file (Debian: apt-get install stockfish)",
+            stockfish.display()
+        )));
+    }
+    let pairs = games.div_ceil(2).max(1);
+    let root = std::env::temp_dir().join(format!("arbiter-peer-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let book = root.join("book.epd");
+    write_book(&book, pairs as usize)?;
+    let args = match_line(stockfish, &book, pairs, nodes);
+    println!("both harnesses run: <harness> {}", args.join(" "));
+    let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
+    let ours = measure(&me, &args, &root.join("arbiter"))?;
+    let theirs = measure(&peer.program, &args, &root.join(&peer.name))?;
+    println!(
+        "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
+        "harness",
+        "games",
+        "plies",
+        "own CPU s",
+        "own CPU/ply us",
+        "engines CPU",
+        "wall s",
+        "sf-a W-L-D"
+    );
+    for (name, m) in [("arbiter", &ours), (peer.name.as_str(), &theirs)] {
+        println!(
+            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10}",
+            name,
+            m.played.games,
+            m.played.plies,
+            m.own_cpu.as_secs_f64(),
+            per_ply_us(m),
+            m.engines_cpu.as_secs_f64(),
+            m.wall.as_secs_f64(),
+            format!(
+                "{}-{}-{}",
+                m.played.score.0, m.played.score.1, m.played.score.2
+            )
+        );
+    }
+    // SAFETY: sysconf reads a constant of the system.
+    let tick_ms = 1000 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    println!(
+        "own CPU per ply, {} / arbiter: {:.2} (CPU times are counted in clock ticks of {tick_ms} ms)",
+        peer.name,
+        per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
+
+fn per_ply_us(m: &Measured) -> f64 {
+    m.own_cpu.as_secs_f64() / m.played.plies.max(1) as f64 * 1e6
+}
