@@ -155,3 +155,79 @@ fn epdout_writes_each_games_final_position() {
         )
     );
 }
+
+/// A config.json in the shape fastchess saves (its keys, its millisecond limits and enum
+/// numbers), with `stats` as given.
+fn fastchess_config(engine: &str, stats: &str) -> String {
+    let engine_json = |name: &str, depth: u32| {
+        format!(
+            r#"{{"name": "{name}", "dir": "", "cmd": "{engine}", "args": "", "restart": false,
+              "options": [["Style", "search"]],
+              "limit": {{"tc": {{"increment": 0, "fixed_time": 0, "time": 0, "moves": 0, "timemargin": 0}},
+                         "nodes": 0, "plies": {depth}}}, "variant": 0}}"#
+        )
+    };
+    format!(
+        r#"{{
+    "resign": {{"move_count": 1, "score": 0, "twosided": false, "enabled": false}},
+    "draw": {{"move_number": 0, "move_count": 1, "score": 0, "enabled": false}},
+    "maxmoves": {{"move_count": 1, "enabled": false}},
+    "tb_adjudication": {{"syzygy_dirs": "", "max_pieces": 0, "ignore_50_move_rule": false, "enabled": false}},
+    "opening": {{"file": "book.epd", "format": 0, "order": 1, "plies": -1, "start": 1}},
+    "pgn": {{"event_name": "From config", "site": "?", "file": "config.pgn", "notation": 0}},
+    "epd": {{"file": "", "append_file": true}},
+    "sprt": {{"alpha": 0.0, "beta": 0.0, "elo0": 0.0, "elo1": 0.0, "model": "normalized", "enabled": false}},
+    "config_name": "config.json", "seed": 7, "variant": 0, "type": 0,
+    "games": 2, "rounds": 3, "concurrency": 2,
+    "log": {{"file": "", "level": 3}},
+    "engines": [{}, {}],
+    "stats": {stats}
+}}"#,
+        engine_json("deep", 2),
+        engine_json("shallow", 1)
+    )
+}
+
+#[test]
+fn a_fastchess_config_file_is_played_as_the_flags_that_made_it() {
+    let dir = scratch("theirs", "config");
+    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let engine = bundled_engine();
+    std::fs::write(dir.join("config.json"), fastchess_config(&engine, "{}")).unwrap();
+    let out = play(&dir, "-config file=config.json");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("Result of deep vs shallow"), "{text}");
+    let pgn = std::fs::read_to_string(dir.join("config.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event \"From config\"]").count(), 6, "{pgn}");
+    // A flag after the file replaces the file's setting: one round of two games.
+    let out = play(
+        &dir,
+        "-config file=config.json -rounds 1 -pgnout file=one.pgn",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pgn = std::fs::read_to_string(dir.join("one.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), 2, "{pgn}");
+
+    // Results fastchess played cannot be continued: refused unless stats=false.
+    let stats = r#"{"deep vs shallow": {"wins": 3, "losses": 1, "draws": 2}}"#;
+    std::fs::write(dir.join("played.json"), fastchess_config(&engine, stats)).unwrap();
+    let out = play(&dir, "-config file=played.json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("results of 6 games") && stderr(&out).contains("stats=false"),
+        "{}",
+        stderr(&out)
+    );
+    let out = play(&dir, "-config file=played.json stats=false -rounds 1");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A broken file names its line.
+    std::fs::write(
+        dir.join("broken.json"),
+        "{\n  \"rounds\": 3,\n  \"games\": x\n}\n",
+    )
+    .unwrap();
+    let out = play(&dir, "-config file=broken.json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("broken.json:3:"), "{}", stderr(&out));
+}

@@ -33,12 +33,23 @@ pub fn self_command() -> String {
     }
 }
 
-fn default_name(kind: &str, game: &str) -> String {
+/// A folder reports/<kind>-<game>-<seconds>[-n] not there yet, for a run given no --name or
+/// --out: runs started one after another in the same second each get their own. (It is
+/// created only once the run is accepted; a refused run leaves nothing.)
+fn default_dir(kind: &str, game: &str) -> PathBuf {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    format!("{kind}-{game}-{secs}")
+    let base = format!("{kind}-{game}-{secs}");
+    let reports = Path::new("reports");
+    (1..1000)
+        .map(|n| match n {
+            1 => reports.join(&base),
+            _ => reports.join(format!("{base}-{n}")),
+        })
+        .find(|dir| !dir.exists())
+        .unwrap_or_else(|| reports.join(base))
 }
 
 /// Where a run writes: a shard of a split run into its own folder of the run's folder.
@@ -47,13 +58,11 @@ fn out_dir(job: &RunJob) -> PathBuf {
     if let Some(dir) = &job.resume {
         return dir.clone();
     }
-    let base = spec.out.clone().unwrap_or_else(|| {
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name(spec.kind.as_str(), &spec.game));
-        Path::new("reports").join(name)
-    });
+    let base = match (&spec.out, &spec.name) {
+        (Some(out), _) => out.clone(),
+        (None, Some(name)) => Path::new("reports").join(name),
+        (None, None) => default_dir(spec.kind.as_str(), &spec.game),
+    };
     match spec.shard {
         Some(shard) => base.join(shard.folder()),
         None => base,
