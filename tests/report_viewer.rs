@@ -14,7 +14,10 @@ fn chromium(args: &[&str]) -> std::process::Output {
         std::path::Path::new(&bin).is_file(),
         "no chromium at {bin}: install Debian's chromium package (as .ci/run does) or set CHROMIUM"
     );
-    let profile = std::env::temp_dir().join(format!("arbiter-chromium-{}", std::process::id()));
+    // One profile per browser: two Chromiums on one profile refuse each other.
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let profile = std::env::temp_dir().join(format!("arbiter-chromium-{}-{n}", std::process::id()));
     Command::new(bin)
         .args([
             "--headless",
@@ -110,4 +113,74 @@ fn the_viewer_draws_the_beam_to_the_zapped_piece() {
         dom.contains(&format!("ply {ply} of ")),
         "the viewer is at ply {ply}"
     );
+}
+
+/// Both clocks as the referee kept them, shown at a ply: the test rebuilds them from the
+/// journal's measured times (base plus increments minus thinking time; book moves untimed).
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
+fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
+    let dir = scratch("viewer", "clocks");
+    let e = bundled_engine();
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--games",
+            "2",
+            // Book moves are not timed: the clocks start with the engines' first moves.
+            "--openings",
+            &format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR")),
+            "--each",
+            "tc=5+0.05",
+            "depth=1",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=a",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=b",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = dir.join("run/report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let id: u64 = between(&html, "<option value=\"0\">#", " ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    let entry: serde_json::Value = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["index"].as_u64() == Some(id - 1))
+        .unwrap();
+    let moves = entry["record"]["moves"].as_array().unwrap();
+    assert!(
+        moves[0]["book"].as_bool().unwrap(),
+        "the game starts with book moves"
+    );
+    let ply = moves.len().min(12);
+    // Leiserchess from the book: white moves first, so white's plies are the odd ones.
+    let mut remaining_us = [5_000_000u64, 5_000_000];
+    for (i, m) in moves[..ply].iter().enumerate() {
+        if !m["book"].as_bool().unwrap() {
+            let used = m["elapsed"].as_u64().unwrap();
+            let side = &mut remaining_us[i % 2];
+            *side = side.saturating_sub(used) + 50_000;
+        }
+    }
+    let shown = |us: u64| format!("{:.2}", (us / 1000) as f64 / 1000.0);
+    let expected = format!(
+        "clocks: white {} s, black {} s",
+        shown(remaining_us[0]),
+        shown(remaining_us[1])
+    );
+    let url = format!("file://{}#g0p{ply}", page.display());
+    let dom = stdout(&chromium(&["--dump-dom", &url]));
+    let info = between(&dom, "<p id=\"info\">", "</p>").expect("the viewer wrote its info line");
+    assert!(info.contains(&expected), "{info} (expected {expected})");
 }

@@ -1,14 +1,17 @@
 //! The game viewer of report.html: a few games of the run replayed through the rules, ply by
 //! ply — the board, the last move's laser beam and what it removed, the move list with each
-//! engine's score, depth and time — drawn by a small script inside the page (no network).
+//! engine's score, depth and time, both clocks — drawn by a small script inside the page (no network).
 //! Large runs would make the page huge, so at most `--viewer-games` (default `MAX_SHOWN`) games
 //! are embedded: games ended
 //! by a fault first, then decisive ones, then the rest, each in schedule order.
 
 use super::journal::Entry;
 use super::report::html_escape;
-use crate::game::{find_game, Outcome, Termination};
+use crate::game::{find_game, Color, Outcome, Termination};
+use crate::referee::clock::{Clock, TimeControl};
+use crate::referee::MoveRecord;
 use std::fmt::Write;
+use std::time::Duration;
 
 /// Games embedded in the viewer unless the run says otherwise (`--viewer-games`).
 pub const MAX_SHOWN: usize = 20;
@@ -95,18 +98,56 @@ fn js_list(items: &[String]) -> String {
     )
 }
 
+/// Both sides' clocks as the referee kept them, rebuilt from the record's time control tag
+/// (`10+0.1`, or `white:black` when they differ) and each engine move's measured time; None
+/// when a side played without a clock.
+struct Clocks([Clock; 2]);
+
+impl Clocks {
+    fn of(time_control: &str) -> Option<Clocks> {
+        let (white, black) = time_control
+            .split_once(':')
+            .unwrap_or((time_control, time_control));
+        let clock = |tag: &str| TimeControl::parse(tag).ok().map(Clock::new);
+        Some(Clocks([clock(white)?, clock(black)?]))
+    }
+
+    /// Charges a move as the referee did (book moves are not timed).
+    fn charge(&mut self, side: Color, m: &MoveRecord) {
+        if !m.book {
+            // The game ended on a forfeit if the time ran out; the clock shows zero.
+            self.0[side.index()].charge(m.elapsed, Duration::ZERO);
+        }
+    }
+
+    fn json(&self) -> String {
+        let ms = |c: &Clock| c.remaining().as_millis();
+        format!("[{},{}]", ms(&self.0[0]), ms(&self.0[1]))
+    }
+}
+
 /// One game as the script reads it: the start, then each ply's position, move, beam, removed
-/// squares and the mover's score, depth and time.
+/// squares, the mover's score, depth and time, and both clocks after it.
 fn game_json(entry: &Entry) -> Option<String> {
     let r = &entry.record;
     let rules = find_game(&r.game)?;
     let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
-    let mut frames = vec![format!("{{\"fen\":{}}}", js(&game.fen()))];
+    let mut clocks = Clocks::of(&r.time_control);
+    let clock_json = |c: &Option<Clocks>| c.as_ref().map_or("null".into(), Clocks::json);
+    let mut frames = vec![format!(
+        "{{\"fen\":{},\"clk\":{}}}",
+        js(&game.fen()),
+        clock_json(&clocks)
+    )];
     for m in &r.moves {
         let beam = game.beam_of(&m.text);
+        let mover = game.turn();
         let Ok(report) = game.play(&m.text) else {
             break;
         };
+        if let Some(c) = clocks.as_mut() {
+            c.charge(mover, m);
+        }
         let removed: Vec<String> = report
             .removed
             .iter()
@@ -114,7 +155,7 @@ fn game_json(entry: &Entry) -> Option<String> {
             .collect();
         let score = m.score.map(|s| s.to_string()).unwrap_or_default();
         frames.push(format!(
-            "{{\"fen\":{},\"mv\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{}}}",
+            "{{\"fen\":{},\"mv\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{},\"clk\":{}}}",
             js(&game.fen()),
             js(&m.text),
             js_list(&beam),
@@ -122,7 +163,8 @@ fn game_json(entry: &Entry) -> Option<String> {
             js(&score),
             m.depth.map_or("null".into(), |d| d.to_string()),
             m.elapsed.as_millis(),
-            m.book
+            m.book,
+            clock_json(&clocks)
         ));
     }
     Some(format!(
@@ -213,7 +255,8 @@ function show(){const G=GAMES[g],f=G.frames[p];$('pick').value=g;
  $('board').innerHTML=draw(G.game,f);
  $('where').textContent=`ply ${p} of ${G.frames.length-1}`;
  $('info').textContent=p==0?`${G.white} - ${G.black}: ${G.result}, ${G.end}`:
-  `${p%2?G.white:G.black}: ${f.mv}${f.book?' (book)':` score ${f.sc||'-'} depth ${f.d??'-'} ${f.ms} ms`}${(f.rm||[]).length?', removed on '+f.rm.join(' '):''}`;
+  `${p%2?G.white:G.black}: ${f.mv}${f.book?' (book)':` score ${f.sc||'-'} depth ${f.d??'-'} ${f.ms} ms`}${(f.rm||[]).length?', removed on '+f.rm.join(' '):''}`+
+  (f.clk?`; clocks: white ${(f.clk[0]/1000).toFixed(2)} s, black ${(f.clk[1]/1000).toFixed(2)} s`:'');
  $('moves').innerHTML=G.frames.slice(1).map((m,i)=>`<li${i+1==p?' class="now"':''}><a href="#g${g}p${i+1}">${m.mv}</a></li>`).join('');
  history.replaceState(null,'',`#g${g}p${p}`);}
 function go(n){p=Math.max(0,Math.min(GAMES[g].frames.length-1,n));show();}
