@@ -42,6 +42,24 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
     Some(&text[from..from + text[from..].find(end)?])
 }
 
+/// The run's report page and the journal's entry of the first game in its viewer's list.
+fn first_shown(run: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+    let page = run.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script src"), "nothing fetched");
+    let id: u64 = between(&html, "<option value=\"0\">#", " ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+    let entry = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["index"].as_u64() == Some(id - 1))
+        .unwrap();
+    (page, entry)
+}
+
 #[test]
 #[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
 fn the_viewer_draws_the_beam_to_the_zapped_piece() {
@@ -68,20 +86,7 @@ fn the_viewer_draws_the_beam_to_the_zapped_piece() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let page = dir.join("run/report.html");
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(!html.contains("<script src"), "nothing fetched");
-    // The first game in the viewer's list, and its moves from the journal.
-    let id: u64 = between(&html, "<option value=\"0\">#", " ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
-    let entry: serde_json::Value = journal
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|v| v["index"].as_u64() == Some(id - 1))
-        .unwrap();
+    let (page, entry) = first_shown(&dir.join("run"));
     let moves: Vec<String> = entry["record"]["moves"]
         .as_array()
         .unwrap()
@@ -146,18 +151,7 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let page = dir.join("run/report.html");
-    let html = std::fs::read_to_string(&page).unwrap();
-    let id: u64 = between(&html, "<option value=\"0\">#", " ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
-    let entry: serde_json::Value = journal
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|v| v["index"].as_u64() == Some(id - 1))
-        .unwrap();
+    let (page, entry) = first_shown(&dir.join("run"));
     let moves = entry["record"]["moves"].as_array().unwrap();
     assert!(
         moves[0]["book"].as_bool().unwrap(),

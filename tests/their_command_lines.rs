@@ -27,6 +27,19 @@ fn play(dir: &std::path::Path, text: &str) -> std::process::Output {
     arbiter_in(dir, &args)
 }
 
+/// `play`, which must succeed.
+fn played(dir: &std::path::Path, text: &str) -> std::process::Output {
+    let out = play(dir, text);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    out
+}
+
 #[test]
 fn the_fastchess_readme_example_plays_chess() {
     let dir = scratch("theirs", "readme");
@@ -44,16 +57,9 @@ fn the_fastchess_readme_example_plays_chess() {
 fn an_epd_book_in_random_order_with_a_log() {
     let dir = scratch("theirs", "epd");
     std::fs::write(dir.join("book.epd"), EPD).unwrap();
-    let out = play(
+    played(
         &dir,
         "-engine cmd=ENGINE name=new -engine cmd=ENGINE name=old -openings file=book.epd format=epd order=random -each tc=1+0.01 -rounds 2 -repeat -concurrency 2 -log file=fastchess.log",
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
     );
     let log = std::fs::read_to_string(dir.join("fastchess.log")).unwrap();
     assert!(
@@ -95,16 +101,9 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
 fn epdout_writes_each_games_final_position() {
     let dir = scratch("theirs", "epdout");
     std::fs::write(dir.join("book.epd"), EPD).unwrap();
-    let out = play(
+    played(
         &dir,
         "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -openings file=book.epd format=epd -rounds 2 -games 2 -repeat -pgnout file=out.pgn -epdout file=final.epd append=true",
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
     );
     let epd = std::fs::read_to_string(dir.join("final.epd")).unwrap();
     let lines: Vec<&str> = epd.lines().collect();
