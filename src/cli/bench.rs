@@ -10,6 +10,74 @@ use arbiter::tournament::{run, Format, RunOptions};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+/// `arbiter bench`'s flags (its help is the subcommand's doc comment).
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Deeper, slower runs (the figures quoted in the README).
+    #[arg(long)]
+    pub full: bool,
+    /// Only perft, and only for this game.
+    #[arg(long, conflicts_with = "referee")]
+    pub game: Option<String>,
+    /// Only the referee rows (no perft).
+    #[arg(long)]
+    pub referee: bool,
+    /// Also write the table as CSV to this file.
+    #[arg(long)]
+    pub csv: Option<std::path::PathBuf>,
+    /// Simulate SPRTs with these bounds (as for --sprt) instead of timing anything.
+    #[arg(long, value_name = "SPRT", conflicts_with_all = ["game", "referee", "full"])]
+    pub sprt_sim: Option<String>,
+    /// Simulated tests per distribution and hypothesis, with --sprt-sim.
+    #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
+    pub runs: u64,
+    /// Split a schedule of --games games into this many shards, as a cluster would, and
+    /// check that every game falls to exactly one (timed, with its memory).
+    #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
+    pub shards: Option<u64>,
+    /// Games in the schedule split by --shards.
+    #[arg(long, default_value_t = 1_000_000, requires = "shards")]
+    pub games: u64,
+    /// Compare with another harness: NAME=PATH of a fastchess or cutechess-cli binary.
+    /// The same stockfish match (one command line in their syntax, which arbiter also
+    /// reads) is played under arbiter and under the peer, and each harness's own CPU per
+    /// ply (engines excluded) is printed with the ratio.
+    #[arg(long, value_name = "NAME=PATH", conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
+    pub peer: Option<String>,
+    /// Games of the --peer match (in colour-reversed pairs).
+    #[arg(long, default_value_t = 100, requires = "peer")]
+    pub peer_games: u64,
+    /// Node limit per move of the --peer match.
+    #[arg(long, default_value_t = 200, requires = "peer")]
+    pub peer_nodes: u64,
+    /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
+    #[arg(long, requires = "peer")]
+    pub stockfish: Option<std::path::PathBuf>,
+}
+
+/// Runs the benchmark the flags choose.
+pub fn command(args: BenchArgs) -> Result<u8, Failure> {
+    match (&args.sprt_sim, args.shards, &args.peer) {
+        (Some(bounds), _, _) => sprt_simulation(bounds, args.runs),
+        (None, Some(shards), _) => shard_simulation(shards, args.games),
+        (None, None, Some(peer)) => {
+            let peer = super::peer_bench::Peer::parse(peer)?;
+            let stockfish = args
+                .stockfish
+                .clone()
+                .unwrap_or_else(super::peer_bench::default_stockfish);
+            super::peer_bench::peer_bench(&peer, &stockfish, args.peer_games, args.peer_nodes)
+        }
+        (None, None, None) => run_bench(
+            args.full,
+            args.game.as_deref(),
+            args.csv.as_deref(),
+            args.referee,
+        ),
+    }
+    .map(|_| 0)
+}
+
 /// (short depth, full depth) per game: a short run takes well under a second per game.
 fn depths(id: &str) -> (u32, u32) {
     match id {

@@ -203,56 +203,31 @@ fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
     }
 }
 
-fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
+/// `-openings` as the file's book settings give it, if it names a book.
+fn opening_flag(o: &Opening) -> Option<TheirFlag> {
+    if o.file.is_empty() || o.format == 2 {
+        return None;
+    }
+    let mut words = vec![
+        format!("file={}", o.file),
+        format!("format={}", if o.format == 1 { "pgn" } else { "epd" }),
+        format!(
+            "order={}",
+            if o.order == 0 { "random" } else { "sequential" }
+        ),
+    ];
+    if o.plies > 0 {
+        words.push(format!("plies={}", o.plies));
+    }
+    if o.start > 1 {
+        words.push(format!("start={}", o.start));
+    }
+    Some(flag("-openings", words))
+}
+
+/// `-sprt`, `-draw`, `-resign` and `-maxmoves`, those the file enables.
+fn decision_flags(c: &Config) -> Vec<TheirFlag> {
     let mut out = Vec::new();
-    let mut push = |name: &str, words: Vec<String>| out.push(flag(name, words));
-    for (name, n) in [
-        ("-rounds", c.rounds),
-        ("-games", c.games),
-        ("-concurrency", c.concurrency),
-    ] {
-        if n > 0 {
-            push(name, vec![n.to_string()]);
-        }
-    }
-    if c.kind == 1 {
-        push("-tournament", vec!["gauntlet".into()]);
-    }
-    if let Some(seed) = c.seed {
-        push("-srand", vec![seed.to_string()]);
-    }
-    if !c.opening.file.is_empty() && c.opening.format != 2 {
-        let mut words = vec![
-            format!("file={}", c.opening.file),
-            format!(
-                "format={}",
-                if c.opening.format == 1 { "pgn" } else { "epd" }
-            ),
-            format!(
-                "order={}",
-                if c.opening.order == 0 {
-                    "random"
-                } else {
-                    "sequential"
-                }
-            ),
-        ];
-        if c.opening.plies > 0 {
-            words.push(format!("plies={}", c.opening.plies));
-        }
-        if c.opening.start > 1 {
-            words.push(format!("start={}", c.opening.start));
-        }
-        push("-openings", words);
-    }
-    for (name, output) in [("-pgnout", &c.pgn), ("-epdout", &c.epd), ("-log", &c.log)] {
-        if !output.file.is_empty() {
-            push(name, vec![format!("file={}", output.file)]);
-        }
-    }
-    if !c.pgn.event_name.is_empty() {
-        push("-event", vec![c.pgn.event_name.clone()]);
-    }
     if c.sprt.enabled {
         let s = &c.sprt;
         let mut words = vec![
@@ -264,32 +239,63 @@ fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
         if !s.model.is_empty() {
             words.push(format!("model={}", s.model));
         }
-        push("-sprt", words);
+        out.push(flag("-sprt", words));
     }
     if c.draw.enabled {
         let d = &c.draw;
-        push(
+        out.push(flag(
             "-draw",
             vec![
                 format!("movenumber={}", d.move_number),
                 format!("movecount={}", d.move_count),
                 format!("score={}", d.score),
             ],
-        );
+        ));
     }
     if c.resign.enabled {
         let r = &c.resign;
-        push(
+        out.push(flag(
             "-resign",
             vec![
                 format!("movecount={}", r.move_count),
                 format!("score={}", r.score),
             ],
-        );
+        ));
     }
     if c.maxmoves.enabled {
-        push("-maxmoves", vec![c.maxmoves.move_count.to_string()]);
+        out.push(flag("-maxmoves", vec![c.maxmoves.move_count.to_string()]));
     }
+    out
+}
+
+/// The tournament's shape, book, output files and decisions as flags.
+fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
+    let mut out = Vec::new();
+    for (name, n) in [
+        ("-rounds", c.rounds),
+        ("-games", c.games),
+        ("-concurrency", c.concurrency),
+    ] {
+        if n > 0 {
+            out.push(flag(name, [n.to_string()]));
+        }
+    }
+    if c.kind == 1 {
+        out.push(flag("-tournament", ["gauntlet".to_string()]));
+    }
+    if let Some(seed) = c.seed {
+        out.push(flag("-srand", [seed.to_string()]));
+    }
+    out.extend(opening_flag(&c.opening));
+    for (name, output) in [("-pgnout", &c.pgn), ("-epdout", &c.epd), ("-log", &c.log)] {
+        if !output.file.is_empty() {
+            out.push(flag(name, [format!("file={}", output.file)]));
+        }
+    }
+    if !c.pgn.event_name.is_empty() {
+        out.push(flag("-event", [c.pgn.event_name.clone()]));
+    }
+    out.extend(decision_flags(c));
     out
 }
 

@@ -220,48 +220,12 @@ enum Command {
     /// several pair distributions (with and without draws and opening bias) print the measured
     /// false-positive and false-negative rates and the average number of pairs, e.g.
     /// `arbiter bench --sprt-sim "elo0=0 elo1=5 alpha=0.05 beta=0.05" --runs 2000`.
-    Bench {
-        /// Deeper, slower runs (the figures quoted in the README).
-        #[arg(long)]
-        full: bool,
-        /// Only perft, and only for this game.
-        #[arg(long, conflicts_with = "referee")]
-        game: Option<String>,
-        /// Only the referee rows (no perft).
-        #[arg(long)]
-        referee: bool,
-        /// Also write the table as CSV to this file.
-        #[arg(long)]
-        csv: Option<std::path::PathBuf>,
-        /// Simulate SPRTs with these bounds (as for --sprt) instead of timing anything.
-        #[arg(long, value_name = "SPRT", conflicts_with_all = ["game", "referee", "full"])]
-        sprt_sim: Option<String>,
-        /// Simulated tests per distribution and hypothesis, with --sprt-sim.
-        #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
-        runs: u64,
-        /// Split a schedule of --games games into this many shards, as a cluster would, and
-        /// check that every game falls to exactly one (timed, with its memory).
-        #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
-        shards: Option<u64>,
-        /// Games in the schedule split by --shards.
-        #[arg(long, default_value_t = 1_000_000, requires = "shards")]
-        games: u64,
-        /// Compare with another harness: NAME=PATH of a fastchess or cutechess-cli binary.
-        /// The same stockfish match (one command line in their syntax, which arbiter also
-        /// reads) is played under arbiter and under the peer, and each harness's own CPU per
-        /// ply (engines excluded) is printed with the ratio.
-        #[arg(long, value_name = "NAME=PATH", conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
-        peer: Option<String>,
-        /// Games of the --peer match (in colour-reversed pairs).
-        #[arg(long, default_value_t = 100, requires = "peer")]
-        peer_games: u64,
-        /// Node limit per move of the --peer match.
-        #[arg(long, default_value_t = 200, requires = "peer")]
-        peer_nodes: u64,
-        /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
-        #[arg(long, requires = "peer")]
-        stockfish: Option<std::path::PathBuf>,
-    },
+    ///
+    /// --peer compares with another harness on identical work: `arbiter bench --peer
+    /// fastchess=/opt/fastchess/fastchess` plays one stockfish match (nodes=200, 100 games)
+    /// under arbiter and then under fastchess, from the same command line, and prints each
+    /// one's own CPU per ply and the ratio.
+    Bench(bench::BenchArgs),
 }
 
 /// A failure to report at the edge, with the exit code it deserves.
@@ -422,31 +386,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             max_imbalance,
             out,
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
-        Command::Bench {
-            full,
-            game,
-            referee,
-            csv,
-            sprt_sim,
-            runs,
-            shards,
-            games,
-            peer,
-            peer_games,
-            peer_nodes,
-            stockfish,
-        } => match (sprt_sim, shards, peer) {
-            (Some(bounds), _, _) => bench::sprt_simulation(&bounds, runs).map(|_| 0),
-            (None, Some(shards), _) => bench::shard_simulation(shards, games).map(|_| 0),
-            (None, None, Some(peer)) => {
-                let peer = peer_bench::Peer::parse(&peer)?;
-                let stockfish = stockfish.unwrap_or_else(peer_bench::default_stockfish);
-                peer_bench::peer_bench(&peer, &stockfish, peer_games, peer_nodes).map(|_| 0)
-            }
-            (None, None, None) => {
-                bench::run_bench(full, game.as_deref(), csv.as_deref(), referee).map(|_| 0)
-            }
-        },
+        Command::Bench(args) => bench::command(args),
     }
 }
 
