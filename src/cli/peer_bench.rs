@@ -21,6 +21,15 @@ pub struct Peer {
 }
 
 impl Peer {
+    /// cutechess-cli names its PGN file without `file=`.
+    fn is_cutechess(&self) -> bool {
+        self.name.starts_with("cutechess")
+            || self
+                .program
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("cutechess"))
+    }
+
     pub fn parse(text: &str) -> Result<Peer, Failure> {
         let (name, path) = text.split_once('=').ok_or_else(|| {
             Failure::bad_input(format!(
@@ -171,14 +180,26 @@ fn write_book(path: &Path, count: usize) -> Result<(), Failure> {
     std::fs::write(path, epd).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))
 }
 
-/// The one command line both harnesses run.
-fn match_line(stockfish: &Path, book: &Path, pairs: u64, nodes: u64) -> Vec<String> {
+/// The command line a harness runs: the same for both, but for how the PGN file is named
+/// (`-pgnout file=F` in fastchess, `-pgnout F` in cutechess-cli; arbiter reads both).
+fn match_line(
+    stockfish: &Path,
+    book: &Path,
+    pairs: u64,
+    nodes: u64,
+    cutechess: bool,
+) -> Vec<String> {
     let sf = stockfish.display();
+    let pgnout = if cutechess {
+        "games.pgn"
+    } else {
+        "file=games.pgn"
+    };
     format!(
         "-engine cmd={sf} name=sf-a -engine cmd={sf} name=sf-b \
          -each proto=uci tc=inf nodes={nodes} option.Threads=1 option.Hash=16 \
          -games 2 -rounds {pairs} -repeat -concurrency 1 \
-         -openings file={} format=epd order=sequential -pgnout file=games.pgn",
+         -openings file={} format=epd order=sequential -pgnout {pgnout}",
         book.display()
     )
     .split_whitespace()
@@ -222,11 +243,12 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     std::fs::create_dir_all(&root).map_err(|e| Failure::bad_input(e.to_string()))?;
     let book = root.join("book.epd");
     write_book(&book, pairs as usize)?;
-    let args = match_line(stockfish, &book, pairs, nodes);
-    println!("both harnesses run: <harness> {}", args.join(" "));
+    let args = match_line(stockfish, &book, pairs, nodes, false);
+    let peer_args = match_line(stockfish, &book, pairs, nodes, peer.is_cutechess());
+    println!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let ours = measure(&me, &args, &root.join("arbiter"))?;
-    let theirs = measure(&peer.program, &args, &root.join(&peer.name))?;
+    let theirs = measure(&peer.program, &peer_args, &root.join(&peer.name))?;
     println!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
