@@ -125,37 +125,43 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
     let sf = stockfish();
     let dir = scratch("stockfish", "peer");
     let me = env!("CARGO_BIN_EXE_arbiter");
-    let out = arbiter_in(
-        &dir,
-        &[
-            "bench",
-            "--peer",
-            &format!("twin={me}"),
-            "--peer-games",
-            "6",
-            "--stockfish",
-            &sf,
-        ],
-    );
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    let row = |name: &str| -> Vec<String> {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("no row {name}: {text}"))
-            .split_whitespace()
-            .map(String::from)
-            .collect()
-    };
-    let (ours, twin) = (row("arbiter "), row("twin "));
-    assert_eq!(ours[1], "6", "{text}");
-    // Games, plies and the score: one match, played twice.
-    assert_eq!(ours[1..3], twin[1..3], "{text}");
-    assert_eq!(ours[7], twin[7], "{text}");
-    for r in [&ours, &twin] {
-        let cpu: f64 = r[3].parse().unwrap();
-        let engines: f64 = r[5].parse().unwrap();
-        assert!(cpu > 0.0 && engines > 0.0, "{text}");
+    // As fastchess (`-pgnout file=F`) and as cutechess-cli (`-pgnout F`).
+    for twin in ["twin", "cutechess-twin"] {
+        let out = arbiter_in(
+            &dir,
+            &[
+                "bench",
+                "--peer",
+                &format!("{twin}={me}"),
+                "--peer-games",
+                "6",
+                "--stockfish",
+                &sf,
+            ],
+        );
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+        let row = |name: &str| -> Vec<String> {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no row {name}: {text}"))
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        };
+        let (ours, theirs) = (row("arbiter"), row(twin));
+        assert_eq!(ours[1], "6", "{text}");
+        // Games, plies and the score: one match, played twice.
+        assert_eq!(ours[1..3], theirs[1..3], "{text}");
+        assert_eq!(ours[7], theirs[7], "{text}");
+        for r in [&ours, &theirs] {
+            let cpu: f64 = r[3].parse().unwrap();
+            let engines: f64 = r[5].parse().unwrap();
+            assert!(cpu > 0.0 && engines > 0.0, "{text}");
+        }
+        assert!(
+            text.contains(&format!("own CPU per ply, {twin} / arbiter:")),
+            "{text}"
+        );
     }
-    assert!(text.contains("own CPU per ply, twin / arbiter:"), "{text}");
 }
