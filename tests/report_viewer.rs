@@ -93,6 +93,13 @@ fn the_viewer_draws_the_beam_to_the_zapped_piece() {
         .iter()
         .map(|m| m["text"].as_str().unwrap().to_string())
         .collect();
+    // The list of shown games links the game's last ply.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let listed = between(&html, "<table id=\"shown-games\">", "</table>").expect("a game list");
+    assert!(
+        listed.contains(&format!("<a href=\"#g0p{}\">last move</a>", moves.len())),
+        "{listed}"
+    );
     let mut args = vec!["replay".to_string(), "leiserchess".into()];
     args.extend(moves);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -225,6 +225,32 @@ pub fn section(h: &mut String, showcase: &Showcase) {
          <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const GAMES=[{}];\n{SCRIPT}</script>",
         data.join(",")
     );
+    game_list(h, &games);
+}
+
+/// The shown games as a table, each linked to its start and to its last ply in the viewer.
+fn game_list(h: &mut String, games: &[&Entry]) {
+    h.push_str(
+        "<table id=\"shown-games\"><tr><th>game</th><th>white</th><th>black</th><th>result</th>\
+         <th>ended by</th><th>plies</th><th></th></tr>",
+    );
+    for (i, e) in games.iter().enumerate() {
+        let r = &e.record;
+        let _ = write!(
+            h,
+            "<tr><td><a href=\"#g{i}p0\">#{}</a></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td title=\"{}\">{}</td><td>{}</td><td><a href=\"#g{i}p{}\">last move</a></td></tr>",
+            e.index + 1,
+            html_escape(&r.white),
+            html_escape(&r.black),
+            r.outcome,
+            html_escape(&r.detail),
+            r.termination,
+            r.plies(),
+            r.plies()
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// Draws a frame as `board_svg.rs` does, from the FEN's tokens.
