@@ -162,7 +162,14 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
                     "start= other than 1 is not supported: cut the book file instead",
                 ))
             }
-            "policy" => {}
+            // arbiter's own order: each opening for one colour-reversed pair of games.
+            "policy" if value == "default" => {}
+            "policy" => {
+                return Err(refuse(
+                    "-openings",
+                    &format!("policy={value} has no equivalent: arbiter gives each opening to one pair of games (policy=default)"),
+                ))
+            }
             _ => return Err(refuse("-openings", &format!("unknown key '{key}'"))),
         }
     }
@@ -284,16 +291,7 @@ fn translate_flag(
             out.extend([format!("-{name}"), file]);
         }
         "-sprt" | "-draw" => pass(&format!("-{name}")),
-        "-resign" => {
-            out.push("--resign".into());
-            // twosided=: arbiter's resign rule already looks at the loser's own scores only.
-            out.extend(
-                values
-                    .iter()
-                    .filter(|v| !v.starts_with("twosided="))
-                    .map(|v| v.to_string()),
-            );
-        }
+        "-resign" => pass("--resign"),
         "-log" => out.extend(file_of(values).map(|f| ["--log".to_string(), f]).into_iter().flatten()),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
@@ -345,6 +343,19 @@ mod tests {
         assert_eq!(
             argv.join(" "),
             "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each tc=10+0.1 --concurrency 4"
+        );
+    }
+
+    #[test]
+    fn two_sided_resignation_is_kept() {
+        let argv = translate(&words(
+            "-engine cmd=a -engine cmd=b -each tc=1 -resign movecount=3 score=400 twosided=true",
+        ))
+        .unwrap();
+        assert!(
+            argv.join(" ")
+                .ends_with("--resign movecount=3 score=400 twosided=true"),
+            "{argv:?}"
         );
     }
 

@@ -110,6 +110,7 @@ struct Resign {
     enabled: bool,
     move_count: u64,
     score: i64,
+    twosided: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -259,6 +260,7 @@ fn decision_flags(c: &Config) -> Vec<TheirFlag> {
             vec![
                 format!("movecount={}", r.move_count),
                 format!("score={}", r.score),
+                format!("twosided={}", r.twosided),
             ],
         ));
     }

@@ -54,7 +54,9 @@ pub struct RunArgs {
     /// Adjudicate a draw: movenumber=N movecount=N score=CP.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub draw: Vec<String>,
-    /// Adjudicate a loss: movecount=N score=CP.
+    /// Adjudicate a loss: movecount=N score=CP [twosided=true]. The side whose own last N
+    /// scores are all at most -CP loses; with twosided=true only if its opponent's last N are
+    /// all at least +CP too.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub resign: Vec<String>,
     /// Fix one engine's rating in the joint ratings: name=elo.

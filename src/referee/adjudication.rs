@@ -10,11 +10,15 @@ pub struct DrawRule {
     pub score: i32,
 }
 
-/// `--resign movecount=N score=CP`
+/// `--resign movecount=N score=CP [twosided=true]`
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResignRule {
     pub movecount: u32,
     pub score: i32,
+    /// Both engines must agree: the loser's last N scores at most -CP and the winner's at
+    /// least +CP (cutechess's and fastchess's `twosided=true`).
+    #[serde(default)]
+    pub twosided: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,14 +95,51 @@ impl DrawRule {
 
 impl ResignRule {
     pub fn parse(text: &str) -> Result<ResignRule, String> {
+        let mut twosided = false;
+        let mut numbers = Vec::new();
+        for part in text.split_whitespace().flat_map(|p| p.split(',')) {
+            match part.strip_prefix("twosided=") {
+                Some("true") => twosided = true,
+                Some("false") => twosided = false,
+                Some(v) => return Err(format!("twosided={v}: expected true or false")),
+                None => numbers.push(part),
+            }
+        }
         let v = parse_keys(
-            text,
+            &numbers.join(" "),
             &[("movecount", 1, MAX_MOVES), ("score", 1, MAX_SCORE)],
         )?;
         Ok(ResignRule {
             movecount: v[0] as u32,
             score: v[1] as i32,
+            twosided,
         })
+    }
+
+    /// Who resigns, given each side's last scores (newest first, each its own view): the mover's
+    /// and its opponent's.
+    fn verdict(
+        &self,
+        mover: &[Option<i32>],
+        opponent: &[Option<i32>],
+        side: Color,
+    ) -> Option<Color> {
+        let n = self.movecount as usize;
+        let last = |scores: &[Option<i32>], ok: &dyn Fn(i32) -> bool| {
+            scores.len() >= n && scores[..n].iter().all(|s| s.is_some_and(ok))
+        };
+        let losing = |s: i32| s <= -self.score;
+        let winning = |s: i32| s >= self.score;
+        if !self.twosided {
+            return last(mover, &losing).then_some(side);
+        }
+        if last(mover, &losing) && last(opponent, &winning) {
+            Some(side)
+        } else if last(mover, &winning) && last(opponent, &losing) {
+            Some(side.other())
+        } else {
+            None
+        }
     }
 }
 
@@ -109,9 +150,10 @@ impl Adjudication {
         let played = &scores[book.min(scores.len())..];
         if let Some(rule) = self.resign {
             let own: Vec<Option<i32>> = played.iter().rev().step_by(2).copied().collect();
-            let n = rule.movecount as usize;
-            if own.len() >= n && own[..n].iter().all(|s| s.is_some_and(|s| s <= -rule.score)) {
-                return Some(Verdict::Resign(mover));
+            let theirs: Vec<Option<i32>> =
+                played.iter().rev().skip(1).step_by(2).copied().collect();
+            if let Some(loser) = rule.verdict(&own, &theirs, mover) {
+                return Some(Verdict::Resign(loser));
             }
         }
         if let Some(rule) = self.draw {
@@ -175,6 +217,7 @@ mod tests {
             resign: Some(ResignRule {
                 movecount: 2,
                 score: 500,
+                twosided: false,
             }),
             ..Default::default()
         };
@@ -186,6 +229,36 @@ mod tests {
         );
         let one_bad = [Some(0), Some(-100), Some(700), Some(-900)];
         assert_eq!(rules.judge(&one_bad, 0, Color::Black), None);
+    }
+
+    #[test]
+    fn two_sided_resignation_needs_the_winner_to_agree() {
+        let rules = Adjudication {
+            resign: Some(ResignRule::parse("movecount=2 score=500 twosided=true").unwrap()),
+            ..Default::default()
+        };
+        // Black (odd indices) thinks it is lost; White must think it is winning too.
+        let agreed = [Some(600), Some(-600), Some(700), Some(-900)];
+        assert_eq!(
+            rules.judge(&agreed, 0, Color::Black),
+            Some(Verdict::Resign(Color::Black))
+        );
+        let white_unsure = [Some(100), Some(-600), Some(700), Some(-900)];
+        assert_eq!(rules.judge(&white_unsure, 0, Color::Black), None);
+        // After White's move, the loser can be the side that did not move.
+        let after_white = [Some(-600), Some(600), Some(-700), Some(900), Some(-800)];
+        assert_eq!(
+            rules.judge(&after_white, 0, Color::White),
+            Some(Verdict::Resign(Color::White))
+        );
+        let black_loses = [Some(600), Some(-600), Some(700), Some(-900), Some(800)];
+        assert_eq!(
+            rules.judge(&black_loses, 0, Color::White),
+            Some(Verdict::Resign(Color::Black))
+        );
+        assert!(ResignRule::parse("movecount=2 score=500 twosided=maybe")
+            .unwrap_err()
+            .contains("twosided"));
     }
 
     #[test]
