@@ -36,12 +36,11 @@ impl Peer {
                 "--peer {text}: expected NAME=PATH, e.g. --peer fastchess=/opt/fastchess/fastchess"
             ))
         })?;
-        let program = PathBuf::from(path);
-        if name.is_empty() || !program.is_file() {
-            return Err(Failure::bad_input(format!(
-                "--peer {text}: '{path}' is not a file"
-            )));
-        }
+        // Absolute: the harness runs in a folder of its own.
+        let program = std::fs::canonicalize(path)
+            .ok()
+            .filter(|p| p.is_file() && !name.is_empty())
+            .ok_or_else(|| Failure::bad_input(format!("--peer {text}: '{path}' is not a file")))?;
         Ok(Peer {
             name: name.to_string(),
             program,
@@ -231,12 +230,17 @@ pub fn default_stockfish() -> PathBuf {
 }
 
 pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Result<(), Failure> {
-    if !stockfish.is_file() {
-        return Err(Failure::bad_input(format!(
-            "--stockfish {}: not a file (Debian: apt-get install stockfish)",
-            stockfish.display()
-        )));
-    }
+    // Absolute: each harness runs in a folder of its own.
+    let stockfish = std::fs::canonicalize(stockfish)
+        .ok()
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::bad_input(format!(
+                "--stockfish {}: not a file (Debian: apt-get install stockfish)",
+                stockfish.display()
+            ))
+        })?;
+    let stockfish = stockfish.as_path();
     let pairs = games.div_ceil(2).max(1);
     let root = std::env::temp_dir().join(format!("arbiter-peer-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -248,7 +252,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     println!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let ours = measure(&me, &args, &root.join("arbiter"))?;
-    let theirs = measure(&peer.program, &peer_args, &root.join(&peer.name))?;
+    let theirs = measure(&peer.program, &peer_args, &root.join("peer"))?;
     println!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
