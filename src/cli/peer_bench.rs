@@ -251,7 +251,9 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     let peer_args = match_line(stockfish, &book, pairs, nodes, peer.is_cutechess());
     println!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
+    eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
     let ours = measure(&me, &args, &root.join("arbiter"))?;
+    eprintln!("playing them again under {} ...", peer.name);
     let theirs = measure(&peer.program, &peer_args, &root.join("peer"))?;
     println!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
