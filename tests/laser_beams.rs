@@ -2,7 +2,10 @@
 //! starts at the mover's firing piece, steps square by square in straight lines, and ends on the
 //! square of the piece the referee removed, when it removed one.
 
+mod common;
+
 use arbiter::game::find_game;
+use common::{arbiter_in, bundled_engine, scratch, stderr};
 
 fn square(name: &str) -> (i32, i32) {
     let b = name.as_bytes();
@@ -56,18 +59,10 @@ fn every_beam_is_a_walk_from_the_firing_piece_to_what_it_removed() {
 
 #[test]
 fn show_draws_the_position_with_its_beam() {
-    let dir = std::env::temp_dir().join(format!("arbiter-svg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("svg", "show");
     let svg = dir.join("p.svg");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["show", "laserchess", "--svg", svg.to_str().unwrap(), "j1-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = arbiter_in(&dir, &["show", "laserchess", "--svg", "p.svg", "j1-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&svg).unwrap();
     // Blue's Laser on j1, aimed west, fires along the first rank into the side of its own
     // Defender on f1 (its shield faces north): the Defender is removed.
@@ -82,23 +77,16 @@ fn show_draws_the_position_with_its_beam() {
         25,
         "26 pieces, one zapped"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_report_shows_as_many_games_as_asked() {
-    let dir = std::env::temp_dir().join(format!("arbiter-viewer-cap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let engine = format!(
-        "cmd={}",
-        std::path::Path::new(env!("CARGO_BIN_EXE_arbiter"))
-            .with_file_name("arbiter-engine")
-            .display()
-    );
+    let dir = scratch("viewer", "cap");
+    let engine = format!("cmd={}", bundled_engine());
     for (cap, expected) in [("1", Some("1 of 2 games shown")), ("0", None)] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
-            .args([
+        let out = arbiter_in(
+            &dir,
+            &[
                 "match",
                 "--engine",
                 &engine,
@@ -113,15 +101,9 @@ fn the_report_shows_as_many_games_as_asked() {
                 "--out",
                 cap,
                 "--quiet",
-            ])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            ],
         );
+        assert!(out.status.success(), "{}", stderr(&out));
         let html = std::fs::read_to_string(dir.join(cap).join("report.html")).unwrap();
         match expected {
             Some(text) => assert!(html.contains(text), "--viewer-games {cap}"),
@@ -131,5 +113,4 @@ fn the_report_shows_as_many_games_as_asked() {
             ),
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

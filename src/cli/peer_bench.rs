@@ -64,6 +64,12 @@ struct Tally {
     score: (usize, usize, usize),
 }
 
+/// The unit of /proc's CPU times.
+fn ticks_per_second() -> i64 {
+    // SAFETY: sysconf reads a constant of the system.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1)
+}
+
 /// CPU times of a finished (zombie) process: (own, waited-for children), from /proc.
 fn zombie_cpu(pid: u32) -> Option<(Duration, Duration)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -75,8 +81,7 @@ fn zombie_cpu(pid: u32) -> Option<(Duration, Duration)> {
         .skip(1)
         .map(|f| f.parse().unwrap_or(0))
         .collect();
-    // SAFETY: sysconf reads a constant of the system.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks = ticks_per_second() as f64;
     let secs = |t: u64| Duration::from_secs_f64(t as f64 / ticks);
     let at = |field: usize| fields.get(field - 4).copied().unwrap_or(0);
     Some((secs(at(14) + at(15)), secs(at(16) + at(17))))
@@ -282,8 +287,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
             )
         );
     }
-    // SAFETY: sysconf reads a constant of the system.
-    let tick_ms = 1000 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    let tick_ms = 1000 / ticks_per_second();
     println!(
         "own CPU per ply, {} / arbiter: {:.2} (CPU times are counted in clock ticks of {tick_ms} ms)",
         peer.name,

@@ -3,8 +3,8 @@
 //! arbiter's own format (`.txt`, any other name): one opening per line, moves separated by spaces
 //! (`g4g5 e6e7`, the MIT autotester's format), or `fen <FEN>` optionally followed by
 //! `moves <m1> <m2> ...` (as in UCI's `position`); blank lines and `#` lines are skipped.
-//! Chess users' formats: `.epd`, one position per line (the four EPD fields, opcodes after them
-//! ignored), and `.pgn`, each game's moves (SAN or the game's notation) from its `FEN` tag or the
+//! Chess users' formats: `.epd`, one position per line (the four EPD fields; of the opcodes after
+//! them only the move counters `hmvc` and `fmvn` are read), and `.pgn`, each game's moves (SAN or the game's notation) from its `FEN` tag or the
 //! start. Moves are kept in the game's own notation, as the engines are sent them.
 
 use crate::game::GameEntry;
@@ -97,7 +97,23 @@ fn checked(
     })
 }
 
-/// An EPD book: one position per line, its four fields (board, side, castling, en passant).
+/// The move counters an EPD line's `hmvc` and `fmvn` opcodes give (as `-epdout` writes them),
+/// else those of a new game.
+fn epd_counters(opcodes: &str) -> (&str, &str) {
+    let mut counters = ("0", "1");
+    for op in opcodes.split(';') {
+        let mut words = op.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("hmvc"), Some(n)) => counters.0 = n,
+            (Some("fmvn"), Some(n)) => counters.1 = n,
+            _ => {}
+        }
+    }
+    counters
+}
+
+/// An EPD book: one position per line, its four fields (board, side, castling, en passant),
+/// then opcodes, of which the move counters are kept.
 pub fn parse_epd(text: &str, path: &str, entry: &GameEntry) -> Result<Vec<Opening>, BookError> {
     let mut openings = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -105,8 +121,11 @@ pub fn parse_epd(text: &str, path: &str, entry: &GameEntry) -> Result<Vec<Openin
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fields: Vec<&str> = line.split_whitespace().take(4).collect();
-        let fen = format!("{} 0 1", fields.join(" "));
+        let mut words = line.split_whitespace();
+        let fields: Vec<&str> = words.by_ref().take(4).collect();
+        let opcodes = words.collect::<Vec<&str>>().join(" ");
+        let (halfmove, fullmove) = epd_counters(&opcodes);
+        let fen = format!("{} {halfmove} {fullmove}", fields.join(" "));
         let opening =
             checked(entry, i + 1, Some(fen), &[], None).map_err(|reason| BookError::Bad {
                 path: path.to_string(),
@@ -213,6 +232,13 @@ mod tests {
         assert!(
             err.starts_with("b.pgn:1: ply 2: illegal move 'e4'"),
             "{err}"
+        );
+        // What -epdout writes reads back with its move counters.
+        let epd = "8/8/4k3/8/8/3RK3/8/8 w - - hmvc 37; fmvn 80;\n";
+        let openings = parse_epd(epd, "b.epd", chess).unwrap();
+        assert_eq!(
+            openings[0].fen.as_deref(),
+            Some("8/8/4k3/8/8/3RK3/8/8 w - - 37 80")
         );
         let err = parse_epd("8/8/8/8/8/8/8/8 w - -\n", "b.epd", chess)
             .unwrap_err()

@@ -13,7 +13,7 @@ use super::ledger::Ledger;
 use super::spec::Shard;
 use crate::referee::GameRecord;
 use crate::stats::Sprt;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,6 @@ pub(super) struct Pool {
     count: u64,
     /// Bytes of each other shard's journal already read.
     read: HashMap<PathBuf, u64>,
-    seen: HashSet<u64>,
     /// Games finished ahead of the first unfinished one, waiting to be counted in order.
     waiting: BTreeMap<u64, GameRecord>,
     /// The first game of the schedule not counted yet.
@@ -43,7 +42,6 @@ impl Pool {
             own: shard.folder(),
             count: shard.count,
             read: HashMap::new(),
-            seen: HashSet::new(),
             waiting: BTreeMap::new(),
             next: 0,
             ledger: Ledger::new(names, Some(sprt)),
@@ -52,10 +50,16 @@ impl Pool {
 
     /// Counts a game once, whichever shard's journal it was read from, in the schedule's order.
     pub(super) fn add(&mut self, index: u64, record: &GameRecord) {
-        if !self.seen.insert(index) {
+        // Counted already, or waiting: a game read a second time.
+        if index < self.next || self.waiting.contains_key(&index) {
             return;
         }
-        self.waiting.insert(index, record.clone());
+        if index > self.next {
+            self.waiting.insert(index, record.clone());
+            return;
+        }
+        self.ledger.count(index, record);
+        self.next += 1;
         while let Some(record) = self.waiting.remove(&self.next) {
             self.ledger.count(self.next, &record);
             self.next += 1;

@@ -104,7 +104,6 @@ impl<P: Position> History<P> {
         self.occurrences.get(&key).copied().unwrap_or(0)
     }
 
-    /// Plies since the last move that reset the move-count rule (see `Position::resets_move_rule`).
     /// The status most games judge by: the board's result first, then a third occurrence of the
     /// position, then `move_rule_plies` quiet plies, both draws.
     pub fn board_then_draws(&self, move_rule_plies: u32) -> Status {
@@ -120,6 +119,7 @@ impl<P: Position> History<P> {
         }
     }
 
+    /// Plies since the last move that reset the move-count rule (see `Position::resets_move_rule`).
     pub fn quiet_plies(&self) -> u32 {
         self.quiet_plies
     }

@@ -68,13 +68,15 @@ fn walk_seeing(
     for _ in 0..4 * cells.len() {
         sq = sq.wrapping_add_signed(deltas[dir]);
         let cell = cells[sq];
+        // Empty squares first: most of a beam's way, and the hot path of move generation.
+        if cell == 0 {
+            seen(sq);
+            continue;
+        }
         if cell == off {
             return BeamEnd::Left(dir);
         }
         seen(sq);
-        if cell == 0 {
-            continue;
-        }
         match meet(cell, dir) {
             Meet::Turn(next) => dir = next,
             Meet::Stop => return BeamEnd::Blocked(sq),

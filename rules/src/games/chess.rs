@@ -29,10 +29,6 @@ fn color(c: shakmaty::Color) -> Color {
     }
 }
 
-fn piece_letter(piece: shakmaty::Piece) -> char {
-    piece.char()
-}
-
 impl Chess {
     /// The move in Standard Algebraic Notation, with `+`/`#`, as PGN writes it.
     pub fn san(&self, mv: Move) -> String {
@@ -82,7 +78,7 @@ impl Position for Chess {
             let piece = role.of(!self.pos.turn());
             Removals::one(
                 SquareName::new(&square.to_string()),
-                &piece_letter(piece).to_string(),
+                &piece.char().to_string(),
             )
         });
         self.pos.play_unchecked(mv);
@@ -154,21 +150,23 @@ impl Position for Chess {
     }
 
     fn board_status(&self) -> Status {
-        if self.pos.is_checkmate() {
-            Status::Over(color(!self.pos.turn()).wins(), Termination::Checkmate)
-        } else if self.pos.is_stalemate() {
-            Status::Over(Outcome::Draw, Termination::Stalemate)
-        } else {
+        // One move generation answers both mate and stalemate.
+        if !self.pos.legal_moves().is_empty() {
             Status::Ongoing
+        } else if self.pos.is_check() {
+            Status::Over(color(!self.pos.turn()).wins(), Termination::Checkmate)
+        } else {
+            Status::Over(Outcome::Draw, Termination::Stalemate)
         }
     }
 
     fn judge(history: &History<Self>) -> Status {
-        let current = history.current();
-        if !current.board_status().is_over() && current.pos.is_insufficient_material() {
-            return Status::Over(Outcome::Draw, Termination::InsufficientMaterial);
+        match history.board_then_draws(MOVE_RULE_PLIES) {
+            Status::Ongoing if history.current().pos.is_insufficient_material() => {
+                Status::Over(Outcome::Draw, Termination::InsufficientMaterial)
+            }
+            status => status,
         }
-        history.board_then_draws(MOVE_RULE_PLIES)
     }
 
     fn pgn_move_text(&self, mv: Move) -> String {
@@ -186,7 +184,7 @@ impl Position for Chess {
                     shakmaty::Rank::new(rank),
                 );
                 out.push(' ');
-                out.push(board.piece_at(square).map_or('.', piece_letter));
+                out.push(board.piece_at(square).map_or('.', shakmaty::Piece::char));
             }
             out.push('\n');
         }

@@ -267,20 +267,17 @@ impl LaserBoard {
     }
 
     /// The squares the beam of `shooter`'s King crosses, from the King to where it ends.
-    pub fn beam(&self, shooter: Color) -> Vec<usize> {
+    pub fn beam(&self, shooter: Color) -> Vec<SquareName> {
         let king = self.kings[shooter.index()];
         if king == NO_KING {
             return Vec::new();
         }
         let king = king as usize;
-        path(
-            &self.cells,
-            &DIR_DELTA,
-            OFF,
-            king,
-            (self.cells[king] & 3) as usize,
-            meet,
-        )
+        let dir = (self.cells[king] & 3) as usize;
+        path(&self.cells, &DIR_DELTA, OFF, king, dir, meet)
+            .into_iter()
+            .map(square_name)
+            .collect()
     }
 
     /// Fires the laser of `shooter`'s King and removes the first piece it zaps, if any.

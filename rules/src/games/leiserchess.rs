@@ -207,12 +207,7 @@ impl Position for Leiserchess {
     fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {
         let mut after = self.clone();
         let shooter = after.shift(mv);
-        after
-            .board
-            .beam(shooter)
-            .into_iter()
-            .map(super::laser_board::square_name)
-            .collect()
+        after.board.beam(shooter)
     }
 
     fn render(&self) -> String {
