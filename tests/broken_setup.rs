@@ -75,9 +75,10 @@ fn an_engine_that_cannot_start_is_refused_before_any_game() {
 fn outputs_are_checked_before_the_first_game() {
     let dir = scratch("setup", "outputs");
     let e = format!("cmd={}", bundled_engine());
+    std::fs::write(dir.join("afile"), "").unwrap();
     for (flag, path, expected) in [
-        ("--pgnout", "missing/games.pgn", "does not exist"),
-        ("--log", "missing/io.log", "does not exist"),
+        ("--pgnout", "afile/games.pgn", "afile is a file"),
+        ("--log", "afile/deeper/io.log", "afile is a file"),
         (
             "--log",
             "/proc/arbiter-cannot-write-here.log",
@@ -93,8 +94,49 @@ fn outputs_are_checked_before_the_first_game() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{flag} {path}: {err}");
         assert!(err.contains(flag) && err.contains(expected), "{err}");
-        assert_eq!(written(&dir, &[]), Vec::<String>::new(), "{flag} {path}");
+        assert_eq!(
+            written(&dir, &["afile"]),
+            Vec::<String>::new(),
+            "{flag} {path}"
+        );
     }
+}
+
+/// `-pgnout file=./games/x.pgn` into a folder not there yet: made when the run starts, as a
+/// cutechess-cli or fastchess user expects, and the games land in it.
+#[test]
+fn output_folders_that_do_not_exist_are_made() {
+    let dir = scratch("setup", "mkdir");
+    let e = format!("cmd={}", bundled_engine());
+    let args = [
+        "-engine",
+        &e,
+        "name=a",
+        "-engine",
+        &e,
+        "name=b",
+        "-each",
+        "depth=1",
+        "-games",
+        "2",
+        "-variant",
+        "ultima",
+        "-pgnout",
+        "file=./games/sub/x.pgn",
+        "-log",
+        "file=logs/io.log",
+    ];
+    let out = arbiter_in(&dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pgn = std::fs::read_to_string(dir.join("games/sub/x.pgn")).unwrap();
+    // fastchess's reading (its -log file=): -games 2 with its default -rounds 2.
+    assert_eq!(pgn.matches("[Event ").count(), 4, "{pgn}");
+    assert!(
+        stdout(&out).contains("read as a fastchess command line"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(dir.join("logs/io.log").is_file());
 }
 
 #[test]

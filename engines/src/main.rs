@@ -40,6 +40,15 @@ struct Args {
     /// With --fault random: the seed that makes the faults reproducible.
     #[arg(long, default_value_t = 1)]
     fault_seed: u64,
+    /// UCI: behave as Fairy-Stockfish does with a custom variant: UCI_Variant lists only chess
+    /// until `setoption name VariantPath value <variants.ini>` names a file whose `[name]`
+    /// sections add the games, and an untaught variant is ignored without a word.
+    #[arg(long)]
+    variants_from_path: bool,
+    /// The leiserchess dialect: which game this player plays, leiserchess (the 2018 player) or
+    /// leiserchess2012 (the 2012 player, same commands).
+    #[arg(long, default_value = "leiserchess", value_parser = ["leiserchess", "leiserchess2012"])]
+    game: String,
 }
 
 fn main() {
@@ -72,13 +81,12 @@ fn main() {
                     }
                 }
             });
-            uci::Engine::new(fault).run(rx)
+            uci::Engine::new(fault, args.variants_from_path).run(rx)
         }
         "xboard" | "cecp" => xboard::XboardEngine::new(fault)
             .run(std::io::stdin().lock().lines().map_while(Result::ok)),
-        "leiserchess" | "mit" => {
-            mit::MitPlayer::new().run(std::io::stdin().lock().lines().map_while(Result::ok))
-        }
+        "leiserchess" | "mit" => mit::MitPlayer::new(&args.game)
+            .run(std::io::stdin().lock().lines().map_while(Result::ok)),
         other => unreachable!("clap accepts only the known protocols, not '{other}'"),
     }
 }

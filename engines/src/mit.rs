@@ -24,14 +24,17 @@ pub struct MitPlayer {
     /// The last `position` command, applied when `go` arrives so its cost is inside the
     /// reported search time (a referee measuring its own latency then sees only its own).
     pending_position: Option<Vec<String>>,
+    /// leiserchess (the 2018 player) or leiserchess2012.
+    game: String,
     style: Style,
     rng: Rng,
 }
 
 impl MitPlayer {
-    pub fn new() -> MitPlayer {
+    pub fn new(game: &str) -> MitPlayer {
         MitPlayer {
-            session: new_session("leiserchess").expect("leiserchess is registered"),
+            session: new_session(game).expect("the MIT players' games are registered"),
+            game: game.to_string(),
             pending_position: None,
             style: Style::Search,
             rng: Rng::new(1),
@@ -89,8 +92,9 @@ impl MitPlayer {
                 .and_then(|i| args.get(i + 1))
                 .and_then(|v| v.parse::<i64>().ok())
         };
-        // The player's opening table: White's first move is answered without looking.
-        if self.session.moves_played() == 0
+        // The 2018 player's opening table: White's first move is answered without looking.
+        if self.game == "leiserchess"
+            && self.session.moves_played() == 0
             && self.session.turn() == arbiter_rules::game::Color::White
         {
             say("bestmove g4L");
@@ -137,7 +141,7 @@ impl MitPlayer {
 
     fn perft(&self, args: &[&str]) {
         let depth: u32 = args.first().and_then(|d| d.parse().ok()).unwrap_or(1);
-        let entry = arbiter_rules::game::find_game("leiserchess").expect("registered");
+        let entry = arbiter_rules::game::find_game(&self.game).expect("registered");
         for d in 1..=depth {
             let n = entry.perft_at(None, d).unwrap_or(0);
             say(&format!("perft {d:2} {n}"));

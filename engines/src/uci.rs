@@ -115,6 +115,10 @@ impl Running {
 
 pub struct Engine {
     variant: String,
+    /// The variants UCI_Variant lists. Like Fairy-Stockfish, an engine started with
+    /// `--variants-from-path` knows only chess until `VariantPath` names an ini file.
+    offered_variants: Vec<String>,
+    variants_from_path: bool,
     /// The last `position` command, applied when `go` arrives (inside the timed search).
     pending_position: Option<Vec<String>>,
     /// Hash of the position being searched: with `Seed`, it makes play depend on the position
@@ -129,9 +133,16 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(fault: Fault) -> Engine {
+    pub fn new(fault: Fault, variants_from_path: bool) -> Engine {
+        let offered_variants = if variants_from_path {
+            vec!["chess".to_string()]
+        } else {
+            game_ids().iter().map(|g| g.to_string()).collect()
+        };
         Engine {
             variant: "leiserchess".into(),
+            offered_variants,
+            variants_from_path,
             pending_position: None,
             position_key: 0,
             session: new_session("leiserchess").expect("leiserchess is registered"),
@@ -144,10 +155,16 @@ impl Engine {
     }
 
     fn options(&self) {
-        let vars: String = game_ids().iter().map(|g| format!(" var {g}")).collect();
+        let vars: String = self
+            .offered_variants
+            .iter()
+            .map(|g| format!(" var {g}"))
+            .collect();
+        let default = &self.offered_variants[0];
         say(&format!(
-            "option name UCI_Variant type combo default leiserchess{vars}"
+            "option name UCI_Variant type combo default {default}{vars}"
         ));
+        say("option name VariantPath type string default <empty>");
         say("option name Style type combo default search var random var greedy var search");
         say("option name Seed type spin default 0 min 0 max 2147483647");
     }
@@ -161,6 +178,11 @@ impl Engine {
             None => (rest.trim(), ""),
         };
         match name.to_ascii_lowercase().as_str() {
+            // Fairy-Stockfish ignores a variant it was not taught, without a word.
+            "uci_variant"
+                if self.variants_from_path && !self.offered_variants.iter().any(|v| v == value) => {
+            }
+            "variantpath" => self.load_variants(value),
             "uci_variant" => match new_session(value) {
                 Some(session) => {
                     self.session = session;
@@ -177,6 +199,27 @@ impl Engine {
             },
             "seed" => self.seed = value.parse().unwrap_or(0),
             _ => say(&format!("info string unknown option {name}")),
+        }
+    }
+
+    /// The games named by `[name]` or `[name:template]` sections of a variants.ini file.
+    fn load_variants(&mut self, path: &str) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            say(&format!("info string cannot read {path}"));
+            return;
+        };
+        for line in text.lines() {
+            let Some(section) = line
+                .trim()
+                .strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+            else {
+                continue;
+            };
+            let name = section.split(':').next().unwrap_or("").trim();
+            if game_ids().contains(&name) && !self.offered_variants.iter().any(|v| v == name) {
+                self.offered_variants.push(name.to_string());
+            }
         }
     }
 

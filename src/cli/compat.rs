@@ -49,6 +49,10 @@ const THEIR_FLAGS: &[&str] = &[
     "-testEnv",
     "-quick",
     "-seeds",
+    "-dialect",
+    "-outcomeinterval",
+    "-bookmode",
+    "-resultformat",
 ];
 
 /// Whether `args` (without the program name) is a cutechess/fastchess command line.
@@ -96,6 +100,125 @@ fn pairs<'a>(values: &[&'a str]) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
+/// Which tool's reading a command line gets: where the two spell a line the same, they count
+/// games differently (fastchess plays `-games 2 -rounds 2` unless told, cutechess-cli 1 and 1;
+/// cutechess-cli's `-repeat` reuses openings, fastchess's sets `-games 2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Cutechess,
+    Fastchess,
+}
+
+impl Dialect {
+    fn name(self) -> &'static str {
+        match self {
+            Dialect::Cutechess => "cutechess-cli",
+            Dialect::Fastchess => "fastchess",
+        }
+    }
+}
+
+/// Flags only fastchess has.
+const FASTCHESS_ONLY: &[&str] = &[
+    "-config",
+    "-quick",
+    "-output",
+    "-scoreinterval",
+    "-autosaveinterval",
+    "-show-latency",
+    "-use-affinity",
+    "-report",
+    "-crc32",
+    "-testEnv",
+    "-log",
+    "-randomseed",
+    "-force-concurrency",
+    "-strict",
+    "-tbadjudicate",
+];
+
+/// Flags only cutechess-cli has.
+const CUTECHESS_ONLY: &[&str] = &["-outcomeinterval", "-bookmode", "-resultformat", "-debug"];
+
+/// What in a line shows whose it is: its flags and keys only one tool has, as
+/// `(fastchess's, cutechess-cli's)`, each named as written.
+fn markers(list: &[TheirFlag]) -> (Vec<String>, Vec<String>) {
+    let (mut fast, mut cute) = (Vec::new(), Vec::new());
+    for (name, values) in list {
+        if FASTCHESS_ONLY.contains(&name.as_str()) {
+            fast.push(name.clone());
+        }
+        if CUTECHESS_ONLY.contains(&name.as_str()) {
+            cute.push(name.clone());
+        }
+        let has_file_key = values.iter().any(|v| v.starts_with("file="));
+        match name.as_str() {
+            "-pgnout" | "-epdout" if has_file_key => fast.push(format!("{name} file=")),
+            "-pgnout" | "-epdout" if !values.is_empty() => cute.push(format!("{name} <file>")),
+            "-tournament" if values.first().is_some_and(|v| v == "roundrobin") => {
+                fast.push("-tournament roundrobin".into())
+            }
+            "-tournament" if values.first().is_some_and(|v| v != "gauntlet") => {
+                cute.push(format!("-tournament {}", values[0]))
+            }
+            "-engine" | "-each" => {
+                for v in values {
+                    let key = v.split_once('=').map_or(v.as_str(), |(k, _)| k);
+                    match key {
+                        "args" | "plies" => fast.push(format!("{key}=")),
+                        "conf" | "book" | "bookdepth" | "initstr" | "tscale" | "whitepov" => {
+                            cute.push(format!("{key}="))
+                        }
+                        "proto" if v != "proto=uci" => cute.push(v.clone()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (fast, cute)
+}
+
+/// The dialect of a line: named by `-dialect`, by the name arbiter was started under (a link
+/// called `fastchess` or `cutechess-cli`), or by what the line shows; fastchess's when nothing
+/// tells. Also the sentence saying why, for the banner.
+fn dialect_of(program: &str, list: &mut Vec<TheirFlag>) -> Result<(Dialect, String), Failure> {
+    let parse = |v: &str| match v {
+        "fastchess" | "fast-chess" => Some(Dialect::Fastchess),
+        "cutechess" | "cutechess-cli" => Some(Dialect::Cutechess),
+        _ => None,
+    };
+    if let Some(at) = list.iter().position(|(n, _)| n == "-dialect") {
+        let (_, values) = list.remove(at);
+        let named = values.first().map(String::as_str).unwrap_or("");
+        let d = parse(named).ok_or_else(|| refuse("-dialect", "is fastchess or cutechess"))?;
+        return Ok((d, format!("as {} asks", "-dialect")));
+    }
+    let stem = std::path::Path::new(program)
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if let Some(d) = parse(&stem) {
+        return Ok((d, format!("started as {stem}")));
+    }
+    let (fast, cute) = markers(list);
+    match (fast.is_empty(), cute.is_empty()) {
+        (false, true) => Ok((Dialect::Fastchess, format!("it uses {}", fast.join(", ")))),
+        (true, false) => Ok((Dialect::Cutechess, format!("it uses {}", cute.join(", ")))),
+        (false, false) => Err(Failure::bad_input(format!(
+            "this line mixes fastchess's {} with cutechess-cli's {}, which count games \
+             differently: add -dialect fastchess or -dialect cutechess",
+            fast.join(", "),
+            cute.join(", ")
+        ))),
+        (true, true) => Ok((
+            Dialect::Fastchess,
+            "nothing in it is only cutechess-cli's; add -dialect cutechess for its reading".into(),
+        )),
+    }
+}
+
 /// What their engine settings become: the same keys where arbiter has them.
 fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Failure> {
     let mut out = Vec::new();
@@ -107,14 +230,25 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Failure> 
             "arg" => out.push(format!("arg={value}")),
             // fastchess: args="-a -b", one string of arguments.
             "args" => out.extend(value.split_whitespace().map(|a| format!("arg={a}"))),
+            // fastchess: plies= is depth= under another name.
+            "plies" => out.push(format!("depth={value}")),
+            // cutechess's auto: the engine is kept unless it fails, as arbiter does.
+            "restart" if value == "auto" => {}
+            "restart" => out.push(format!("restart={value}")),
             _ if key.starts_with("option.") => out.push(format!("{key}={value}")),
-            // Settings about how the engine is watched or restarted, which arbiter always
-            // does its own way: every game starts fresh engines, stderr is kept in --log.
-            "restart" | "stderr" | "trust" | "whitepov" | "ponder" => {}
-            "plies" => {
+            // Settings about how the engine is watched, which arbiter does its own way:
+            // stderr is kept in --log, claims are never trusted, timeouts are its own.
+            "stderr" | "trust" | "whitepov" | "ponder" | "tscale" => {}
+            "conf" => {
                 return Err(refuse(
                     flag,
-                    "plies= (a depth in plies for fastchess) has no equivalent: give depth=",
+                    "conf= names an engine in cutechess's engines.json, which arbiter does not read: give cmd= (and name=, proto=, option.<Name>=)",
+                ))
+            }
+            "book" | "bookdepth" => {
+                return Err(refuse(
+                    flag,
+                    "book= (a Polyglot book per engine) has no equivalent: give -openings file=<epd or pgn>",
                 ))
             }
             "initstr" => {
@@ -163,7 +297,7 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
                 ))
             }
             // arbiter's own order: each opening for one colour-reversed pair of games.
-            "policy" if value == "default" => {}
+            "policy" if value == "default" || value == "round" => {}
             "policy" => {
                 return Err(refuse(
                     "-openings",
@@ -179,10 +313,12 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
 /// What the whole command line plays: the engines, rounds and games per encounter.
 #[derive(Default)]
 struct Shape {
-    engines: usize,
+    engines: Vec<Vec<String>>,
     rounds: Option<u64>,
     games: Option<u64>,
+    repeat: Option<u64>,
     gauntlet: bool,
+    game: Option<String>,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min]` (cutechess).
@@ -214,6 +350,11 @@ fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
     for Flag { name, values } in flags(args) {
         if name == "-config" {
             list = config_flags(&values)?;
+            list.push(("-config".into(), Vec::new()));
+            continue;
+        }
+        if name == "-quick" {
+            list.extend(quick_flags(&values)?);
             continue;
         }
         if !matches!(name, "-engine" | "-each" | "") {
@@ -227,43 +368,244 @@ fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
     Ok(list)
 }
 
-/// The arbiter command line their flags mean.
-pub fn translate(args: &[String]) -> Result<Vec<String>, Failure> {
-    // Their tools play chess unless told otherwise.
-    let mut out: Vec<String> = vec!["--game".into(), "chess".into()];
-    let mut shape = Shape::default();
-    for (name, values) in with_config(args)? {
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        translate_flag(&name, &values, &mut out, &mut shape)?;
+/// fastchess's `-quick cmd=A cmd=B book=F`: the flags it stands for (10+0.1, the book in random
+/// order, 25,000 rounds of 2 games, all CPUs but two, draw adjudication 30/8/8).
+fn quick_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
+    let owned = |v: &[String]| v.to_vec();
+    let mut cmds = Vec::new();
+    let mut book = None;
+    for (key, value) in pairs(values) {
+        match key {
+            "cmd" => cmds.push(value.to_string()),
+            "book" => book = Some(value.to_string()),
+            _ => {
+                return Err(refuse(
+                    "-quick",
+                    &format!("unknown key '{key}' (cmd=, cmd=, book=)"),
+                ))
+            }
+        }
     }
-    // Their rounds times games per encounter is the games each pairing plays; arbiter plays
-    // them in colour-reversed pairs, which is what -repeat asks for.
-    let per_pairing = shape.rounds.unwrap_or(1) * shape.games.unwrap_or(1);
-    let mut argv = if shape.engines == 2 && !shape.gauntlet {
+    let (Some(book), [a, b]) = (book, cmds.as_slice()) else {
+        return Err(refuse("-quick", "takes exactly two cmd= and one book="));
+    };
+    let format = book.rsplit('.').next().unwrap_or("").to_string();
+    let names = if a == b {
+        [format!("{a}1"), format!("{b}2")]
+    } else {
+        [a.clone(), b.clone()]
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut flags: Vec<TheirFlag> = [a, b]
+        .iter()
+        .zip(&names)
+        .map(|(cmd, name)| {
+            let settings = [
+                format!("cmd={cmd}"),
+                format!("name={name}"),
+                "tc=10+0.1".into(),
+            ];
+            ("-engine".to_string(), owned(&settings))
+        })
+        .collect();
+    let rest: [(&str, Vec<String>); 5] = [
+        (
+            "-openings",
+            vec![
+                format!("file={book}"),
+                format!("format={format}"),
+                "order=random".into(),
+            ],
+        ),
+        ("-games", vec!["2".into()]),
+        ("-rounds", vec!["25000".into()]),
+        (
+            "-concurrency",
+            vec![cpus.saturating_sub(2).max(1).to_string()],
+        ),
+        (
+            "-draw",
+            vec![
+                "movenumber=30".into(),
+                "movecount=8".into(),
+                "score=8".into(),
+            ],
+        ),
+    ];
+    flags.extend(rest.into_iter().map(|(n, v)| (n.to_string(), v)));
+    flags.push(("-quick".into(), Vec::new()));
+    Ok(flags)
+}
+
+/// How this process's command line was read, when it was theirs: shown in the run's banner.
+pub static READING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// A command line of theirs as arbiter runs it, and how it was read.
+#[derive(Debug)]
+pub struct Translation {
+    pub argv: Vec<String>,
+    /// One line for the banner: whose syntax, and why.
+    pub reading: String,
+}
+
+/// The games each pairing plays, counted as the tool whose syntax the line is in counts them.
+fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Failure> {
+    match dialect {
+        Dialect::Cutechess => {
+            // -repeat reuses an opening; it does not add games.
+            Ok(shape
+                .games
+                .unwrap_or(1)
+                .saturating_mul(shape.rounds.unwrap_or(1)))
+        }
+        Dialect::Fastchess => {
+            let mut games = shape.repeat.or(shape.games).unwrap_or(2);
+            let mut rounds = shape.rounds.unwrap_or(2);
+            // fastchess reads -games over 2 as meant for -rounds, and swaps them.
+            if games > 2 {
+                std::mem::swap(&mut games, &mut rounds);
+            }
+            if games > 2 {
+                return Err(refuse(
+                    "-games",
+                    "fastchess plays 1 or 2 games per round (-games over 2 with -rounds over 2 is refused there too)",
+                ));
+            }
+            Ok(games.saturating_mul(rounds))
+        }
+    }
+}
+
+/// An engine's name as the tool would show it: `name=`, else its program's file name
+/// (fastchess drops the extension).
+fn default_name(dialect: Dialect, settings: &[String], each: &[String]) -> Option<String> {
+    let get = |key: &str| {
+        settings
+            .iter()
+            .chain(each)
+            .rev()
+            .find_map(|s| s.strip_prefix(key).map(str::to_string))
+    };
+    if let Some(name) = get("name=") {
+        return Some(name);
+    }
+    let cmd = std::path::PathBuf::from(get("cmd=")?);
+    let name = match dialect {
+        Dialect::Fastchess => cmd.file_stem(),
+        Dialect::Cutechess => cmd.file_name(),
+    };
+    name.map(|n| n.to_string_lossy().into_owned())
+}
+
+/// Engine settings as their tool finds and names engines: a bare `cmd=` is looked for in the
+/// engine's folder (`dir=`, else the current one) before PATH, and a second engine with a name
+/// already taken is renamed `<name>_2` (fastchess's rule; cutechess-cli keeps both names, which
+/// arbiter cannot tell apart in its tables).
+fn settle_engines(dialect: Dialect, shape: &mut Shape, each: &[String]) {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for settings in &mut shape.engines {
+        let get = |settings: &[String], key: &str| {
+            settings
+                .iter()
+                .chain(each)
+                .rev()
+                .find_map(|s| s.strip_prefix(key).map(str::to_string))
+        };
+        if let Some(cmd) = get(settings, "cmd=").filter(|c| !c.contains('/')) {
+            let folder =
+                std::path::PathBuf::from(get(settings, "dir=").unwrap_or_else(|| ".".into()));
+            if folder.join(&cmd).is_file() {
+                settings.push(format!("cmd=./{cmd}"));
+            }
+        }
+        let given = get(settings, "name=");
+        let Some(name) = default_name(dialect, settings, each) else {
+            continue;
+        };
+        match seen.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => {
+                *count += 1;
+                settings.push(format!("name={name}_{count}"));
+            }
+            None => {
+                seen.push((name.clone(), 1));
+                if given.is_none() {
+                    settings.push(format!("name={name}"));
+                }
+            }
+        }
+    }
+}
+
+/// The arbiter command line their flags mean. `program` is the name arbiter was started under.
+pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure> {
+    let mut list = with_config(args)?;
+    let (dialect, why) = dialect_of(program, &mut list)?;
+    let mut out: Vec<String> = Vec::new();
+    let mut each: Vec<String> = Vec::new();
+    let mut shape = Shape::default();
+    for (name, values) in list {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
+    }
+    settle_engines(dialect, &mut shape, &each);
+    let per_pairing = games_per_pairing(dialect, &shape)?;
+    let players = shape.engines.len() as u64;
+    let mut argv = if players == 2 && !shape.gauntlet {
         vec![
             "match".to_string(),
             "--games".into(),
             per_pairing.to_string(),
         ]
     } else {
+        let pairings = if shape.gauntlet {
+            players.saturating_sub(1)
+        } else {
+            players * players.saturating_sub(1) / 2
+        };
+        // arbiter plays each pairing's games in colour-reversed pairs, one pair per round: an
+        // odd count is the rounds rounded up, cut at the total.
         let mut v = vec![
             "tournament".to_string(),
             "--rounds".into(),
             per_pairing.div_ceil(2).to_string(),
         ];
+        if per_pairing % 2 == 1 {
+            v.extend([
+                "--games".into(),
+                pairings.saturating_mul(per_pairing).to_string(),
+            ]);
+        }
         if shape.gauntlet {
             v.extend(["--format".into(), "gauntlet".into()]);
         }
         v
     };
+    argv.extend([
+        "--game".into(),
+        shape.game.clone().unwrap_or_else(|| "chess".into()),
+    ]);
+    for settings in &shape.engines {
+        argv.push("--engine".into());
+        argv.extend(settings.iter().cloned());
+    }
+    if !each.is_empty() {
+        argv.push("--each".into());
+        argv.extend(each);
+    }
     argv.extend(out);
-    Ok(argv)
+    let reading = format!(
+        "read as a {} command line ({why}): {per_pairing} games per pairing",
+        dialect.name()
+    );
+    Ok(Translation { argv, reading })
 }
 
 fn translate_flag(
     name: &str,
     values: &[&str],
     out: &mut Vec<String>,
+    each: &mut Vec<String>,
     shape: &mut Shape,
 ) -> Result<(), Failure> {
     let mut pass = |flag: &str| {
@@ -271,19 +613,12 @@ fn translate_flag(
         out.extend(values.iter().map(|v| v.to_string()));
     };
     match name {
-        "-engine" => {
-            shape.engines += 1;
-            out.push("--engine".into());
-            out.extend(engine_settings(name, values)?);
-        }
-        "-each" => {
-            out.push("--each".into());
-            out.extend(engine_settings(name, values)?);
-        }
+        "-engine" => shape.engines.push(engine_settings(name, values)?),
+        "-each" => each.extend(engine_settings(name, values)?),
         "-rounds" => shape.rounds = Some(number(name, values)?),
         "-games" => shape.games = Some(number(name, values)?),
-        // arbiter always plays each opening twice with colours reversed.
-        "-repeat" => shape.games = Some(shape.games.unwrap_or(1).max(2)),
+        // fastchess: -games 2 (or N); cutechess: each opening N times, which arbiter's pairs do.
+        "-repeat" => shape.repeat = Some(values.first().map_or(Ok(2), |_| number(name, values))?),
         "-concurrency" => pass("--concurrency"),
         "-openings" => openings(values, out)?,
         "-pgnout" | "-epdout" => {
@@ -296,20 +631,26 @@ fn translate_flag(
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
         "-variant" => {
-            let variant = values.first().copied().unwrap_or("standard");
-            let game = if variant == "standard" { "chess" } else { variant };
-            out.extend(["--game".to_string(), game.to_string()]);
+            let game = match values.first().copied() {
+                Some("standard") | None => "chess",
+                Some("fischerandom") => {
+                    return Err(refuse(name, "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)"))
+                }
+                Some(other) => other,
+            };
+            shape.game = Some(game.to_string());
         }
         "-tournament" => match values.first().copied() {
             Some("gauntlet") => shape.gauntlet = true,
-            Some("round-robin") | None => {}
+            Some("round-robin") | Some("roundrobin") | None => {}
             Some(other) => return Err(refuse(name, &format!("'{other}': round-robin or gauntlet"))),
         },
         "-maxmoves" => out.extend(["--max-plies".to_string(), (2 * number(name, values)?).to_string()]),
         // Shown or done differently here: the progress bar replaces the periodic ratings,
         // crashed engines are always replaced, a seed is always used.
-        "-ratinginterval" | "-scoreinterval" | "-recover" | "-randomseed" | "-output"
-        | "-site" | "-autosaveinterval" | "-show-latency" | "-report" | "-use-affinity" => {}
+        "-ratinginterval" | "-scoreinterval" | "-outcomeinterval" | "-recover" | "-randomseed"
+        | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report"
+        | "-use-affinity" | "-config" | "-quick" => {}
         "" => {
             return Err(Failure::bad_input(format!(
                 "'{}' belongs to no flag",
@@ -336,22 +677,114 @@ mod tests {
 
     #[test]
     fn the_fastchess_readme_example_is_a_match() {
-        let argv = translate(&words(
-            "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4",
-        ))
-        .unwrap();
+        let line = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4";
+        let t = translate("arbiter", &words(line)).unwrap();
         assert_eq!(
-            argv.join(" "),
+            t.argv.join(" "),
             "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each tc=10+0.1 --concurrency 4"
+        );
+        assert!(t.reading.contains("fastchess"), "{}", t.reading);
+        // The same line typed to cutechess-cli plays 200 games: its -repeat reuses openings.
+        let t = translate("/usr/bin/cutechess-cli", &words(line)).unwrap();
+        assert!(
+            t.argv.join(" ").starts_with("match --games 200 "),
+            "{:?}",
+            t.argv
         );
     }
 
     #[test]
-    fn two_sided_resignation_is_kept() {
-        let argv = translate(&words(
-            "-engine cmd=a -engine cmd=b -each tc=1 -resign movecount=3 score=400 twosided=true",
-        ))
+    fn games_are_counted_as_the_tool_whose_syntax_is_used() {
+        let games = |program: &str, line: &str| {
+            let t = translate(program, &words(line)).unwrap();
+            (t.argv[0].clone(), t.argv[1..3].join(" "), t.reading)
+        };
+        let two = "-engine cmd=a -engine cmd=b -each tc=1";
+        // fastchess: -games 2 and -rounds 2 unless told; cutechess-cli: 1 and 1.
+        assert_eq!(games("fastchess", two).1, "--games 4");
+        assert_eq!(games("cutechess-cli", two).1, "--games 1");
+        assert_eq!(
+            games("fastchess", &format!("{two} -rounds 5")).1,
+            "--games 10"
+        );
+        assert_eq!(
+            games("cutechess-cli", &format!("{two} -rounds 5")).1,
+            "--games 5"
+        );
+        // fastchess swaps -games over 2 into -rounds.
+        assert_eq!(
+            games("fastchess", &format!("{two} -games 10")).1,
+            "--games 20"
+        );
+        // What the line shows decides without a program name: proto=xboard is cutechess's.
+        let (_, n, why) = games("arbiter", &format!("{two} proto=xboard -rounds 10"));
+        assert_eq!(n, "--games 10");
+        assert!(
+            why.contains("cutechess-cli") && why.contains("proto=xboard"),
+            "{why}"
+        );
+        let (_, n, why) = games("arbiter", &format!("{two} -rounds 3 -pgnout file=x.pgn"));
+        assert_eq!(n, "--games 6");
+        assert!(why.contains("-pgnout file="), "{why}");
+        assert_eq!(
+            games("arbiter", &format!("{two} -rounds 3 -dialect cutechess")).1,
+            "--games 3"
+        );
+        // Four players, cutechess's manual: -games 2 -rounds 10 is 20 games per pairing.
+        let four = "-engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=4";
+        let (kind, rounds, _) = games(
+            "cutechess-cli",
+            &format!("{four} -games 2 -rounds 10 -repeat"),
+        );
+        assert_eq!(
+            (kind.as_str(), rounds.as_str()),
+            ("tournament", "--rounds 10")
+        );
+        // An odd count is cut at the total: 3 per pairing, 6 pairings.
+        let t = translate("cutechess-cli", &words(&format!("{four} -rounds 3"))).unwrap();
+        assert!(
+            t.argv
+                .join(" ")
+                .starts_with("tournament --rounds 2 --games 18 "),
+            "{:?}",
+            t.argv
+        );
+        // Both tools' marks in one line: refused, with the way out.
+        let mixed = translate(
+            "arbiter",
+            &words(&format!("{two} proto=xboard -log file=x")),
+        )
+        .unwrap_err();
+        assert!(mixed.message.contains("-dialect"), "{}", mixed.message);
+    }
+
+    #[test]
+    fn variant_names_the_game_and_duplicate_names_are_renamed() {
+        let t = translate(
+            "arbiter",
+            &words("-engine cmd=/x/E name=a -engine cmd=/x/E name=b -each depth=2 -games 2 -variant leiserchess"),
+        )
         .unwrap();
+        let line = t.argv.join(" ");
+        assert!(line.contains("--game leiserchess"), "{line}");
+        assert_eq!(line.matches("--game ").count(), 1, "{line}");
+        let t = translate(
+            "fastchess",
+            &words("-engine cmd=/usr/games/stockfish -engine cmd=/usr/games/stockfish -each tc=1"),
+        )
+        .unwrap();
+        let line = t.argv.join(" ");
+        assert!(line.contains("name=stockfish_2"), "{line}");
+    }
+
+    #[test]
+    fn two_sided_resignation_is_kept() {
+        let argv = translate(
+            "arbiter",
+            &words("-engine cmd=a -engine cmd=b -each tc=1 -resign movecount=3 score=400 twosided=true"),
+        )
+        .unwrap()
+        .argv;
         assert!(
             argv.join(" ")
                 .ends_with("--resign movecount=3 score=400 twosided=true"),
@@ -361,14 +794,15 @@ mod tests {
 
     #[test]
     fn what_has_no_meaning_here_is_refused_by_name() {
-        let err = translate(&words("-engine cmd=a -engine cmd=b -tb /syzygy")).unwrap_err();
+        let err =
+            translate("arbiter", &words("-engine cmd=a -engine cmd=b -tb /syzygy")).unwrap_err();
         assert!(
             err.message.starts_with("-tb: has no equivalent"),
             "{}",
             err.message
         );
-        let err = translate(&words("-engine cmd=a plies=4")).unwrap_err();
-        assert!(err.message.contains("plies="), "{}", err.message);
+        let err = translate("arbiter", &words("-engine cmd=a conf=Fruit")).unwrap_err();
+        assert!(err.message.contains("conf="), "{}", err.message);
         assert!(is_theirs(&words("-engine cmd=a")));
         assert!(!is_theirs(&words("match --engine cmd=a")));
     }

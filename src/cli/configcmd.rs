@@ -3,7 +3,7 @@
 //! `RunSpec`, checked by the same `RunSpec::check` as a command line; what a file gets wrong is
 //! named by its file and line. Relative paths (engines, books) are taken from the file's folder.
 
-use super::runspec::{key_values, Origin, RunJob};
+use super::runspec::{engine_error, key_values, Origin, RunJob};
 use super::Failure;
 use arbiter::engine::EngineConfig;
 use arbiter::referee::{DrawRule, ResignRule};
@@ -140,7 +140,7 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
         .enumerate()
         .map(|(i, e)| {
             EngineConfig::parse(&toml_engine_settings(e, base), &each)
-                .map_err(|e| SpecError::of_engine(i, e.to_string()))
+                .map_err(|e| engine_error(i, e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut spec = RunSpec::new(RunKind::Tournament, engines);

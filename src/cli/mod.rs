@@ -264,8 +264,11 @@ pub fn run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let argv = if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.
-        match compat::translate(&args[1..]) {
-            Ok(ours) => std::iter::once(args[0].clone()).chain(ours).collect(),
+        match compat::translate(&args[0], &args[1..]) {
+            Ok(ours) => {
+                let _ = compat::READING.set(ours.reading);
+                std::iter::once(args[0].clone()).chain(ours.argv).collect()
+            }
             Err(f) => return finish(Err(f)),
         }
     } else {

@@ -32,6 +32,9 @@ pub fn banner(plan: &Plan) -> String {
         plan.games,
         plan.concurrency
     );
+    if let Some(reading) = super::compat::READING.get() {
+        text.push_str(&format!("  {reading}\n"));
+    }
     if plan.already > 0 {
         text.push_str(&format!(
             "  resuming: {} games already played, {} to go\n",

@@ -199,6 +199,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     runtime
         .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
         .map_err(Failure::bad_input)?;
+    arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let _lock = prepare_folder(&job, &out_dir)?;
     let already = match job.resume {
         Some(_) => resume_journal(&out_dir.join(JOURNAL_FILE))?,

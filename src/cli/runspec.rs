@@ -2,7 +2,7 @@
 //! setting the spec refuses is named as the user gave it (`--concurrency`, `basic.txt:3`).
 
 use super::Failure;
-use arbiter::engine::EngineConfig;
+use arbiter::engine::{ConfigError, EngineConfig};
 use arbiter::referee::{DrawRule, ResignRule};
 use arbiter::stats::Sprt;
 use arbiter::tournament::spec::{Anchor, Shard};
@@ -284,10 +284,17 @@ pub fn engines(groups: &[Vec<String>], each: &[String]) -> Result<Vec<EngineConf
     groups
         .iter()
         .enumerate()
-        .map(|(i, group)| {
-            EngineConfig::parse(group, each).map_err(|e| SpecError::of_engine(i, e.to_string()))
-        })
+        .map(|(i, group)| EngineConfig::parse(group, each).map_err(|e| engine_error(i, e)))
         .collect()
+}
+
+/// A refused engine setting, blamed on where it was written: the engine's own settings, or
+/// `--each` (`[each]`) when every engine shares it.
+pub fn engine_error(index: usize, e: ConfigError) -> SpecError {
+    match e {
+        ConfigError::FromEach(inner) => SpecError::new("each", inner.to_string()),
+        e => SpecError::of_engine(index, e.to_string()),
+    }
 }
 
 impl RunArgs {

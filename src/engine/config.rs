@@ -27,9 +27,9 @@ impl Proto {
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake option.<Name>)")]
+    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart option.<Name>)")]
     NotKeyValue(String),
-    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake option.<Name>)")]
+    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart option.<Name>)")]
     UnknownKey(String),
     #[error("engine setting {key}={value}: {reason}")]
     BadValue {
@@ -37,6 +37,9 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    /// A setting of `--each` (or TOML `[each]`) that every engine shares was refused.
+    #[error("{0} (given in --each, for every engine)")]
+    FromEach(Box<ConfigError>),
     #[error("an engine has no cmd= (the program to run)")]
     NoCommand,
     #[error("engine '{0}' has no limit: give tc=, st=, depth= or nodes=")]
@@ -70,6 +73,11 @@ pub struct EngineConfig {
     pub stall: Duration,
     /// How long the engine may take to answer `uci`, `isready` and the like.
     pub handshake: Duration,
+    /// A fresh process for every game (`restart=on`); by default one process plays all of a
+    /// worker's games, as in cutechess-cli (`auto`) and fastchess (`off`), and is replaced only
+    /// after it failed.
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// Stall timeout when only depth or nodes limit a search: generous, but finite.
@@ -92,13 +100,19 @@ impl EngineConfig {
             timemargin: Duration::ZERO,
             stall: DEFAULT_STALL,
             handshake: DEFAULT_HANDSHAKE,
+            restart: false,
         };
-        for setting in each.iter().chain(settings) {
+        let shared = each.iter().map(|s| (s, true));
+        for (setting, from_each) in shared.chain(settings.iter().map(|s| (s, false))) {
             let setting = setting.as_ref();
-            let (key, value) = setting
+            let applied = setting
                 .split_once('=')
-                .ok_or_else(|| ConfigError::NotKeyValue(setting.to_string()))?;
-            cfg.set(key, value)?;
+                .ok_or_else(|| ConfigError::NotKeyValue(setting.to_string()))
+                .and_then(|(key, value)| cfg.set(key, value));
+            match applied {
+                Err(e) if from_each => return Err(ConfigError::FromEach(Box::new(e))),
+                other => other?,
+            }
         }
         cfg.finish()
     }
@@ -149,6 +163,13 @@ impl EngineConfig {
             }
             "stall" => self.stall = seconds()?,
             "handshake" => self.handshake = seconds()?,
+            "restart" => {
+                self.restart = match value {
+                    "on" => true,
+                    "off" | "auto" => false,
+                    _ => return Err(bad("expected on or off")),
+                }
+            }
             _ => match key.strip_prefix("option.") {
                 Some(name) if !name.is_empty() => {
                     self.options.retain(|(n, _)| n != name);

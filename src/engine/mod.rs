@@ -4,11 +4,12 @@ pub mod config;
 pub mod dialect;
 pub mod keeper;
 pub mod log;
+pub mod options;
 pub mod process;
 pub mod protocol;
 pub mod reader;
 
-pub use config::{EngineConfig, Proto, SearchLimits};
+pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
 pub use dialect::{ClockReading, Turn};
 pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};

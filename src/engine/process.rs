@@ -4,6 +4,7 @@
 use super::config::{EngineConfig, Proto};
 use super::dialect::{go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
 use super::log::IoLog;
+use super::options::{check_options, OfferedOption, OptionKind};
 use super::protocol::{
     merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
 };
@@ -34,6 +35,8 @@ pub enum EngineError {
         what: String,
         secs: f64,
     },
+    #[error("engine '{name}': {reason}")]
+    Option { name: String, reason: String },
     #[error("engine '{name}' cannot play {game}: {reason}")]
     Variant {
         name: String,
@@ -50,6 +53,12 @@ pub struct Thought {
     pub elapsed: Duration,
     pub info: Info,
 }
+
+/// What `next_line` waits for during the handshake, which `handshake=` bounds as a whole.
+const HANDSHAKE_STEPS: &[&str] = &["uci", "isready", "protover", "ping"];
+
+/// The most options (or CECP features) kept from one engine's handshake.
+const MAX_OFFERED_OPTIONS: usize = 4096;
 
 pub struct EngineProcess {
     pub config: EngineConfig,
@@ -166,7 +175,16 @@ impl EngineProcess {
         let mut features: Vec<(String, String)> = Vec::new();
         while !features.iter().any(|(k, v)| k == "done" && v == "1") {
             let line = self.next_line(deadline, "protover").await?;
-            features.extend(parse_features(&line.text).unwrap_or_default());
+            for (key, value) in parse_features(&line.text).unwrap_or_default() {
+                // A repeated feature replaces the earlier one (options are many, each once):
+                // an engine repeating itself cannot grow our memory.
+                if key != "option" {
+                    features.retain(|(k, _)| *k != key);
+                }
+                if features.len() < MAX_OFFERED_OPTIONS || key == "done" {
+                    features.push((key, value));
+                }
+            }
         }
         if let Some((_, name)) = features.iter().find(|(k, _)| k == "myname") {
             self.id_name = Some(name.clone());
@@ -186,6 +204,15 @@ impl EngineProcess {
                 reason: format!("its CECP variants are '{variants}'"),
             });
         }
+        let offered: Vec<OfferedOption> = features
+            .iter()
+            .filter(|(k, _)| k == "option")
+            .filter_map(|(_, v)| OfferedOption::from_cecp(v))
+            .collect();
+        check_options(&offered, &self.config.options).map_err(|reason| EngineError::Option {
+            name: self.config.name.clone(),
+            reason,
+        })?;
         let mut lines: Vec<String> = features
             .iter()
             .filter(|(k, _)| k != "done")
@@ -217,37 +244,48 @@ impl EngineProcess {
     async fn handshake_uci(&mut self, game: &str) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
         self.send("uci").await?;
-        let mut variants: Option<Vec<String>> = None;
-        loop {
-            match parse_line(&self.next_line(deadline, "uci").await?.text) {
-                EngineLine::UciOk => break,
-                EngineLine::IdName(name) => self.id_name = Some(name),
-                EngineLine::Option { name, vars } if name.eq_ignore_ascii_case("UCI_Variant") => {
-                    variants = Some(vars)
-                }
-                _ => {}
-            }
-        }
+        let mut offered = self.read_uci_options(deadline).await?;
         let engine_name = self.config.name.clone();
         let variant_error = |reason: String| EngineError::Variant {
             name: engine_name.clone(),
             game: game.to_string(),
             reason,
         };
-        if self.config.proto == Proto::Leiserchess && game != "leiserchess" {
+        if self.config.proto == Proto::Leiserchess && !game.starts_with("leiserchess") {
             return Err(variant_error(
-                "the leiserchess protocol plays only leiserchess".into(),
+                "the leiserchess protocol (the MIT player's) plays only leiserchess and leiserchess2012".into(),
             ));
         }
+        check_options(&offered, &self.config.options).map_err(|reason| EngineError::Option {
+            name: self.config.name.clone(),
+            reason,
+        })?;
         for (name, value) in self.config.options.clone() {
             self.send(&format!("setoption name {name} value {value}"))
                 .await?;
         }
+        // Fairy-Stockfish learns its variants from the file VariantPath names, and lists them in
+        // UCI_Variant only when asked again: a second `uci` before the variant is chosen.
+        if self
+            .config
+            .options
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("VariantPath"))
+        {
+            self.send("uci").await?;
+            offered = self.read_uci_options(deadline).await?;
+        }
+        let variants = offered.iter().find_map(|o| match &o.kind {
+            OptionKind::Combo { vars } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
+                Some(vars.clone())
+            }
+            _ => None,
+        });
         let mut need_confirmation = false;
         if let Some(vars) = &variants {
             if !vars.is_empty() && !vars.iter().any(|v| v.eq_ignore_ascii_case(game)) {
                 return Err(variant_error(format!(
-                    "its UCI_Variant offers {}",
+                    "its UCI_Variant offers {} (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)",
                     vars.join(", ")
                 )));
             }
@@ -264,6 +302,26 @@ impl EngineProcess {
             )));
         }
         Ok(())
+    }
+
+    /// The `option` lines up to `uciok`, and the engine's `id name`.
+    async fn read_uci_options(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Vec<OfferedOption>, EngineError> {
+        let mut offered: Vec<OfferedOption> = Vec::new();
+        loop {
+            match parse_line(&self.next_line(deadline, "uci").await?.text) {
+                EngineLine::UciOk => return Ok(offered),
+                EngineLine::IdName(name) => self.id_name = Some(name),
+                // An engine repeating an option is not allowed to grow our memory with it.
+                EngineLine::Option(o) if offered.len() < MAX_OFFERED_OPTIONS => {
+                    offered.retain(|x| !x.name.eq_ignore_ascii_case(&o.name));
+                    offered.push(o);
+                }
+                _ => {}
+            }
+        }
     }
 
     /// `isready` until `readyok`; reports whether `info string variant <game>` was seen.
@@ -356,6 +414,11 @@ impl EngineProcess {
         match timeout_at(deadline.into(), self.lines.next()).await {
             Ok(Some(line)) => Ok(line),
             Ok(None) => Err(EngineError::Exited(self.config.name.clone())),
+            // The handshake's steps share one allowance: name it whole, not what was left of
+            // it when the last step began.
+            Err(_) if HANDSHAKE_STEPS.contains(&waiting_for) => {
+                Err(self.timeout_error(waiting_for, self.config.handshake))
+            }
             Err(_) => Err(self.timeout_error(waiting_for, waited)),
         }
     }

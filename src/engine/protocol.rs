@@ -1,6 +1,8 @@
 //! What engines say, parsed: UCI, Fairy-Stockfish's variant confirmation, and the MIT
 //! Leiserchess player's `info` layout (`time (microsec)`, score and pv on a separate line).
 
+use super::options::OfferedOption;
+
 /// An engine's evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Score {
@@ -54,11 +56,8 @@ pub enum EngineLine {
     UciOk,
     ReadyOk,
     IdName(String),
-    /// `option name <name> type <type> ...`: the name, and the `var` values of a combo.
-    Option {
-        name: String,
-        vars: Vec<String>,
-    },
+    /// `option name <name> type <type> ...`.
+    Option(OfferedOption),
     Info(Info),
     /// `bestmove <move>`; `None` for `bestmove (none)` or a bare `bestmove`.
     BestMove(Option<String>),
@@ -133,19 +132,7 @@ pub fn parse_line(line: &str) -> EngineLine {
         ["uciok", ..] => EngineLine::UciOk,
         ["readyok", ..] => EngineLine::ReadyOk,
         ["id", "name", rest @ ..] => EngineLine::IdName(rest.join(" ")),
-        ["option", "name", rest @ ..] => {
-            let type_at = rest.iter().position(|w| *w == "type").unwrap_or(rest.len());
-            let vars = rest
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| **w == "var")
-                .filter_map(|(i, _)| rest.get(i + 1).map(|v| v.to_string()))
-                .collect();
-            EngineLine::Option {
-                name: rest[..type_at].join(" "),
-                vars,
-            }
-        }
+        ["option", "name", rest @ ..] => EngineLine::Option(OfferedOption::from_uci_words(rest)),
         _ => EngineLine::Other(line.to_string()),
     }
 }
@@ -206,6 +193,7 @@ pub fn parse_features(line: &str) -> Option<Vec<(String, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::options::OptionKind;
 
     #[test]
     fn parses_uci_info() {
@@ -248,10 +236,12 @@ mod tests {
             parse_line(
                 "option name UCI_Variant type combo default chess var chess var leaperhouse"
             ),
-            EngineLine::Option {
+            EngineLine::Option(OfferedOption {
                 name: "UCI_Variant".into(),
-                vars: vec!["chess".into(), "leaperhouse".into()]
-            }
+                kind: OptionKind::Combo {
+                    vars: vec!["chess".into(), "leaperhouse".into()]
+                }
+            })
         );
         let EngineLine::Info(i) =
             parse_line("info string variant leaperhouse files 10 ranks 10 pocket 6")

@@ -25,6 +25,22 @@ pub fn parse_seconds(text: &str) -> Option<Duration> {
         .then(|| Duration::from_secs_f64(secs))
 }
 
+/// A base time as cutechess writes it: seconds (`90`, `0.5`), `minutes:seconds` (`1:30`) or
+/// `hours:minutes:seconds`.
+fn parse_clock_time(text: &str) -> Option<Duration> {
+    let mut parts = text.rsplit(':');
+    let seconds = parse_seconds(parts.next()?)?;
+    let mut whole = 0u64;
+    for (part, scale) in parts.zip([60u64, 3600]) {
+        let n: u64 = part.parse().ok()?;
+        whole = whole.checked_add(n.checked_mul(scale)?)?;
+    }
+    if text.matches(':').count() > 2 || whole >= 1_000_000_000 {
+        return None;
+    }
+    Some(seconds + Duration::from_secs(whole))
+}
+
 impl TimeControl {
     pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
         let err = |reason: &str| TimeControlError {
@@ -47,8 +63,8 @@ impl TimeControl {
             Some((b, i)) => (b, Some(i)),
             None => (rest, None),
         };
-        let base =
-            parse_seconds(base).ok_or_else(|| err("the base time is not a number of seconds"))?;
+        let base = parse_clock_time(base)
+            .ok_or_else(|| err("the base time is not seconds or minutes:seconds"))?;
         let inc = match inc {
             Some(i) => {
                 parse_seconds(i).ok_or_else(|| err("the increment is not a number of seconds"))?
@@ -153,7 +169,19 @@ mod tests {
         assert_eq!(tc.pgn(), "40/60+0.5");
         assert_eq!(TimeControl::parse("2+0.02").unwrap().pgn(), "2+0.02");
         assert_eq!(TimeControl::parse("10").unwrap().inc, Duration::ZERO);
-        for bad in ["", "abc", "0/10", "10+x", "-5", "0+0", "x/10"] {
+        // cutechess's minutes:seconds, as in its manual's `tc=40/1:30+1`.
+        let tc = TimeControl::parse("40/1:30+1").unwrap();
+        assert_eq!(
+            (tc.moves, tc.base, tc.inc),
+            (Some(40), Duration::from_secs(90), Duration::from_secs(1))
+        );
+        assert_eq!(
+            TimeControl::parse("1:00:05").unwrap().base,
+            Duration::from_secs(3605)
+        );
+        for bad in [
+            "", "abc", "0/10", "10+x", "-5", "0+0", "x/10", "1:2:3:4", ":5", "1::5",
+        ] {
             assert!(TimeControl::parse(bad).is_err(), "{bad}");
         }
     }

@@ -189,6 +189,12 @@ async fn worker(
                 other => break other,
             }
         };
+        // restart=on: this engine's next game is played by a new process.
+        for player in [white, black] {
+            if player.config.restart {
+                player.shutdown().await;
+            }
+        }
         if results.send((index, record)).await.is_err() {
             return;
         }

@@ -421,6 +421,21 @@ pub fn check_run_name(name: &str) -> Result<(), SpecError> {
 
 /// An output file must be creatable before the first game: a missing folder or a folder without
 /// write permission found after an hour of games would lose them.
+/// Makes the folders the run's output files (`pgnout`, `epdout`, `log`) go into, once the run is
+/// known to start.
+pub fn make_output_folders(spec: &RunSpec) -> Result<(), String> {
+    for path in [&spec.pgnout, &spec.epdout, &spec.log]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| format!("cannot make the folder {}: {e}", folder.display()))?;
+        }
+    }
+    Ok(())
+}
+
 fn check_output_file(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("is a folder, not a file".into());
@@ -430,7 +445,17 @@ fn check_output_file(path: &Path) -> Result<(), String> {
         _ => PathBuf::from("."),
     };
     if !folder.is_dir() {
-        return Err(format!("the folder {} does not exist", folder.display()));
+        // A missing folder is made when the run starts (as cutechess and fastchess users
+        // expect of `-pgnout file=./games/x.pgn`), provided nothing in its way is a file.
+        let existing = folder
+            .ancestors()
+            .find(|a| a.exists() || a.as_os_str().is_empty());
+        return match existing {
+            Some(a) if !a.as_os_str().is_empty() && !a.is_dir() => {
+                Err(format!("{} is a file, not a folder", a.display()))
+            }
+            _ => Ok(()),
+        };
     }
     // Opening is the only test that holds for every user (root included) and file system
     // (read-only mounts, /proc): a file that did not exist is removed again at once.
