@@ -375,7 +375,8 @@ impl Leaperhouse {
         if mv.drop != 0 {
             self.hands[us.index()][mv.drop as usize] -= 1;
             self.cells[to] = cb | mv.drop;
-            self.halfmove += 1;
+            // As Fairy-Stockfish counts it: a drop cannot be taken back, so it resets the clock.
+            self.halfmove = 0;
         } else {
             let from = mv.from as usize;
             let target = self.cells[to];
@@ -393,6 +394,8 @@ impl Leaperhouse {
             let mut piece = self.cells[from];
             if mv.promote {
                 piece = cb | PROMOTED;
+                // Irreversible too, in Fairy-Stockfish's count.
+                self.halfmove = 0;
             }
             self.cells[to] = piece;
             self.cells[from] = EMPTY;
