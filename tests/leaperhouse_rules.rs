@@ -192,3 +192,35 @@ proptest! {
         check_playout::<Leaperhouse>(Leaperhouse::START_FEN, &choices);
     }
 }
+
+/// FENs after drops and promotions as Fairy-Stockfish writes them (its halfmove clock restarts
+/// at a drop and at a promotion, not only at a capture): 90 positions from random games, 30 just
+/// after a drop and 15 just after a promotion,
+/// Fairy-Stockfish's own `d` output beside the moves that reach them.
+#[test]
+fn fens_after_drops_and_promotions_are_fairy_stockfishs() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/reference/leaperhouse_fairy_fens.tsv"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut checked = 0;
+    let (mut drops, mut promotions) = (0, 0);
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (moves, fen) = line.split_once('\t').expect("moves<TAB>fen");
+        let mut g = game(Leaperhouse::START_FEN);
+        for mv in moves.split_whitespace() {
+            g.play_text(mv).unwrap_or_else(|e| panic!("{mv}: {e}"));
+        }
+        assert_eq!(g.position().fen(), fen, "after {moves}");
+        let last = moves.split_whitespace().last().unwrap();
+        drops += usize::from(last.contains('@'));
+        promotions += usize::from(last.ends_with('+'));
+        checked += 1;
+    }
+    assert_eq!(checked, 90);
+    assert!(
+        drops >= 20 && promotions >= 10,
+        "{drops} drops, {promotions} promotions"
+    );
+}
