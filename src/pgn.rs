@@ -286,6 +286,7 @@ mod tests {
 
     fn record(white: &str, black: &str) -> GameRecord {
         GameRecord {
+            turnaround_us: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),
             black: black.into(),

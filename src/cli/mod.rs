@@ -212,8 +212,8 @@ enum Command {
     ///
     /// Referee rows: two bundled random movers in the MIT dialect (they report microseconds),
     /// leiserchess, at concurrency 1 and 2, without and with --affinity: arbiter's own CPU per
-    /// ply and per game (engines excluded), games per second, per-move latency (measured minus
-    /// engine-reported time), peak memory. --full: deeper perft, 1,000-game matches and a
+    /// ply and per game (engines excluded), games per second, the referee's turnaround per move
+    /// (from reading a move to asking for the reply, by its own clock), peak memory. --full: deeper perft, 1,000-game matches and a
     /// 10,000-game run.
     ///
     /// --sprt-sim checks an SPRT's bounds instead: simulated tests at Elo = elo0 and elo1 on

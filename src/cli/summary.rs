@@ -24,7 +24,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
     println!("Terminations: {}", ends.join(", "));
     if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
         println!(
-            "Referee latency per move (measured minus engine-reported time, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            "Referee turnaround per move (from reading a move to asking for the reply, {} moves): median {median} us, p99 {p99} us, max {max} us",
             outcome.latency_us.len()
         );
     }

@@ -52,6 +52,10 @@ pub struct Thought {
     pub text: Option<String>,
     pub elapsed: Duration,
     pub info: Info,
+    /// When the request (`go`, or CECP's move) had been written, and when the reply was read:
+    /// the referee's own clock, from which its own cost between two moves is measured.
+    pub asked_at: Instant,
+    pub read_at: Instant,
 }
 
 /// What `next_line` waits for during the handshake, which `handshake=` bounds as a whole.
@@ -469,6 +473,8 @@ impl EngineProcess {
                         text,
                         elapsed: line.at.saturating_duration_since(sent),
                         info,
+                        asked_at: sent,
+                        read_at: line.at,
                     })
                 }
                 EngineLine::Info(i) => merge_info(&mut info, i),

@@ -110,6 +110,10 @@ struct Table {
     scores: Vec<Option<i32>>,
     book_plies: usize,
     clocks: [Option<Clock>; 2],
+    /// When the last engine move was read, and the referee's time from each such reading to
+    /// the next request written.
+    last_read: Option<Instant>,
+    turnaround_us: Vec<u32>,
 }
 
 impl Table {
@@ -130,6 +134,8 @@ impl Table {
             scores: Vec::new(),
             book_plies: 0,
             clocks: configs.map(|c| c.limits.tc.map(Clock::new)),
+            last_read: None,
+            turnaround_us: Vec::new(),
         };
         for (i, mv) in spec.opening.iter().enumerate() {
             let report = table
@@ -220,6 +226,12 @@ impl Table {
                 return Err(failure(side, &e, clock_limited, allowed));
             }
         };
+        if let Some(read) = self.last_read {
+            let us = thought.asked_at.saturating_duration_since(read).as_micros();
+            self.turnaround_us
+                .push(u32::try_from(us).unwrap_or(u32::MAX));
+        }
+        self.last_read = Some(thought.read_at);
         // The clock first: a move that comes too late loses even if it is legal.
         let in_time = match (&mut self.clocks[side.index()], movetime) {
             (Some(c), _) => c.charge(thought.elapsed, timemargin),
@@ -366,5 +378,6 @@ pub async fn play_game(
         opening: spec.opening_number,
         round: spec.round,
         date: today(),
+        turnaround_us: table.turnaround_us,
     })
 }

@@ -53,6 +53,11 @@ pub struct GameRecord {
     pub opening: usize,
     pub round: u64,
     pub date: String,
+    /// The referee's own time between reading one engine's move and having asked the other
+    /// for its reply (microseconds), per engine move after the first: what arbiter adds to a
+    /// game. Measured only while playing; not kept in the journal.
+    #[serde(skip)]
+    pub turnaround_us: Vec<u32>,
 }
 
 impl GameRecord {

@@ -261,6 +261,7 @@ mod tests {
         Entry {
             index,
             record: GameRecord {
+                turnaround_us: Vec::new(),
                 game: "leiserchess".into(),
                 white: format!("w{index}"),
                 black: "b".into(),

@@ -81,12 +81,17 @@ impl Ledger {
         if record.termination == crate::game::Termination::TimeForfeit {
             self.time_forfeits += 1;
         }
-        for m in &record.moves {
-            if let (Some(us), true) = (m.reported_us, self.latency_us.len() < LATENCY_SAMPLES) {
-                self.latency_us
-                    .push(m.elapsed.as_micros() as i64 - us as i64);
-            }
-        }
+        // The referee's own turnaround, from its own clock: an engine's reported search time
+        // is rounded (stockfish), early (the MIT player) or in centiseconds (CECP), so the
+        // difference with it says nothing about the referee.
+        let room = LATENCY_SAMPLES.saturating_sub(self.latency_us.len());
+        self.latency_us.extend(
+            record
+                .turnaround_us
+                .iter()
+                .take(room)
+                .map(|&us| i64::from(us)),
+        );
         self.count(index, record);
     }
 }

@@ -495,6 +495,7 @@ mod tests {
 
     fn game(white: &str, black: &str) -> GameRecord {
         GameRecord {
+            turnaround_us: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),
             black: black.into(),

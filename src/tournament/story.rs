@@ -123,6 +123,7 @@ mod tests {
         Entry {
             index,
             record: GameRecord {
+                turnaround_us: Vec::new(),
                 game: "leiserchess".into(),
                 white: white.into(),
                 black: black.into(),
