@@ -230,3 +230,34 @@ fn a_fastchess_config_file_is_played_as_the_flags_that_made_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("broken.json:3:"), "{}", stderr(&out));
 }
+
+/// `-variant <game>` names every game arbiter plays (the issue's own line, with the bundled
+/// engine): no other flag is needed for a non-chess game.
+#[test]
+fn variant_names_each_game() {
+    let dir = scratch("theirs", "variant");
+    for game in [
+        "leiserchess",
+        "leiserchess2012",
+        "laserchess",
+        "leaperhouse",
+        "ultima",
+        "chess",
+        "standard",
+    ] {
+        let out = played(
+            &dir,
+            &format!("-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -games 2 -variant {game} -pgnout file={game}.pgn"),
+        );
+        let text = stdout(&out);
+        // fastchess's reading (-pgnout file=): -games 2 of its default 2 rounds.
+        assert!(text.contains(", 4 games,"), "{game}: {text}");
+        let pgn = std::fs::read_to_string(dir.join(format!("{game}.pgn"))).unwrap();
+        let id = if game == "standard" { "chess" } else { game };
+        assert_eq!(pgn.matches("[Event ").count(), 4, "{game}: {pgn}");
+        assert!(
+            text.contains(&format!("arbiter match: {id},")),
+            "{game}: {text}"
+        );
+    }
+}

@@ -150,7 +150,8 @@ fn starts(program: &str, line: &str, games: u64, reading: &str) {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
     let status = child.wait().unwrap();
-    let rest: Vec<String> = rx.try_iter().collect();
+    // Everything printed up to the exit: the reader ends when the pipe closes.
+    let rest: Vec<String> = rx.iter().collect();
     assert_eq!(status.code(), Some(130), "{program} {line}: {rest:?}");
     assert!(
         rest.iter().any(|l| l.contains("--resume")),
@@ -162,8 +163,17 @@ fn starts(program: &str, line: &str, games: u64, reading: &str) {
 fn refused(program: &str, line: &str, why: &str) {
     let dir = workplace(&format!("{program}-refused-{}", line.len()));
     let out = run(&dir, program, line);
-    assert_eq!(out.status.code(), Some(2), "{program} {line}: {}", stdout(&out));
-    assert!(stderr(&out).contains(why), "{program} {line}: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{program} {line}: {}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(why),
+        "{program} {line}: {}",
+        stderr(&out)
+    );
     assert_eq!(journal_games(&dir), 0);
 }
 
