@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{arbiter, arbiter_in, stderr, stdout};
+use common::{arbiter, arbiter_in, bundled_engine, stderr, stdout};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -115,12 +115,14 @@ fn rate_reads_pgn_written_by_other_tools() {
     ]);
     assert_eq!(both.status.code(), Some(2));
     assert!(stderr(&both).contains("never met"), "{}", stderr(&both));
-    // With an anchor, that player's rating is fixed.
+    // With an anchor, that player's rating is fixed (arbiter's model) ...
     let out = arbiter(&[
         "rate",
         b.to_str().unwrap(),
         "--anchor",
         "reference=2000",
+        "--model",
+        "arbiter",
         "--out",
         dir.join("o2").to_str().unwrap(),
     ]);
@@ -130,6 +132,26 @@ fn rate_reads_pgn_written_by_other_tools() {
         .find(|l| l.contains("reference"))
         .unwrap_or_default();
     assert!(line.contains("+2000.0  (+2000.0 .. +2000.0)"), "{text}");
+    // ... or everyone is moved so that it has that rating (BayesElo's `offset 2000 reference`).
+    let out = arbiter(&[
+        "rate",
+        b.to_str().unwrap(),
+        "--anchor",
+        "reference=2000",
+        "--out",
+        dir.join("o3").to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    let row = |name: &str| -> Vec<String> {
+        let line = text.lines().find(|l| l.contains(name)).unwrap_or_default();
+        line.split_whitespace().map(String::from).collect()
+    };
+    assert_eq!(row("reference")[2], "2000", "{text}");
+    // 60 and -60 before the offset, unrounded 119.x apart.
+    assert!(
+        ["2119", "2120"].contains(&row("candidate")[2].as_str()),
+        "{text}"
+    );
 }
 
 #[test]
@@ -438,4 +460,23 @@ fn a_peer_that_is_not_named_or_not_there_is_refused() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not a file"), "{}", stderr(&out));
+}
+
+/// The autotester example shipped in the repository runs as it is, with the engine path and
+/// the clock made test-sized: every key it lists is read.
+#[test]
+fn the_shipped_autotester_example_runs() {
+    let dir = scratch("autotester-example");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/autotester.example.txt"))
+        .unwrap()
+        .replace("target/release/arbiter-engine", &bundled_engine())
+        .replace("openings/", &format!("{root}/openings/"))
+        .replace("fis = 20 0.5", "fis = 2 0.02")
+        .replace("game_rounds = 12", "game_rounds = 2");
+    std::fs::write(dir.join("basic.txt"), text).unwrap();
+    let out = arbiter_in(&dir, &["run", "basic.txt", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pgn = std::fs::read_to_string(dir.join("reports/basic/games.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event \"basic\"]").count(), 2, "{pgn}");
 }

@@ -216,6 +216,8 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
                 spec.event = Some(value);
             }
             "adjudicate" => spec.max_plies = 2 * number()? as usize,
+            // arbiter's own key: the 2012 course's player plays leiserchess2012.
+            "game" => spec.game = value,
             other => {
                 return Err(at(
                     line,

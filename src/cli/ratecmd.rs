@@ -1,6 +1,7 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
+use arbiter::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
 use arbiter::stats::{RatingError, RatingOptions, Ratings};
 use arbiter::tournament::import::read_pgn_records;
 use arbiter::tournament::journal::{Entry, Journal};
@@ -16,12 +17,37 @@ pub struct RateArgs {
     /// Fix one player's rating: name=elo.
     #[arg(long, value_name = "NAME=ELO")]
     pub anchor: Option<String>,
-    /// Virtual draws between every two players who met (BayesElo's prior).
+    /// Whose ratings to print. bayeselo (default): what BayesElo prints for the same PGN after
+    /// `readpgn`, `elo`, `mm`, `exactdist` (or `covariance`), `ratings`: advantage and draw
+    /// width fixed, its per-player prior, ratings scaled by its eloScale, mean 0. arbiter: the
+    /// model of arbiter's own reports (advantage and draw width estimated from 100 games on,
+    /// --prior draws per pairing, no scale, the anchor honoured).
+    #[arg(long, value_enum, default_value_t = Model::Bayeselo)]
+    pub model: Model,
+    /// Virtual draws: BayesElo's `prior` (per player, spread over its opponents) with
+    /// --model bayeselo, per pairing with --model arbiter.
     #[arg(long, default_value_t = 2.0)]
     pub prior: f64,
+    /// BayesElo's intervals: exactdist (each player's own likelihood) or covariance (normal).
+    #[arg(long, value_enum, default_value_t = Intervals::Exactdist)]
+    pub intervals: Intervals,
+    /// BayesElo's `advantage`: the first move's worth in Elo (--model bayeselo).
+    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_ADVANTAGE)]
+    pub advantage: f64,
+    /// BayesElo's `drawelo`: the draw width in Elo (--model bayeselo; the MIT autotester's
+    /// scripts set 10).
+    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_DRAWELO)]
+    pub drawelo: f64,
     /// Where to write the report (default reports/rate-<time>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// Which ratings `rate` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Model {
+    Bayeselo,
+    Arbiter,
 }
 
 pub fn run(args: RateArgs) -> Result<u8, Failure> {
@@ -56,16 +82,126 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
     for r in &records {
         totals.add(r, None);
     }
-    match totals.ratings(&rating) {
-        Ok(ratings) => print_ratings(&ratings, &totals, records.len()),
+    if args.model == Model::Bayeselo {
+        let o = BayesEloOptions {
+            prior: args.prior.max(0.0),
+            advantage: args.advantage,
+            drawelo: args.drawelo,
+            intervals: args.intervals,
+            ..BayesEloOptions::default()
+        };
+        print_bayeselo(&totals, &o, rating.anchor.as_ref(), records.len())?;
+    } else {
+        print_arbiter_model(&totals, &rating, records.len())?;
+    }
+    write_report(&args, records, &totals, &rating)
+}
+
+fn print_arbiter_model(
+    totals: &Totals,
+    rating: &RatingOptions,
+    games: usize,
+) -> Result<(), Failure> {
+    match totals.ratings(rating) {
+        Ok(ratings) => print_ratings(&ratings, totals, games),
         // Too many players for a joint fit: the report still ranks them by points.
         Err(e @ RatingError::TooManyPlayers(_)) => println!(
-            "{} games, {} players; no joint ratings: {e}",
-            records.len(),
+            "{games} games, {} players; no joint ratings: {e}",
             totals.names.len()
         ),
         Err(e) => return Err(Failure::bad_input(e.to_string())),
     }
+    Ok(())
+}
+
+/// BayesElo's `ratings` table: rank, name, Elo, +, -, games, score, average opponent, draws.
+fn print_bayeselo(
+    totals: &Totals,
+    o: &BayesEloOptions,
+    anchor: Option<&(String, f64)>,
+    games: usize,
+) -> Result<(), Failure> {
+    let mut rows = match bayeselo(&totals.results, o) {
+        Ok(rows) => rows,
+        // Too many players for a joint fit: the report still ranks them by points.
+        Err(e @ RatingError::TooManyPlayers(_)) => {
+            println!(
+                "{games} games, {} players; no joint ratings: {e}",
+                totals.names.len()
+            );
+            return Ok(());
+        }
+        Err(e) => return Err(Failure::bad_input(e.to_string())),
+    };
+    // BayesElo's `offset <elo> <player>`: every rating moved so that one player has `elo`.
+    if let Some((name, elo)) = anchor {
+        let at = totals.names.iter().position(|n| n == name);
+        let Some(row) = rows.iter().find(|r| Some(r.player) == at) else {
+            return Err(Failure::bad_input(format!(
+                "--anchor: no player is named '{name}'"
+            )));
+        };
+        let shift = elo - row.elo;
+        rows.iter_mut().for_each(|r| r.elo += shift);
+    }
+    println!(
+        "{games} games, {} players; as BayesElo rates them (mm with advantage {:.1} and drawelo {:.1} fixed, prior {}, {:?} intervals, eloScale {:.4})",
+        rows.len(),
+        o.advantage,
+        o.drawelo,
+        o.prior,
+        o.intervals,
+        arbiter::stats::bayeselo::elo_scale(o.drawelo)
+    );
+    let width = totals
+        .names
+        .iter()
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "Rank {:<width$}   Elo    +    - games score oppo. draws",
+        "Name"
+    );
+    let elo_of = |p: usize| rows.iter().find(|r| r.player == p).map_or(0.0, |r| r.elo);
+    for (rank, r) in rows.iter().enumerate() {
+        let wdl = &totals.per_engine[r.player];
+        let n = wdl.games().max(1) as f64;
+        // The average opponent, weighted by games, as BayesElo prints it.
+        let (mut sum, mut count) = (0.0f64, 0.0f64);
+        for (&(a, b), p) in &totals.pairings {
+            let g = p.wdl.games() as f64;
+            if a == r.player {
+                sum += g * elo_of(b);
+                count += g;
+            } else if b == r.player {
+                sum += g * elo_of(a);
+                count += g;
+            }
+        }
+        println!(
+            "{:>4} {:<width$} {:>5} {:>4} {:>4} {:>5} {:>4.0}% {:>5} {:>4.0}%",
+            rank + 1,
+            totals.names[r.player],
+            r.elo.round(),
+            r.plus.round(),
+            r.minus.round(),
+            wdl.games(),
+            100.0 * wdl.points() / n,
+            (sum / count.max(1.0)).round(),
+            100.0 * wdl.draws as f64 / n
+        );
+    }
+    Ok(())
+}
+
+fn write_report(
+    args: &RateArgs,
+    records: Vec<arbiter::referee::GameRecord>,
+    totals: &Totals,
+    rating: &RatingOptions,
+) -> Result<u8, Failure> {
     let out = args.out.clone().unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -93,13 +229,13 @@ pub fn run(args: RateArgs) -> Result<u8, Failure> {
         format: "PGN",
         time_controls: "as recorded".into(),
         sprt: None,
-        rating: &rating,
+        rating,
         interrupted: false,
         decision: None,
         engines: &[],
         viewer_games: arbiter::tournament::viewer::MAX_SHOWN,
     };
-    write_reports(&out, &totals, &info)
+    write_reports(&out, totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
     println!("Report: {}", out.join("report.html").display());
     Ok(0)

@@ -11,6 +11,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
+pub mod bayeselo;
 pub mod mle;
 pub mod pentanomial;
 pub mod ratings;

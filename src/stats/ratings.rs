@@ -49,6 +49,11 @@ impl Results {
         }
     }
 
+    /// Every (white, black) pair that played, with [white wins, draws, black wins].
+    pub fn cells(&self) -> impl Iterator<Item = ((usize, usize), [f64; 3])> + '_ {
+        self.counts.iter().map(|(&k, &c)| (k, c))
+    }
+
     pub fn games(&self) -> f64 {
         self.counts.values().flatten().sum()
     }
@@ -385,7 +390,7 @@ fn rating_contrast(n: usize, i: usize, anchor: Option<usize>) -> Vec<f64> {
 }
 
 /// Refuses results that have no finite joint rating; returns the anchor's index and rating.
-fn check_rateable(
+pub(crate) fn check_rateable(
     results: &Results,
     opts: &RatingOptions,
 ) -> Result<Option<(usize, f64)>, RatingError> {
