@@ -55,6 +55,9 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
     tag("Black", &record.black);
     tag("Result", record.outcome.as_str());
     tag("Variant", &record.game);
+    if !record.rules.is_empty() {
+        tag("Rules", &record.rules.join(" "));
+    }
     if let Some(fen) = &record.start_fen {
         tag("SetUp", "1");
         tag("FEN", fen);
@@ -287,6 +290,7 @@ mod tests {
     fn record(white: &str, black: &str) -> GameRecord {
         GameRecord {
             turnaround_us: Vec::new(),
+            rules: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),
             black: black.into(),

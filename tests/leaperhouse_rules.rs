@@ -224,3 +224,50 @@ fn fens_after_drops_and_promotions_are_fairy_stockfishs() {
         "{drops} drops, {promotions} promotions"
     );
 }
+
+/// `repetition=fairy-stockfish` (a run's `--rules`): the side to move at the third occurrence
+/// loses, as Fairy-Stockfish scores it (`nFoldValue = loss`), where the prose makes the mover
+/// lose; a perpetual checker still loses (`perpetualCheckIllegal`).
+#[test]
+fn the_fairy_stockfish_reading_of_repetition_is_a_rule_option() {
+    let entry = arbiter::game::find_game("leaperhouse").unwrap();
+    let fairy = [("repetition".to_string(), "fairy-stockfish".to_string())];
+    let play = |fen: String, cycle: [&str; 4]| {
+        let mut g = entry.new_game_with(Some(&fen), &fairy).unwrap();
+        for mv in cycle.iter().chain(&cycle[..3]) {
+            g.play(mv).unwrap();
+            assert_eq!(g.status(), Status::Ongoing, "after {mv}");
+        }
+        g.play(cycle[3]).unwrap();
+        g.status()
+    };
+    // Kings shuttling: Black makes the third occurrence and White, to move, loses.
+    assert_eq!(
+        play(
+            format!("{KINGS}[] w - - 0 1"),
+            ["j1i1", "a10b10", "i1j1", "b10a10"]
+        ),
+        Status::Over(Outcome::BlackWins, Termination::Repetition)
+    );
+    // White's knight checks at every move: the perpetual checker loses in both readings.
+    assert_eq!(
+        play(
+            "k9/10/N9/10/10/10/10/10/10/9K[] w - - 0 1".into(),
+            ["a8c9", "a10b10", "c9a8", "b10a10"]
+        ),
+        Status::Over(Outcome::BlackWins, Termination::Repetition)
+    );
+    // An option the game does not have, or a value it does not take, is named.
+    let err = entry
+        .check_rules(&[("repetition".into(), "fsf".into())])
+        .unwrap_err();
+    assert!(err.contains("repetition=prose|fairy-stockfish"), "{err}");
+    let err = arbiter::game::find_game("ultima")
+        .unwrap()
+        .check_rules(&fairy)
+        .unwrap_err();
+    assert!(
+        err.contains("ultima has no rule option 'repetition'"),
+        "{err}"
+    );
+}

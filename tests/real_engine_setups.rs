@@ -219,3 +219,51 @@ fn the_handshake_time_out_names_the_allowance_given() {
         stderr(&out)
     );
 }
+
+/// Two Fairy-Stockfish-based engines expect its reading of repetition: a run can choose it, and
+/// says so in the report and in every game's PGN.
+#[test]
+fn a_run_can_take_fairy_stockfishs_reading_of_repetition() {
+    let dir = scratch("setups", "rules");
+    let e = format!("cmd={}", bundled_engine());
+    let args = |game: &'static str, rule: &'static str, out: &'static str| {
+        vec![
+            "match", "--game", game, "--games", "2", "--engine", &e, "name=a", "--engine", &e,
+            "name=b", "--each", "depth=1", "--rules", rule, "--out", out, "--quiet",
+        ]
+    };
+    let out = arbiter_in(
+        &dir,
+        &args("leaperhouse", "repetition=fairy-stockfish", "run"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Rules \"repetition=fairy-stockfish\"]")
+            .count(),
+        2,
+        "{pgn}"
+    );
+    let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(
+        md.contains("leaperhouse (rules: repetition=fairy-stockfish)"),
+        "{md}"
+    );
+    for (game, rule, why) in [
+        (
+            "leaperhouse",
+            "repetition=fsf",
+            "repetition=prose|fairy-stockfish",
+        ),
+        (
+            "ultima",
+            "repetition=fairy-stockfish",
+            "ultima has no rule option",
+        ),
+    ] {
+        let out = arbiter_in(&dir, &args(game, rule, "refused"));
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+        assert!(!dir.join("refused").exists());
+    }
+}

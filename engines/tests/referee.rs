@@ -65,6 +65,7 @@ fn options(
             max_plies: Some(max_plies),
             ..Default::default()
         },
+        rules: Vec::new(),
         out_dir: out_dir.to_path_buf(),
         event: "test".into(),
         sprt: None,

@@ -107,6 +107,7 @@ fn a_faulty_round_robin_finishes_cleanly() {
             max_plies: Some(120),
             ..Default::default()
         },
+        rules: Vec::new(),
         out_dir: out.clone(),
         event: "soak".into(),
         sprt: None,

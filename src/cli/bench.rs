@@ -193,6 +193,7 @@ fn instant_match(
             max_plies: Some(300),
             ..Default::default()
         },
+        rules: Vec::new(),
         out_dir: out,
         event: "bench".into(),
         sprt: None,

@@ -33,6 +33,7 @@ struct TomlRun {
     event: Option<String>,
     anchor: Option<String>,
     draw: Option<String>,
+    rules: Option<String>,
     resign: Option<String>,
     sprt: Option<String>,
     pgnout: Option<String>,
@@ -164,6 +165,7 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.log = file_path(run.log);
     spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
     spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;
+    spec.rules = super::runspec::rule_pairs(run.rules.as_slice())?;
     spec.draw = key_values("draw", run.draw.as_slice(), DrawRule::parse)?;
     spec.resign = key_values("resign", run.resign.as_slice(), ResignRule::parse)?;
     spec.sprt = key_values("sprt", run.sprt.as_slice(), Sprt::parse)?;

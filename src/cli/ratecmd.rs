@@ -226,6 +226,7 @@ fn write_report(
     let info = RunInfo {
         event: "arbiter rate",
         game: "imported",
+        rules: String::new(),
         format: "PGN",
         time_controls: "as recorded".into(),
         sprt: None,

@@ -51,6 +51,11 @@ pub struct RunArgs {
     /// Draw a game after this many plies (termination "max plies").
     #[arg(long, default_value_t = 500)]
     pub max_plies: usize,
+    /// The game's rule options, as name=value (leaperhouse: repetition=fairy-stockfish scores
+    /// a third occurrence as Fairy-Stockfish does, against the side to move; the default,
+    /// prose, as its rule text does). Named in the report and in each PGN's Rules tag.
+    #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
+    pub rules: Vec<String>,
     /// Adjudicate a draw: movenumber=N movecount=N score=CP.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub draw: Vec<String>,
@@ -279,6 +284,19 @@ pub fn key_values<T>(
         .map_err(|reason| SpecError::new(setting, reason))
 }
 
+/// `name=value` rule options, as a run spec holds them.
+pub fn rule_pairs(given: &[String]) -> Result<Vec<(String, String)>, SpecError> {
+    given
+        .iter()
+        .flat_map(|g| g.split_whitespace())
+        .map(|rule| {
+            rule.split_once('=')
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .ok_or_else(|| SpecError::new("rules", format!("'{rule}' is not name=value")))
+        })
+        .collect()
+}
+
 /// The engines of `--engine` groups, `--each` applied to every one.
 pub fn engines(groups: &[Vec<String>], each: &[String]) -> Result<Vec<EngineConfig>, SpecError> {
     groups
@@ -308,6 +326,7 @@ impl RunArgs {
         spec.random_openings = self.random_openings;
         spec.seed = self.seed;
         spec.max_plies = self.max_plies;
+        spec.rules = rule_pairs(&self.rules)?;
         spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
         spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
         spec.anchor = self.anchor.clone();

@@ -64,6 +64,8 @@ pub struct GameSpec {
     /// The round of the run (1-based), as the PGN Round tag and games.csv say.
     pub round: u64,
     pub adjudication: Adjudication,
+    /// The game's rule options chosen for the run (`repetition=fairy-stockfish`).
+    pub rules: Vec<(String, String)>,
 }
 
 fn side_name(c: Color) -> &'static str {
@@ -122,7 +124,7 @@ impl Table {
     fn set_up(spec: &GameSpec, configs: [&EngineConfig; 2]) -> Result<Table, GameError> {
         let game = spec
             .entry
-            .new_game(spec.start_fen.as_deref())
+            .new_game_with(spec.start_fen.as_deref(), &spec.rules)
             .map_err(|e| GameError::BadStart(e.to_string()))?;
         let standard = spec.entry.new_game(None).map(|g| g.fen()).ok();
         let fen = game.fen();
@@ -378,6 +380,11 @@ pub async fn play_game(
         opening: spec.opening_number,
         round: spec.round,
         date: today(),
+        rules: spec
+            .rules
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect(),
         turnaround_us: table.turnaround_us,
     })
 }

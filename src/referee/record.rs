@@ -53,6 +53,10 @@ pub struct GameRecord {
     pub opening: usize,
     pub round: u64,
     pub date: String,
+    /// The game's rule options when not its defaults (`repetition=fairy-stockfish`), as the
+    /// PGN's `Rules` tag names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
     /// The referee's own time between reading one engine's move and having asked the other
     /// for its reply (microseconds), per engine move after the first: what arbiter adds to a
     /// game. Measured only while playing; not kept in the journal.

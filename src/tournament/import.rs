@@ -39,6 +39,7 @@ pub fn read_pgn_records(path: &Path) -> Result<Vec<GameRecord>, String> {
             .unwrap_or(Termination::Unrecorded);
         records.push(GameRecord {
             turnaround_us: Vec::new(),
+            rules: Vec::new(),
             game: g.tag("Variant").unwrap_or("unknown").to_string(),
             white: white.to_string(),
             black: black.to_string(),

@@ -262,6 +262,7 @@ mod tests {
             index,
             record: GameRecord {
                 turnaround_us: Vec::new(),
+                rules: Vec::new(),
                 game: "leiserchess".into(),
                 white: format!("w{index}"),
                 black: "b".into(),

@@ -16,6 +16,8 @@ use std::path::Path;
 pub struct RunInfo<'a> {
     pub event: &'a str,
     pub game: &'a str,
+    /// The game's rule options chosen for the run, `name=value` (empty: the defaults).
+    pub rules: String,
     pub format: &'a str,
     pub time_controls: String,
     pub sprt: Option<(Sprt, &'a [f64])>,
@@ -361,8 +363,9 @@ fn markdown(
     let _ = writeln!(md, "# {}\n", info.event);
     let _ = writeln!(
         md,
-        "{} {}, {} games, limits {}{}\n",
+        "{}{} {}, {} games, limits {}{}\n",
         info.game,
+        rules_note(&info.rules),
         info.format,
         totals.games,
         info.time_controls,
@@ -487,6 +490,15 @@ pub fn describe_decision(decision: Option<crate::stats::Decision>) -> &'static s
     }
 }
 
+/// ` (rules: repetition=fairy-stockfish)` after the game's name, or nothing for its defaults.
+pub fn rules_note(rules: &str) -> String {
+    if rules.is_empty() {
+        String::new()
+    } else {
+        format!(" (rules: {rules})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +508,7 @@ mod tests {
     fn game(white: &str, black: &str) -> GameRecord {
         GameRecord {
             turnaround_us: Vec::new(),
+            rules: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),
             black: black.into(),

@@ -53,9 +53,10 @@ pub fn html(
 fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
     let _ = write!(
         h,
-        "<h1>{}</h1><p>{} {}, {} games, limits {}{}</p>",
+        "<h1>{}</h1><p>{}{} {}, {} games, limits {}{}</p>",
         e(info.event),
         e(info.game),
+        e(&super::report::rules_note(&info.rules)),
         e(info.format),
         totals.games,
         e(&info.time_controls),

@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub random_order: bool,
     pub seed: u64,
     pub adjudication: Adjudication,
+    /// The game's rule options, `name=value`.
+    pub rules: Vec<(String, String)>,
     pub out_dir: PathBuf,
     pub event: String,
     pub sprt: Option<Sprt>,
@@ -70,6 +72,7 @@ impl RunOptions {
             random_order: spec.random_openings,
             seed: spec.seed,
             adjudication: spec.adjudication(),
+            rules: spec.rules.clone(),
             out_dir,
             event: spec
                 .event
@@ -108,6 +111,7 @@ impl RunOptions {
             // More workers than games left would only start engines that never play.
             concurrency: self.concurrency.min(left.max(1) as usize),
             adjudication: self.adjudication,
+            rules: self.rules.clone(),
             log,
             affinity: self.affinity,
         }
@@ -251,6 +255,12 @@ fn run_info<'a>(
     RunInfo {
         event: &opts.event,
         game: opts.entry.id,
+        rules: opts
+            .rules
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
         format: if opts.engines.len() == 2 {
             "match"
         } else {

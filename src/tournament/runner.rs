@@ -37,6 +37,8 @@ pub struct RunSettings {
     pub openings: Vec<Opening>,
     pub concurrency: usize,
     pub adjudication: Adjudication,
+    /// The game's rule options, `name=value`.
+    pub rules: Vec<(String, String)>,
     pub log: Option<IoLog>,
     /// Pin each worker, and so the engines it starts, to one CPU.
     pub affinity: bool,
@@ -173,6 +175,7 @@ async fn worker(
             },
             round: pairing.round,
             adjudication: settings.adjudication,
+            rules: settings.rules.clone(),
         };
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         let mut attempt = 1;

@@ -141,6 +141,9 @@ pub struct RunSpec {
     pub random_openings: bool,
     pub seed: u64,
     pub max_plies: usize,
+    /// The game's rule options chosen for this run (`repetition=fairy-stockfish`).
+    #[serde(default)]
+    pub rules: Vec<(String, String)>,
     pub draw: Option<DrawRule>,
     pub resign: Option<ResignRule>,
     pub sprt: Option<Sprt>,
@@ -212,6 +215,7 @@ impl RunSpec {
             random_openings: false,
             seed: 1,
             max_plies: 500,
+            rules: Vec::new(),
             draw: None,
             resign: None,
             sprt: None,
@@ -230,6 +234,11 @@ impl RunSpec {
     /// Every check a run passes before anything starts or is written: the game, counts and
     /// limits, engine names and programs, the run name and the output files.
     pub fn check(&self) -> Result<(), SpecError> {
+        if let Some(entry) = find_game(&self.game) {
+            entry
+                .check_rules(&self.rules)
+                .map_err(|why| SpecError::new("rules", why))?;
+        }
         if find_game(&self.game).is_none() {
             let known = crate::game::game_ids().join(", ");
             return Err(SpecError::new(

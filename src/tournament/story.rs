@@ -124,6 +124,7 @@ mod tests {
             index,
             record: GameRecord {
                 turnaround_us: Vec::new(),
+                rules: Vec::new(),
                 game: "leiserchess".into(),
                 white: white.into(),
                 black: black.into(),

@@ -429,6 +429,13 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// The game's status after the last move in `history`: board status first, then draw rules.
     fn judge(history: &History<Self>) -> Status;
 
+    /// Rules a run may choose between, each with its values, the default first (leaperhouse:
+    /// `repetition` as the prose rules it, or as Fairy-Stockfish scores it).
+    const RULE_OPTIONS: &'static [(&'static str, &'static [&'static str])] = &[];
+
+    /// Takes a value of one of `RULE_OPTIONS` (checked by the caller) before the first move.
+    fn set_rule(&mut self, _name: &str, _value: &str) {}
+
     /// The squares the mover's laser crosses when `mv` is played here, from the firing piece to
     /// the piece it removes or where it ends (laser games; others have none). For drawing games.
     fn laser_path_of(&self, _mv: Self::Move) -> Vec<SquareName> {

@@ -123,6 +123,9 @@ impl<P: Position> AnyGame for Game<P> {
 /// Leaf counts below each move, with the move's text.
 pub type Divide = Vec<(String, u64)>;
 
+/// A new game from a FEN with rule options chosen.
+type NewGameWith = fn(&str, &[(String, String)]) -> Result<Box<dyn AnyGame>, FenError>;
+
 /// A registered game: its id and the entry points the CLI and referee need.
 #[derive(Debug)]
 pub struct GameEntry {
@@ -130,7 +133,10 @@ pub struct GameEntry {
     pub description: &'static str,
     pub start_fen: &'static str,
     pub setups: &'static [(&'static str, &'static str)],
+    /// Rule options and their values, the default first (see `Position::RULE_OPTIONS`).
+    pub rule_options: &'static [(&'static str, &'static [&'static str])],
     new_game: fn(&str) -> Result<Box<dyn AnyGame>, FenError>,
+    new_game_with: NewGameWith,
     perft: fn(&str, u32) -> Result<u64, FenError>,
     divide: fn(&str, u32) -> Result<Divide, FenError>,
     pgn_moves: fn(&str, &[&str]) -> Option<Vec<String>>,
@@ -144,7 +150,9 @@ impl GameEntry {
             description: P::DESCRIPTION,
             start_fen: P::START_FEN,
             setups: P::SETUPS,
+            rule_options: P::RULE_OPTIONS,
             new_game: new_game::<P>,
+            new_game_with: new_game_with::<P>,
             perft: perft_of::<P>,
             divide: divide_of::<P>,
             pgn_moves: pgn_moves_of::<P>,
@@ -170,6 +178,44 @@ impl GameEntry {
     /// A new game from a FEN or setup name (`None`: the start position).
     pub fn new_game(&self, fen: Option<&str>) -> Result<Box<dyn AnyGame>, FenError> {
         (self.new_game)(self.resolve_fen(fen))
+    }
+
+    /// Checks rule options (`name=value`) against this game's; the error names what it has.
+    pub fn check_rules(&self, rules: &[(String, String)]) -> Result<(), String> {
+        for (name, value) in rules {
+            let offered: Vec<String> = self
+                .rule_options
+                .iter()
+                .map(|(n, values)| format!("{n}={}", values.join("|")))
+                .collect();
+            let offered = if offered.is_empty() {
+                "none".to_string()
+            } else {
+                offered.join(", ")
+            };
+            match self.rule_options.iter().find(|(n, _)| n == name) {
+                None => {
+                    return Err(format!(
+                        "{} has no rule option '{name}' (it has: {offered})",
+                        self.id
+                    ))
+                }
+                Some((_, values)) if !values.contains(&value.as_str()) => {
+                    return Err(format!("{name}={value}: {} takes {offered}", self.id))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A new game with rule options chosen (checked with `check_rules` first).
+    pub fn new_game_with(
+        &self,
+        fen: Option<&str>,
+        rules: &[(String, String)],
+    ) -> Result<Box<dyn AnyGame>, FenError> {
+        (self.new_game_with)(self.resolve_fen(fen), rules)
     }
 
     /// Leaf count at exactly `depth`.
@@ -209,6 +255,17 @@ fn pgn_moves_of<P: Position>(fen: &str, moves: &[&str]) -> Option<Vec<String>> {
 
 fn new_game<P: Position>(fen: &str) -> Result<Box<dyn AnyGame>, FenError> {
     Ok(Box::new(Game::new(P::from_fen(fen)?)))
+}
+
+fn new_game_with<P: Position>(
+    fen: &str,
+    rules: &[(String, String)],
+) -> Result<Box<dyn AnyGame>, FenError> {
+    let mut start = P::from_fen(fen)?;
+    for (name, value) in rules {
+        start.set_rule(name, value);
+    }
+    Ok(Box::new(Game::new(start)))
 }
 
 fn perft_of<P: Position>(fen: &str, depth: u32) -> Result<u64, FenError> {

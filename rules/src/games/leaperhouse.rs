@@ -7,7 +7,8 @@
 
 use super::mailbox::Mailbox;
 use crate::game::{
-    Color, FenError, History, MoveError, Position, Removals, SquareName, Status, Termination,
+    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
+    Termination,
 };
 use crate::zobrist;
 
@@ -150,6 +151,9 @@ pub struct Leaperhouse {
     turn: Color,
     halfmove: u32,
     fullmove: u32,
+    /// `repetition=fairy-stockfish`: a third occurrence scored as Fairy-Stockfish scores it
+    /// (RULINGS.md's documented alternative), not as the prose rules it. Not part of the FEN.
+    fairy_repetition: bool,
 }
 
 impl std::fmt::Debug for Leaperhouse {
@@ -411,6 +415,35 @@ impl Leaperhouse {
     }
 }
 
+/// A third occurrence as Fairy-Stockfish scores it (`nFoldValue = loss`,
+/// `perpetualCheckIllegal = true`): the side to move at the third occurrence loses, unless a
+/// side checked perpetually: the mover, when each of its moves back to the first occurrence gave
+/// check (then it loses); the side to move, when its last two moves gave check (then it loses);
+/// both, a draw.
+fn fairy_repetition(history: &History<Leaperhouse>) -> Status {
+    let mover = history.current().turn.other();
+    let key = history.key_back(0).unwrap_or_default();
+    let plies = history.plies();
+    // The distance back to the first of the three occurrences.
+    let first = (1..=plies.len())
+        .filter(|&back| history.key_back(back) == Some(key))
+        .nth(1)
+        .unwrap_or(plies.len());
+    let gave_check = |back: usize| {
+        plies
+            .len()
+            .checked_sub(back + 1)
+            .is_some_and(|i| plies[i].check)
+    };
+    let mover_perpetual = (0..=first).step_by(2).all(gave_check);
+    let side_to_move_perpetual = gave_check(1) && gave_check(3);
+    match (mover_perpetual, side_to_move_perpetual) {
+        (true, true) => Status::Over(Outcome::Draw, Termination::Repetition),
+        (true, false) => Status::Over(mover.other().wins(), Termination::Repetition),
+        (false, _) => Status::Over(mover.wins(), Termination::Repetition),
+    }
+}
+
 impl Position for Leaperhouse {
     type Move = LeaperMove;
 
@@ -419,6 +452,14 @@ impl Position for Leaperhouse {
         "Leaperhouse, 10x10 leapers and shogi pawns with drops (Fairy-Stockfish notation)";
     const START_FEN: &'static str =
         "unceakecnu/10/pppppppppp/10/10/10/10/PPPPPPPPPP/10/UNCEKAECNU[] w - - 0 1";
+    const RULE_OPTIONS: &'static [(&'static str, &'static [&'static str])] =
+        &[("repetition", &["prose", "fairy-stockfish"])];
+
+    fn set_rule(&mut self, name: &str, value: &str) {
+        if name == "repetition" {
+            self.fairy_repetition = value == "fairy-stockfish";
+        }
+    }
 
     fn from_fen(fen: &str) -> Result<Self, FenError> {
         let err = |reason: String| FenError::new(Self::ID, fen, reason);
@@ -495,6 +536,7 @@ impl Position for Leaperhouse {
             turn,
             halfmove,
             fullmove,
+            fairy_repetition: false,
         })
     }
 
@@ -712,6 +754,9 @@ impl Position for Leaperhouse {
         let status = history.current().board_status();
         if status.is_over() || history.occurrences_of_current() < 3 {
             return status;
+        }
+        if history.current().fairy_repetition {
+            return fairy_repetition(history);
         }
         // A third occurrence loses for the player who made it, unless every move of the opponent
         // since the previous occurrence gave check: then the perpetual checker loses.
