@@ -244,9 +244,9 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
         ),
     ];
     if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
-        rows.push(row(label("latency median"), median as f64, "us"));
-        rows.push(row(label("latency p99"), p99 as f64, "us"));
-        rows.push(row(label("latency max"), max as f64, "us"));
+        rows.push(row(label("turnaround median"), median as f64, "us"));
+        rows.push(row(label("turnaround p99"), p99 as f64, "us"));
+        rows.push(row(label("turnaround max"), max as f64, "us"));
     }
     rows.push(row(label("peak RSS so far"), peak_rss_mib(), "MiB"));
     Ok(rows)
