@@ -163,34 +163,47 @@ fn a_second_arbiter_on_the_same_run_is_refused() {
     assert!(arbiter::tournament::lock_run_dir(&dir.join("run")).is_ok());
 }
 
+/// A newline in anything written to an engine (an option's name or value) would send it a
+/// command of our choosing (`quit`, `uci`); in a name it would forge PGN tags. Refused, from the
+/// command line and from a file, before anything is written.
 #[test]
-fn a_newline_in_an_engine_name_leaves_the_pgn_readable() {
+fn control_characters_never_reach_an_engine_or_the_pgn() {
     let dir = scratch("hostile", "newline");
     let e = format!("cmd={}", bundled_engine());
-    let out = arbiter_in(
-        &dir,
-        &[
-            "match",
-            "--games",
-            "2",
-            "--engine",
-            &e,
-            "name=evil\n[Result \"1-0\"]",
-            "depth=1",
-            "--engine",
-            &e,
-            "name=b",
-            "depth=1",
-            "--out",
-            "run",
-            "--quiet",
-        ],
+    for setting in [
+        "name=evil\n[Result \"1-0\"]",
+        "option.Style=search\nquit",
+        "option.Style\nuci=1",
+    ] {
+        let out = arbiter_in(
+            &dir,
+            &[
+                "match", "--games", "2", "--engine", &e, setting, "depth=1", "--engine", &e,
+                "name=b", "depth=1", "--out", "run", "--quiet",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{setting:?}");
+        assert!(
+            stderr(&out).contains("control character"),
+            "{}",
+            stderr(&out)
+        );
+        nothing_written(&dir);
+    }
+    let file = dir.parent().unwrap().join("hostile-newline.toml");
+    std::fs::write(
+        &file,
+        format!("rounds = 1\n[[engine]]\ncmd = \"{}\"\ndepth = 1\noptions = {{ Style = \"a\\nquit\" }}\n[[engine]]\ncmd = \"{}\"\ndepth = 1\n", bundled_engine(), bundled_engine()),
+    )
+    .unwrap();
+    let out = arbiter_in(&dir, &["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("control character"),
+        "{}",
+        stderr(&out)
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = arbiter_in(&dir, &["rate", "run/games.pgn", "--out", "rated"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(text.contains("2 games, 2 players"), "{text}");
+    nothing_written(&dir);
 }
 
 #[test]
@@ -216,4 +229,48 @@ fn ten_thousand_players_are_reported_in_memory_that_grows_with_the_games() {
         .unwrap()
         .len();
     assert!(html < 5_000_000, "report.html is {html} bytes");
+}
+
+/// `arbiter match ... | head -0`: the reader of stdout goes away before the first line. The run
+/// plays every game and writes every file anyway (it used to abort with "failed printing to
+/// stdout: Broken pipe" after one game); so does `merge`.
+#[test]
+fn a_closed_stdout_does_not_stop_the_run() {
+    let dir = scratch("hostile", "closed-stdout");
+    let e = format!("cmd={}", bundled_engine());
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the only reader at once, as `head -0` does.
+        drop(child.stdout.take());
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+                return (status, err);
+            }
+            assert!(Instant::now() < deadline, "{args:?} did not finish");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let (status, err) = run(&[
+        "match", "--game", "ultima", "--games", "8", "--engine", &e, "name=a", "--engine", &e,
+        "name=b", "--each", "depth=1", "--out", "run",
+    ]);
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert_eq!(journal.lines().count(), 8);
+    assert!(dir.join("run/report.html").is_file());
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), 8);
+    let (status, err) = run(&["rate", "run/games.pgn", "--out", "rated"]);
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(dir.join("rated/report.html").is_file());
 }

@@ -266,7 +266,7 @@ pub fn run_bench(
     };
     let referee = only.is_none();
     let mut rows = Vec::new();
-    let print = |r: &Row| println!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
+    let print = |r: &Row| say!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
     for entry in selected {
         for r in perft_rows(entry, full)? {
             print(&r);
@@ -316,14 +316,22 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
     if runs == 0 {
         return Err(Failure::bad_input("--runs must be at least 1"));
     }
-    println!(
+    say!(
         "SPRT elo0={} elo1={} alpha={} beta={} model={:?}, {runs} simulated tests per row, \
          stopped at 1,000,000 pairs",
-        sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model
+        sprt.elo0,
+        sprt.elo1,
+        sprt.alpha,
+        sprt.beta,
+        sprt.model
     );
-    println!(
+    say!(
         "{:<26} {:>6} {:>16} {:>12} {:>10}",
-        "pair distribution", "Elo", "accepts H1", "accepts H0", "mean pairs"
+        "pair distribution",
+        "Elo",
+        "accepts H1",
+        "accepts H0",
+        "mean pairs"
     );
     for (k, shape) in SHAPES.iter().enumerate() {
         for elo in [sprt.elo0, sprt.elo1] {
@@ -336,7 +344,7 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
                 7919 * k as u64 + elo.to_bits(),
             );
             let rate = |p: f64| format!("{:.3} ± {:.3}", p, standard_error(p, runs));
-            println!(
+            say!(
                 "{:<26} {:>6} {:>16} {:>12} {:>10.0}",
                 shape.name,
                 elo,
@@ -346,10 +354,11 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
             );
         }
     }
-    println!(
+    say!(
         "A sound test accepts H1 at elo0 at most alpha = {} of the time and H0 at elo1 at most \
          beta = {} (± the sampling error shown).",
-        sprt.alpha, sprt.beta
+        sprt.alpha,
+        sprt.beta
     );
     Ok(())
 }
@@ -422,13 +431,13 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
         counts.iter().min().copied().unwrap_or(0),
         counts.iter().max().copied().unwrap_or(0),
     );
-    println!("shards: {total} games of 10 engines split into {shards} shards in {elapsed:.3} s");
-    println!("  every game in exactly one shard, pairs together: checked ({sampled} games against every shard)");
-    println!(
+    say!("shards: {total} games of 10 engines split into {shards} shards in {elapsed:.3} s");
+    say!("  every game in exactly one shard, pairs together: checked ({sampled} games against every shard)");
+    say!(
         "  games per shard: {min} to {max}; sum {}",
         counts.iter().sum::<u64>()
     );
-    println!(
+    say!(
         "  peak RSS {:.1} MiB (before {:.1} MiB; the per-shard counts are {} bytes); checksum {checksum:x}",
         peak_rss_mib(),
         rss_before,

@@ -18,7 +18,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
         e => Failure::bad_input(e.to_string()),
     })?;
     let shards: Vec<String> = merged.shards.iter().map(u64::to_string).collect();
-    println!(
+    say!(
         "Merged {} games from {} shard folders (shards {}) into {}; {} duplicate entries dropped.",
         merged.games,
         merged.folders.len(),
@@ -31,7 +31,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
     if !quiet {
         super::summary::print(&merged.outcome, &names, &spec.rating_options(), spec.sprt);
     }
-    println!("Report: {}", out.join("report.html").display());
+    say!("Report: {}", out.join("report.html").display());
     let decided = merged.outcome.decision.is_some();
     if merged.missing.is_empty() {
         return Ok(0);
@@ -53,7 +53,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
         }
     );
     if decided {
-        println!(
+        say!(
             "{} games of the schedule were not played: the SPRT had decided.",
             merged.missing.len()
         );

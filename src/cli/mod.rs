@@ -1,6 +1,24 @@
 //! Command-line definitions and dispatch. Exit codes: 0 success, 1 an illegal move in `replay`,
 //! 2 bad input (unknown game, malformed FEN or move, bad flag).
 
+/// `println!` that a closed stdout cannot stop (`arbiter match ... | head -3`): what the reader
+/// no longer wants is dropped, and the run goes on to write every file.
+macro_rules! say {
+    () => {
+        crate::cli::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!`, likewise.
+macro_rules! say_inline {
+    ($($arg:tt)*) => {
+        crate::cli::write_out(format_args!($($arg)*))
+    };
+}
+
 mod bench;
 mod cluster;
 mod compat;
@@ -260,6 +278,15 @@ fn engine_groups(sub: &clap::ArgMatches) -> Vec<Vec<String>> {
         .unwrap_or_default()
 }
 
+/// Writes to stdout, ignoring a reader that went away (EPIPE) or any other write error: stdout
+/// is for people, and the run's results are in its files.
+pub fn write_out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_fmt(args);
+    let _ = out.flush();
+}
+
 pub fn run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let argv = if compat::is_theirs(&args[1..]) {
@@ -457,7 +484,7 @@ fn make_book(
     match out {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?,
-        None => print!("{text}"),
+        None => say_inline!("{text}"),
     }
     Ok(0)
 }
@@ -487,7 +514,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
     }
     let job = run_job(cli.command, &matches)?;
     job.spec.check().map_err(|e| job.origin.explain(e))?;
-    print!("{}", cluster::slurm_script(&job, run, opts)?);
+    say_inline!("{}", cluster::slurm_script(&job, run, opts)?);
     Ok(0)
 }
 

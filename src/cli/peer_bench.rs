@@ -254,13 +254,13 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     write_book(&book, pairs as usize)?;
     let args = match_line(stockfish, &book, pairs, nodes, false);
     let peer_args = match_line(stockfish, &book, pairs, nodes, peer.is_cutechess());
-    println!("both harnesses run: <harness> {}", peer_args.join(" "));
+    say!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
     let ours = measure(&me, &args, &root.join("arbiter"))?;
     eprintln!("playing them again under {} ...", peer.name);
     let theirs = measure(&peer.program, &peer_args, &root.join("peer"))?;
-    println!(
+    say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
         "games",
@@ -272,7 +272,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
         "sf-a W-L-D"
     );
     for (name, m) in [("arbiter", &ours), (peer.name.as_str(), &theirs)] {
-        println!(
+        say!(
             "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10}",
             name,
             m.played.games,
@@ -288,7 +288,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
         );
     }
     let tick_ms = 1000 / ticks_per_second();
-    println!(
+    say!(
         "own CPU per ply, {} / arbiter: {:.2} (CPU times are counted in clock ticks of {tick_ms} ms)",
         peer.name,
         per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)

@@ -74,7 +74,7 @@ impl Reporter {
     /// Prints the banner and shows the bar at its starting count at once.
     pub fn start(plan: &Plan, quiet: bool) -> Reporter {
         if !quiet {
-            print!("{}", banner(plan));
+            say_inline!("{}", banner(plan));
         }
         let bar = (!quiet && std::io::stdout().is_terminal()).then(|| {
             let target =
@@ -135,7 +135,7 @@ impl Reporter {
                     "Finished game {} ({} vs {}): {} {{{}}} [{}/{}] {standing}{llr}",
                     p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
                 );
-                println!("{line}");
+                say!("{line}");
             }
             None => {}
         }

@@ -105,7 +105,7 @@ fn print_arbiter_model(
     match totals.ratings(rating) {
         Ok(ratings) => print_ratings(&ratings, totals, games),
         // Too many players for a joint fit: the report still ranks them by points.
-        Err(e @ RatingError::TooManyPlayers(_)) => println!(
+        Err(e @ RatingError::TooManyPlayers(_)) => say!(
             "{games} games, {} players; no joint ratings: {e}",
             totals.names.len()
         ),
@@ -125,7 +125,7 @@ fn print_bayeselo(
         Ok(rows) => rows,
         // Too many players for a joint fit: the report still ranks them by points.
         Err(e @ RatingError::TooManyPlayers(_)) => {
-            println!(
+            say!(
                 "{games} games, {} players; no joint ratings: {e}",
                 totals.names.len()
             );
@@ -144,7 +144,7 @@ fn print_bayeselo(
         let shift = elo - row.elo;
         rows.iter_mut().for_each(|r| r.elo += shift);
     }
-    println!(
+    say!(
         "{games} games, {} players; as BayesElo rates them (mm with advantage {:.1} and drawelo {:.1} fixed, prior {}, {:?} intervals, eloScale {:.4})",
         rows.len(),
         o.advantage,
@@ -160,7 +160,7 @@ fn print_bayeselo(
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    say!(
         "Rank {:<width$}   Elo    +    - games score oppo. draws",
         "Name"
     );
@@ -180,7 +180,7 @@ fn print_bayeselo(
                 count += g;
             }
         }
-        println!(
+        say!(
             "{:>4} {:<width$} {:>5} {:>4} {:>4} {:>5} {:>4.0}% {:>5} {:>4.0}%",
             rank + 1,
             totals.names[r.player],
@@ -238,12 +238,12 @@ fn write_report(
     };
     write_reports(&out, totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
-    println!("Report: {}", out.join("report.html").display());
+    say!("Report: {}", out.join("report.html").display());
     Ok(0)
 }
 
 fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {
-    println!(
+    say!(
         "{games} games, {} players; first-move advantage {:.1}, drawelo {:.1}",
         ratings.ratings.len(),
         ratings.advantage,

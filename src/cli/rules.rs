@@ -178,18 +178,18 @@ pub fn show(
         std::fs::write(path, picture)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }
-    print!("{}", game.render());
-    println!("fen {}", game.fen());
-    println!("{}", result_line(game.status()));
+    say_inline!("{}", game.render());
+    say!("fen {}", game.fen());
+    say!("{}", result_line(game.status()));
     Ok(())
 }
 
 pub fn list_games() -> Result<(), Failure> {
     for g in GAMES {
-        println!("{:<16} {}", g.id, g.description);
-        println!("{:<16} start: {}", "", g.start_fen);
+        say!("{:<16} {}", g.id, g.description);
+        say!("{:<16} start: {}", "", g.start_fen);
         for (name, setup) in g.setups {
-            println!("{:<16} setup {name}: {setup}", "");
+            say!("{:<16} setup {name}: {setup}", "");
         }
     }
     Ok(())

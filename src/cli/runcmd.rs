@@ -240,9 +240,9 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     }
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     super::summary::print(&outcome, &names, &spec.rating_options(), spec.sprt);
-    println!("Report: {}", out_dir.join("report.html").display());
+    say!("Report: {}", out_dir.join("report.html").display());
     if outcome.interrupted {
-        println!(
+        say!(
             "Interrupted after {} games; {} still to play. Continue with: {} {kind} --resume {}",
             outcome.totals.games,
             outcome.unplayed,

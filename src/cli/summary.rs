@@ -21,9 +21,9 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
         .iter()
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
-    println!("Terminations: {}", ends.join(", "));
+    say!("Terminations: {}", ends.join(", "));
     if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
-        println!(
+        say!(
             "Referee turnaround per move (from reading a move to asking for the reply, {} moves): median {median} us, p99 {p99} us, max {max} us",
             outcome.latency_us.len()
         );
@@ -31,7 +31,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
     if let Some(s) = sprt {
         let last = outcome.llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = s.bounds();
-        println!(
+        say!(
             "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
             describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
@@ -52,7 +52,7 @@ pub fn exit_code(sprt: Option<&Sprt>, decision: Option<Decision>) -> u8 {
 fn head_to_head(outcome: &RunOutcome, names: &[String]) {
     let totals = &outcome.totals;
     let w = totals.per_engine[0];
-    println!(
+    say!(
         "Result of {} vs {}: {} - {} - {} (W - L - D), {} games",
         names[0],
         names[1],
@@ -64,7 +64,7 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
     let los_text = los(w)
         .map(|p| format!("{:.1} %", p * 100.0))
         .unwrap_or_else(|| "n/a (no decisive games)".into());
-    println!(
+    say!(
         "Elo difference: {} (pentanomial {}), LOS: {los_text}, draw ratio: {:.1} %",
         trinomial_elo(w).describe(),
         totals.head_to_head().elo().describe(),
@@ -75,7 +75,7 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
 fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
     match outcome.totals.ratings(rating) {
         Ok(r) => print_ratings(&r, &outcome.totals),
-        Err(e) => println!("No joint ratings: {e}"),
+        Err(e) => say!("No joint ratings: {e}"),
     }
 }
 
@@ -86,7 +86,7 @@ pub fn print_ratings(ratings: &Ratings, totals: &Totals) {
     for (i, x) in rows.iter().enumerate() {
         let idx = totals.names.iter().position(|n| *n == x.name).unwrap_or(0);
         let w = totals.per_engine[idx];
-        println!(
+        say!(
             "{:>3}. {:<20} {:>7}  ({} .. {})  {}/{} points",
             i + 1,
             x.name,

@@ -132,6 +132,13 @@ impl EngineConfig {
                 .ok_or_else(|| bad("expected a positive whole number"))
         };
         let seconds = || parse_seconds(value).ok_or_else(|| bad("expected seconds"));
+        // An engine reads lines: a newline in an option would send it a command of our
+        // choosing (`quit`, `uci`), and names end up in PGN tags and report tables.
+        if (key == "name" || key.starts_with("option."))
+            && (key.chars().chain(value.chars())).any(char::is_control)
+        {
+            return Err(bad("holds a control character (a newline or the like), which would reach the engine or the PGN as a line of its own"));
+        }
         match key {
             "cmd" => self.cmd = value.to_string(),
             "name" => self.name = value.to_string(),
@@ -262,5 +269,8 @@ mod tests {
         assert!(err(&["cmd=x", "colour=red"]).contains("unknown engine setting 'colour'"));
         assert!(err(&["cmd=x", "depth"]).contains("not key=value"));
         assert!(err(&["cmd=x", "nodes=5", "proto=leiserchess"]).contains("no node limit"));
+        assert!(err(&["cmd=x", "depth=1", "option.Style=a\nquit"]).contains("control character"));
+        assert!(err(&["cmd=x", "depth=1", "option.A\nquit=1"]).contains("control character"));
+        assert!(err(&["cmd=x", "depth=1", "name=evil\n[Result"]).contains("control character"));
     }
 }
