@@ -274,3 +274,66 @@ fn a_closed_stdout_does_not_stop_the_run() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(dir.join("rated/report.html").is_file());
 }
+
+/// A CECP engine that floods its handshake with `feature` lines and never says `done=1`: the
+/// referee keeps each feature once (it used to keep and rescan every pair, 1.9 GB in 10 s) and
+/// gives up at the handshake's time-out.
+#[test]
+fn an_endless_cecp_handshake_is_bounded() {
+    let dir = scratch("hostile", "features");
+    let flood = dir.join("flood.sh");
+    std::fs::write(
+        &flood,
+        "#!/bin/sh\nline='feature a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1'\nwhile :; do echo \"$line\"; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&flood, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let e = format!("cmd={}", bundled_engine());
+    let f = format!("cmd={}", flood.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--game",
+            "chess",
+            "--engine",
+            &f,
+            "proto=xboard",
+            "name=flood",
+            "handshake=8",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "depth=1",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak_kb = 0u64;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the handshake never timed out");
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let rss = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0);
+            peak_kb = peak_kb.max(rss);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("within 8.0 s"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Bounded: about 6 MB here; keeping every pair reached 51 MB in these 8 s (1.9 GB in a
+    // user's 10 s on a quiet machine).
+    assert!(peak_kb < 25_000, "arbiter grew to {peak_kb} kB");
+}
