@@ -35,6 +35,18 @@ fn out_of_range_settings_are_refused_before_anything_is_written() {
             "out of range",
         ),
         (&["--concurrency", "100000"], "at most 256"),
+        (
+            &["--sprt", "elo0=0", "elo1=inf"],
+            "elo1=inf is not a finite number",
+        ),
+        (
+            &["--sprt", "elo0=nan", "elo1=5"],
+            "elo0=nan is not a finite number",
+        ),
+        (
+            &["--each", "timemargin=18446744073709551615"],
+            "at most 3600000",
+        ),
     ] {
         let mut args = base.to_vec();
         args.extend(extra);
@@ -44,6 +56,21 @@ fn out_of_range_settings_are_refused_before_anything_is_written() {
         assert!(err.contains(expected), "{extra:?}: {err}");
         nothing_written(&dir);
     }
+    // The autotester's adjudicate in moves, doubled to plies: no wrap to a tiny cap.
+    let mit = dir.parent().unwrap().join("hostile-ranges.txt");
+    std::fs::write(
+        &mit,
+        format!("adjudicate = 9223372036854775809\nplayer = a\ninvoke = {0}\ndepth = 1\nplayer = b\ninvoke = {0}\ndepth = 1\n", bundled_engine()),
+    )
+    .unwrap();
+    let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(":1: adjudicate = 9223372036854775809 is too large"),
+        "{}",
+        stderr(&out)
+    );
+    nothing_written(&dir);
 }
 
 #[test]

@@ -218,6 +218,12 @@ fn a_fastchess_config_file_is_played_as_the_flags_that_made_it() {
         "{}",
         stderr(&out)
     );
+    // Counts that add up past 2^64 must not wrap to "no results".
+    let wrap = r#"{"deep vs shallow": {"wins": 18446744073709551615, "losses": 1, "draws": 0}}"#;
+    std::fs::write(dir.join("wrap.json"), fastchess_config(&engine, wrap)).unwrap();
+    let out = play(&dir, "-config file=wrap.json");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stats=false"), "{}", stderr(&out));
     let out = play(&dir, "-config file=played.json stats=false -rounds 1");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // A broken file names its line.

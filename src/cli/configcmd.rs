@@ -217,7 +217,13 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
                 spec.name = Some(run_name(&value));
                 spec.event = Some(value);
             }
-            "adjudicate" => spec.max_plies = 2 * number()? as usize,
+            "adjudicate" => {
+                // Moves, as plies: a number that does not fit must not wrap to a tiny cap.
+                spec.max_plies = number()?
+                    .checked_mul(2)
+                    .and_then(|p| usize::try_from(p).ok())
+                    .ok_or_else(|| at(line, format!("adjudicate = {value} is too large")))?;
+            }
             // arbiter's own key: the 2012 course's player plays leiserchess2012.
             "game" => spec.game = value,
             other => {

@@ -188,7 +188,12 @@ fn engine_flag(e: &Engine) -> TheirFlag {
 /// What `file` holds is refused for: a variant or tablebases arbiter does not play, or results
 /// it cannot continue.
 fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
-    let played: u64 = c.stats.values().map(|s| s.wins + s.losses + s.draws).sum();
+    // Saturating: counts near 2^64 must not wrap to 0 and pass for "no results".
+    let played: u64 = c
+        .stats
+        .values()
+        .map(|s| s.wins.saturating_add(s.losses).saturating_add(s.draws))
+        .fold(0, u64::saturating_add);
     if c.variant != 0 || c.engines.iter().any(|e| e.variant != 0) {
         Some("its variant is Fischer random chess, which arbiter does not play".into())
     } else if c.tb_adjudication.enabled {

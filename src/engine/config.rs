@@ -80,6 +80,9 @@ pub struct EngineConfig {
     pub restart: bool,
 }
 
+/// The largest `timemargin=` (ms): an hour.
+const MAX_TIMEMARGIN_MS: u64 = 3_600_000;
+
 /// Stall timeout when only depth or nodes limit a search: generous, but finite.
 pub const DEFAULT_STALL: Duration = Duration::from_secs(60);
 /// Time allowed for `uci`/`uciok`, `isready`/`readyok` and variant selection.
@@ -165,7 +168,12 @@ impl EngineConfig {
             }
             "nodes" => self.limits.nodes = Some(positive()?),
             "timemargin" => {
-                let ms: u64 = value.parse().map_err(|_| bad("expected milliseconds"))?;
+                // Bounded: a margin of centuries would wait forever on a stalled engine.
+                let ms: u64 = value
+                    .parse()
+                    .ok()
+                    .filter(|&ms| ms <= MAX_TIMEMARGIN_MS)
+                    .ok_or_else(|| bad("expected milliseconds, at most 3600000 (an hour)"))?;
                 self.timemargin = Duration::from_millis(ms);
             }
             "stall" => self.stall = seconds()?,

@@ -66,9 +66,12 @@ impl Sprt {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("'{part}' is not key=value"))?;
+            // `inf` and `nan` parse as numbers but bound nothing.
             let number = || {
                 v.parse::<f64>()
-                    .map_err(|_| format!("{k}={v} is not a number"))
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| format!("{k}={v} is not a finite number"))
             };
             match k {
                 "elo0" => sprt.elo0 = number()?,
