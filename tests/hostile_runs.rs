@@ -364,3 +364,48 @@ fn an_endless_cecp_handshake_is_bounded() {
     // user's 10 s on a quiet machine).
     assert!(peak_kb < 25_000, "arbiter grew to {peak_kb} kB");
 }
+
+/// An engine named like a spreadsheet formula: the CSV cells holding its name start with `'`,
+/// so a spreadsheet shows the text instead of running it; numbers stay numbers.
+#[test]
+fn csv_cells_cannot_be_spreadsheet_formulas() {
+    let dir = scratch("hostile", "formula");
+    let e = format!("cmd={}", bundled_engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "2",
+            "--engine",
+            &e,
+            "name==HYPERLINK(\"http://x\",\"y\")",
+            "depth=1",
+            "--engine",
+            &e,
+            "name=@b",
+            "depth=1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for file in ["games.csv", "standings.csv", "crosstable.csv"] {
+        let text = std::fs::read_to_string(dir.join("run").join(file)).unwrap();
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(text.as_bytes());
+        for record in reader.records() {
+            for cell in record.unwrap().iter() {
+                assert!(
+                    !cell.starts_with(['=', '@']),
+                    "{file}: a cell a spreadsheet would run: {cell}"
+                );
+            }
+        }
+        assert!(text.contains("'=HYPERLINK"), "{file}: {text}");
+    }
+}

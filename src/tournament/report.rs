@@ -105,9 +105,22 @@ pub fn standings(totals: &Totals, ratings: &Option<Ratings>) -> Vec<Standing> {
     rows
 }
 
+/// A cell a spreadsheet will not run: text starting with `=`, `+`, `-`, `@`, a tab or a return
+/// (an engine named `=HYPERLINK(...)`) gets a leading `'`, as OWASP advises; numbers stay as
+/// they are.
+pub fn spreadsheet_safe(cell: String) -> String {
+    let risky = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && cell.parse::<f64>().is_err() {
+        format!("'{cell}")
+    } else {
+        cell
+    }
+}
+
 fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in rows {
+        let row: Vec<String> = row.into_iter().map(spreadsheet_safe).collect();
         w.write_record(&row).map_err(std::io::Error::other)?;
     }
     w.into_inner()
@@ -146,6 +159,7 @@ fn games_csv_row(entry: &journal::Entry) -> [String; 10] {
         r.termination.to_string(),
         r.plies().to_string(),
     ]
+    .map(spreadsheet_safe)
 }
 
 /// games.csv and games.pgn, streamed from the journal straight to the files in the order of the
