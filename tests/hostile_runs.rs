@@ -409,3 +409,43 @@ fn csv_cells_cannot_be_spreadsheet_formulas() {
         assert!(text.contains("'=HYPERLINK"), "{file}: {text}");
     }
 }
+
+/// Engine names with `|` and `<script>`: report.md's tables keep their columns and carry no
+/// HTML a Markdown renderer would run.
+#[test]
+fn names_cannot_break_the_markdown_report() {
+    let dir = scratch("hostile", "markdown");
+    let e = format!("cmd={}", bundled_engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "2",
+            "--engine",
+            &e,
+            "name=a|b",
+            "depth=1",
+            "--engine",
+            &e,
+            "name=<script>alert(1)</script>",
+            "depth=1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(!md.contains("<script>"), "{md}");
+    let cells = |line: &str| line.replace("\\|", "").matches('|').count();
+    let header = md.lines().find(|l| l.starts_with("| rank |")).unwrap();
+    for row in md
+        .lines()
+        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
+    {
+        assert_eq!(cells(row), cells(header), "{row}");
+    }
+}

@@ -374,7 +374,7 @@ fn markdown(
     note: &Option<String>,
 ) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# {}\n", info.event);
+    let _ = writeln!(md, "# {}\n", md_text(info.event));
     let _ = writeln!(
         md,
         "{}{} {}, {} games, limits {}{}\n",
@@ -399,7 +399,7 @@ fn markdown(
             md,
             "| {} | {} | {elo} | {ci} | {} | {} | {:.1}% | {} |",
             i + 1,
-            s.name,
+            md_text(&s.name),
             s.games,
             s.points,
             s.score * 100.0,
@@ -418,7 +418,7 @@ fn markdown(
     }
     let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | Elo (trinomial) | Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
-        let _ = writeln!(md, "| {p} | {wdl} | {tri} | {penta} | {l} |");
+        let _ = writeln!(md, "| {} | {wdl} | {tri} | {penta} | {l} |", md_text(&p));
     }
     let _ = writeln!(md, "\n{PAIRING_NOTE}");
     if let Some((sprt, llr)) = &info.sprt {
@@ -436,6 +436,20 @@ fn markdown(
     md
 }
 
+/// Text for a Markdown table cell or heading: a `|` would end the cell, and `<...>` would be
+/// taken for HTML by a renderer; control characters are dropped.
+fn md_text(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control())
+        .map(|c| match c {
+            '|' => "\\|".to_string(),
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 /// The likelihood-of-superiority matrix, in standings order.
 fn los_table(md: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
     let _ = writeln!(md, "\n### Likelihood of superiority\n");
@@ -445,11 +459,11 @@ fn los_table(md: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
         .filter_map(|s| totals.names.iter().position(|n| *n == s.name))
         .collect();
     for &j in &order {
-        let _ = write!(md, "{} | ", totals.names[j]);
+        let _ = write!(md, "{} | ", md_text(&totals.names[j]));
     }
     let _ = writeln!(md, "\n|{}", " --- |".repeat(order.len() + 1));
     for &i in &order {
-        let _ = write!(md, "| {} | ", totals.names[i]);
+        let _ = write!(md, "| {} | ", md_text(&totals.names[i]));
         for &j in &order {
             let cell = if i == j {
                 "".into()
