@@ -449,3 +449,41 @@ fn names_cannot_break_the_markdown_report() {
         assert_eq!(cells(row), cells(header), "{row}");
     }
 }
+
+/// An engine whose move holds NUL, escape and bell bytes: it loses for an unreadable move, and
+/// the bytes appear in the PGN and the reports only as escapes.
+#[test]
+fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
+    let dir = scratch("hostile", "nul");
+    let script = dir.parent().unwrap().join("hostile-nul-engine.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name nul'; echo uciok ;;\n    isready) echo readyok ;;\n    go) printf 'bestmove e2\\000\\033[2J\\007e4\\n' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let e = format!("cmd={}", bundled_engine());
+    let s = format!("cmd={}", script.display());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match", "--game", "chess", "--games", "2", "--engine", &s, "name=nul", "--engine", &e,
+            "name=b", "--each", "depth=1", "--out", "run", "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for file in ["games.pgn", "report.html", "report.md", "games.csv"] {
+        let bytes = std::fs::read(dir.join("run").join(file)).unwrap();
+        let bad: Vec<u8> = bytes
+            .iter()
+            .copied()
+            .filter(|&b| b < 0x20 && b != b'\n')
+            .collect();
+        assert!(bad.is_empty(), "{file} holds control bytes {bad:?}");
+    }
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert!(
+        pgn.contains("\\u{1b"),
+        "the escape byte is shown as an escape: {pgn}"
+    );
+}

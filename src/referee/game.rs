@@ -267,7 +267,20 @@ impl Table {
                     MoveError::Malformed { .. } => "an unreadable move",
                     MoveError::Illegal { .. } => "an illegal move",
                 };
-                let detail = format!("{} sent {kind}: {e}", side_name(side));
+                // The engine's bytes are shown, not obeyed: control characters (NUL, escapes,
+                // newlines) are written as escapes in the PGN, the reports and the journal.
+                let shown: String = e
+                    .to_string()
+                    .chars()
+                    .map(|c| {
+                        if c.is_control() {
+                            c.escape_debug().to_string()
+                        } else {
+                            c.to_string()
+                        }
+                    })
+                    .collect();
+                let detail = format!("{} sent {kind}: {shown}", side_name(side));
                 Err(loss(side, Termination::IllegalMove, detail))
             }
         }
