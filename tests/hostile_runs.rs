@@ -487,3 +487,53 @@ fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
         "the escape byte is shown as an escape: {pgn}"
     );
 }
+
+/// A CECP engine that resigns loses by resignation, and the records say so (it used to be an
+/// "illegal move: claimed to have no legal move").
+#[test]
+fn a_cecp_resignation_is_a_resignation() {
+    let dir = scratch("hostile", "resign");
+    let script = dir.parent().unwrap().join("hostile-resign-engine.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    protover) echo 'feature myname=\"quitter\" ping=1 usermove=1 setboard=1 variants=\"ultima\" done=1' ;;\n    ping) echo \"pong $rest\" ;;\n    go|usermove) echo resign ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let e = format!("cmd={}", bundled_engine());
+    let s = format!("cmd={}", script.display());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "2",
+            "--engine",
+            &s,
+            "proto=xboard",
+            "name=quitter",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "depth=1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Termination \"resignation\"]").count(),
+        2,
+        "{pgn}"
+    );
+    assert!(
+        pgn.contains("quitter resigned") || pgn.contains("resigned"),
+        "{pgn}"
+    );
+    assert!(!pgn.contains("claimed to have no legal move"), "{pgn}");
+}

@@ -52,6 +52,8 @@ pub struct Thought {
     pub text: Option<String>,
     pub elapsed: Duration,
     pub info: Info,
+    /// The engine conceded instead of moving (CECP's `resign`).
+    pub resigned: bool,
     /// When the request (`go`, or CECP's move) had been written, and when the reply was read:
     /// the referee's own clock, from which its own cost between two moves is measured.
     pub asked_at: Instant,
@@ -475,6 +477,17 @@ impl EngineProcess {
                         info,
                         asked_at: sent,
                         read_at: line.at,
+                        resigned: false,
+                    })
+                }
+                EngineLine::Resign => {
+                    return Ok(Thought {
+                        text: None,
+                        elapsed: line.at.saturating_duration_since(sent),
+                        info,
+                        asked_at: sent,
+                        read_at: line.at,
+                        resigned: true,
                     })
                 }
                 EngineLine::Info(i) => merge_info(&mut info, i),

@@ -61,6 +61,8 @@ pub enum EngineLine {
     Info(Info),
     /// `bestmove <move>`; `None` for `bestmove (none)` or a bare `bestmove`.
     BestMove(Option<String>),
+    /// CECP's `resign`: the engine concedes the game.
+    Resign,
     Other(String),
 }
 
@@ -143,7 +145,7 @@ pub fn parse_xboard_line(line: &str) -> EngineLine {
     let words: Vec<&str> = line.split_ascii_whitespace().collect();
     match words.as_slice() {
         ["move", mv, ..] => EngineLine::BestMove(Some(mv.to_string())),
-        ["resign", ..] => EngineLine::BestMove(None),
+        ["resign", ..] => EngineLine::Resign,
         ["pong", ..] => EngineLine::ReadyOk,
         [ply, score, cs, nodes, ..] => {
             let ply = ply.trim_end_matches(['.', '&']).parse::<u32>();
@@ -272,7 +274,7 @@ mod tests {
             parse_xboard_line("move g4g5"),
             EngineLine::BestMove(Some("g4g5".into()))
         );
-        assert_eq!(parse_xboard_line("resign"), EngineLine::BestMove(None));
+        assert_eq!(parse_xboard_line("resign"), EngineLine::Resign);
         assert_eq!(parse_xboard_line("pong 3"), EngineLine::ReadyOk);
         let EngineLine::Info(info) = parse_xboard_line("7 -35 120 40000 g4g5 e6e7") else {
             panic!()

@@ -253,6 +253,10 @@ impl Table {
 
     /// Checks the engine's move against the rules and plays it.
     fn play_engine_move(&mut self, side: Color, thought: Thought) -> Result<(), Finish> {
+        if thought.resigned {
+            let detail = format!("{} resigned", side_name(side));
+            return Err(loss(side, Termination::Resignation, detail));
+        }
         let Some(text) = thought.text else {
             let detail = format!("{} claimed to have no legal move", side_name(side));
             return Err(loss(side, Termination::IllegalMove, detail));

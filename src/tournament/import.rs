@@ -30,6 +30,7 @@ pub fn read_pgn_records(path: &Path) -> Result<Vec<GameRecord>, String> {
                 || match g.tag("Termination").map(str::to_ascii_lowercase).as_deref() {
                     Some("time forfeit") => Some(Termination::TimeForfeit),
                     Some("adjudication") => Some(Termination::Adjudication),
+                    Some("resignation") => Some(Termination::Resignation),
                     Some("rules infraction") | Some("illegal move") => {
                         Some(Termination::IllegalMove)
                     }

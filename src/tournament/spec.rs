@@ -330,6 +330,19 @@ impl RunSpec {
                 ),
             ));
         }
+        // The run keeps one bit per scheduled game: a cap keeps that (and the journal) sane.
+        let size = self.schedule_size();
+        if size > MAX_GAMES {
+            let setting = if self.games.is_some_and(|g| g > MAX_GAMES) {
+                "games"
+            } else {
+                "rounds"
+            };
+            return Err(SpecError::new(
+                setting,
+                format!("{size} games: at most {MAX_GAMES} in one run (split it, or stop it with an SPRT)"),
+            ));
+        }
         Ok(())
     }
 
@@ -444,6 +457,9 @@ pub fn make_output_folders(spec: &RunSpec) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The most games one run schedules.
+pub const MAX_GAMES: u64 = 100_000_000;
 
 fn check_output_file(path: &Path) -> Result<(), String> {
     if path.is_dir() {

@@ -96,12 +96,14 @@ pub enum Termination {
     EngineCrash,
     EngineStall,
     Adjudication,
+    /// The engine conceded (CECP's `resign`).
+    Resignation,
     /// A game read from another tool's PGN that does not say why it ended.
     Unrecorded,
 }
 
 impl Termination {
-    pub const ALL: [Termination; 14] = [
+    pub const ALL: [Termination; 15] = [
         Termination::KingZapped,
         Termination::Checkmate,
         Termination::Stalemate,
@@ -115,6 +117,7 @@ impl Termination {
         Termination::EngineCrash,
         Termination::EngineStall,
         Termination::Adjudication,
+        Termination::Resignation,
         Termination::Unrecorded,
     ];
 
@@ -133,6 +136,7 @@ impl Termination {
             Termination::EngineCrash => "engine crash",
             Termination::EngineStall => "engine stall",
             Termination::Adjudication => "adjudication",
+            Termination::Resignation => "resignation",
             Termination::Unrecorded => "unrecorded",
         }
     }
