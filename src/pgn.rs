@@ -196,12 +196,15 @@ fn take_token(token: &mut String, game: &mut PgnGame) {
     let t = t
         .trim_start_matches(|c: char| c.is_ascii_digit())
         .trim_start_matches('.');
+    // Annotation glyphs (`e4!?`, `Nf3?!`) say what a reader thought of the move, not the move.
+    let t = t.trim_end_matches(['!', '?']);
     if !t.is_empty() && !t.starts_with('$') {
         game.moves.push(t.to_string());
     }
 }
 
 pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut games = Vec::new();
     let mut current = PgnGame::default();
     let mut in_moves = false;

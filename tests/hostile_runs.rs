@@ -106,7 +106,8 @@ fn concurrency_beyond_the_games_starts_no_idle_engines() {
 fn a_huge_schedule_is_announced_before_it_starts() {
     let dir = scratch("hostile", "huge");
     let e = format!("cmd={}", bundled_engine());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    child
         .args([
             "tournament",
             "--rounds",
@@ -124,16 +125,35 @@ fn a_huge_schedule_is_announced_before_it_starts() {
         ])
         .current_dir(&dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // Started as a shell starts a background job: SIGINT ignored, which arbiter inherits. The
+    // signal below comes before the run's own handlers exist; it must still stop the run (it
+    // once played on for 11 minutes).
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut child, || {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = child.spawn().unwrap();
     let mut first = String::new();
     BufReader::new(child.stderr.take().unwrap())
         .read_line(&mut first)
         .unwrap();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("SIGINT did not stop the run within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(
         first.starts_with("warning: 1200000 games scheduled"),
         "{first}"
@@ -536,4 +556,96 @@ fn a_cecp_resignation_is_a_resignation() {
         "{pgn}"
     );
     assert!(!pgn.contains("claimed to have no legal move"), "{pgn}");
+}
+
+/// A closed terminal (SIGHUP) stops a run as Ctrl-C does: reports written, exit 130, the
+/// `--resume` command printed; it used to end the run without a report.
+#[test]
+fn a_hangup_ends_the_run_with_its_reports() {
+    let dir = scratch("hostile", "hangup");
+    let e = format!("cmd={}", bundled_engine());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "400",
+            "--engine",
+            &e,
+            "name=a",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "tc=5+0.05",
+            "--out",
+            "run",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The banner's last line: the run is set up and its handlers are in place soon after.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("output:") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(rest.iter().any(|l| l.contains("--resume")), "{rest:?}");
+    assert!(dir.join("run/report.html").is_file());
+}
+
+/// An engine's stderr reaches `--log` (marked `!`), as the README says; one that floods it
+/// (4 MB at every move) is read to the end, never blocks, and fills at most about a megabyte of
+/// the log.
+#[test]
+fn engine_stderr_reaches_the_log_bounded() {
+    let dir = scratch("hostile", "stderr");
+    let e = format!("cmd={}", bundled_engine());
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "2",
+            "--engine",
+            &e,
+            "name=loud",
+            "arg=--fault",
+            "arg=stderrflood",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "depth=1",
+            "--max-plies",
+            "20",
+            "--log",
+            "io.log",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains(" loud ! eeee")),
+        "no stderr in the log"
+    );
+    let size = std::fs::metadata(dir.join("io.log")).unwrap().len();
+    assert!(size < 4_000_000, "the log grew to {size} bytes");
+    let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(!md.contains("engine stall"), "{md}");
 }

@@ -267,3 +267,31 @@ fn variant_names_each_game() {
         );
     }
 }
+
+/// Books as other tools and editors write them: an EPD file that starts with a byte order mark,
+/// a PGN book with annotation glyphs (`e4!?`, `Nf3?!`).
+#[test]
+fn books_with_a_bom_or_annotation_glyphs_are_read() {
+    let dir = scratch("theirs", "glyphs");
+    std::fs::write(dir.join("bom.epd"), format!("\u{feff}{EPD}")).unwrap();
+    std::fs::write(
+        dir.join("glyphs.pgn"),
+        "[Event \"book\"]\n[Result \"*\"]\n\n1. e4!? e5 2. Nf3?! Nc6!! *\n",
+    )
+    .unwrap();
+    played(
+        &dir,
+        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings file=bom.epd format=epd -games 2 -rounds 1 -pgnout file=bom.pgn",
+    );
+    played(
+        &dir,
+        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings file=glyphs.pgn format=pgn -games 2 -rounds 1 -pgnout file=glyphs.pgn.out",
+    );
+    let pgn = std::fs::read_to_string(dir.join("glyphs.pgn.out")).unwrap();
+    assert_eq!(
+        pgn.matches("1. e4 {book} e5 {book} 2. Nf3 {book} Nc6 {book}")
+            .count(),
+        2,
+        "{pgn}"
+    );
+}

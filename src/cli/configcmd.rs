@@ -89,7 +89,8 @@ fn run_name(title: &str) -> String {
         })
         .take(100)
         .collect();
-    let name = name.trim_start_matches('.');
+    // Neither a hidden folder nor one that reads as a flag (`-rf`) when typed in a shell.
+    let name = name.trim_start_matches(['.', '-']);
     if name.is_empty() {
         "run".into()
     } else {
@@ -337,6 +338,14 @@ pub fn job_of(file: &Path, quiet: bool, out: Option<&Path>) -> Result<RunJob, Fa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_makes_a_plain_folder_name() {
+        assert_eq!(run_name("../../etc"), "etc");
+        assert_eq!(run_name("-rf basic"), "rf-basic");
+        assert_eq!(run_name("..."), "run");
+        assert_eq!(run_name("basic 2"), "basic-2");
+    }
     use proptest::prelude::*;
 
     fn toml_of(text: &str) -> Result<RunSpec, String> {

@@ -287,7 +287,25 @@ pub fn write_out(args: std::fmt::Arguments) {
     let _ = out.flush();
 }
 
+/// Lets SIGINT and SIGTERM stop arbiter from its first instant. A shell starts background jobs
+/// with SIGINT ignored, and that disposition is inherited: a Ctrl-C or `kill -INT` that came
+/// before the run's own handlers were in place was lost, and the run played on.
+fn stop_signals_from_the_start() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: reading and setting a signal's disposition, before any thread is started.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+            {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+    }
+}
+
 pub fn run() -> ExitCode {
+    stop_signals_from_the_start();
     let args: Vec<String> = std::env::args().collect();
     let argv = if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.

@@ -60,6 +60,47 @@ pub struct Thought {
     pub read_at: Instant,
 }
 
+/// The most of one engine process's stderr copied into --log: an engine flooding it is read to
+/// its end (so it never blocks on a full pipe) but cannot fill the disk.
+const MAX_STDERR_LOGGED: usize = 1 << 20;
+
+/// Copies an engine's stderr into the I/O log, line by line (a line cut at 4 kB), up to
+/// `MAX_STDERR_LOGGED` bytes; the rest is read and dropped.
+async fn copy_stderr(mut err: tokio::process::ChildStderr, name: String, log: IoLog) {
+    use tokio::io::AsyncReadExt;
+    const MAX_LINE: usize = 4096;
+    let mut chunk = [0u8; 8192];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut logged = 0usize;
+    let emit = |bytes: &[u8], logged: &mut usize| {
+        if *logged < MAX_STDERR_LOGGED {
+            *logged += bytes.len() + 1;
+            let text = String::from_utf8_lossy(bytes);
+            log.write(&name, '!', text.trim_end_matches('\r'));
+        }
+    };
+    while let Ok(n) = err.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                emit(&pending, &mut logged);
+                pending.clear();
+            } else if pending.len() < MAX_LINE {
+                pending.push(b);
+            } else {
+                emit(&pending, &mut logged);
+                pending.clear();
+                pending.push(b);
+            }
+        }
+    }
+    if !pending.is_empty() {
+        emit(&pending, &mut logged);
+    }
+}
+
 /// What `next_line` waits for during the handshake, which `handshake=` bounds as a whole.
 const HANDSHAKE_STEPS: &[&str] = &["uci", "isready", "protover", "ping"];
 
@@ -119,10 +160,16 @@ impl EngineProcess {
         log: Option<IoLog>,
     ) -> Result<EngineProcess, EngineError> {
         let mut cmd = Command::new(&config.cmd);
+        // stderr goes to --log when there is one (marked `!`), and nowhere otherwise.
+        let stderr = if log.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
         cmd.args(&config.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .process_group(0);
         if let Some(dir) = &config.dir {
             cmd.current_dir(dir);
@@ -139,6 +186,9 @@ impl EngineProcess {
             cmd: config.cmd.clone(),
             reason: e.to_string(),
         })?;
+        if let (Some(err), Some(log)) = (child.stderr.take(), log.clone()) {
+            tokio::spawn(copy_stderr(err, config.name.clone(), log));
+        }
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let lines = LineReader::new(stdout, config.name.clone(), log.clone());

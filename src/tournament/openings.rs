@@ -187,13 +187,15 @@ pub fn load_book(
         path: name.clone(),
         reason: e.to_string(),
     })?;
+    // Editors on Windows start UTF-8 files with a byte order mark: it is no part of the book.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let extension = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     match extension.as_deref() {
-        Some("epd") => parse_epd(&text, &name, entry),
-        Some("pgn") => parse_pgn_book(&text, &name, entry, max_plies),
-        _ => parse_book(&text, &name, entry, max_plies),
+        Some("epd") => parse_epd(text, &name, entry),
+        Some("pgn") => parse_pgn_book(text, &name, entry, max_plies),
+        _ => parse_book(text, &name, entry, max_plies),
     }
 }
 

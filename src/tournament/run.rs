@@ -142,6 +142,16 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
+/// Whether SIGHUP is ignored, as `nohup` leaves it.
+fn hangup_ignored() -> bool {
+    // SAFETY: reading the signal's disposition only.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// Waits for the signal, or forever if it could not be installed.
 async fn next_signal(sig: &mut Option<Signal>) {
     match sig {
@@ -304,11 +314,17 @@ pub async fn run(
     let mut interrupted = false;
     let mut sigint = signal(SignalKind::interrupt()).ok();
     let mut sigterm = signal(SignalKind::terminate()).ok();
+    // A closed terminal (SIGHUP) ends the run as Ctrl-C does, with its reports; unless the user
+    // asked to survive it (`nohup`, which leaves SIGHUP ignored).
+    let mut sighup = (!hangup_ignored())
+        .then(|| signal(SignalKind::hangup()).ok())
+        .flatten();
     loop {
         let next = tokio::select! {
             next = rx.recv() => next,
             _ = next_signal(&mut sigint) => { interrupted = true; None }
             _ = next_signal(&mut sigterm) => { interrupted = true; None }
+            _ = next_signal(&mut sighup) => { interrupted = true; None }
         };
         let Some((index, result)) = next else { break };
         let record = match result {

@@ -32,21 +32,60 @@ pub fn recorded_moves(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The longest any one arbiter command of a test may take: a hang fails the test (and names
+/// the command) instead of holding CI until its own time-out.
+pub const COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Runs `cmd` to its end, with its output, failing the test if it outlives `COMMAND_DEADLINE`.
+pub fn output_within_deadline(mut cmd: Command) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = r.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the command can be waited for") {
+            break status;
+        }
+        if started.elapsed() > COMMAND_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran over {COMMAND_DEADLINE:?} and was killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
 /// Runs the `arbiter` binary.
 pub fn arbiter(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(args)
-        .output()
-        .expect("arbiter binary runs")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(args);
+    output_within_deadline(cmd)
 }
 
 /// Runs the `arbiter` binary in `dir`, so that default outputs (`reports/...`) land there.
 pub fn arbiter_in(dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("arbiter binary runs")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(args).current_dir(dir);
+    output_within_deadline(cmd)
 }
 
 /// Runs `arbiter` in `dir` with owned arguments and insists that it succeeds.
