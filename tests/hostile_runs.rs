@@ -649,3 +649,67 @@ fn engine_stderr_reaches_the_log_bounded() {
     let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
     assert!(!md.contains("engine stall"), "{md}");
 }
+
+/// `--pgnout`, `--epdout` or `--log` onto one of the run's own files (its PGN, its journal) is
+/// refused before anything is written; it used to leave a 0-byte PGN or a journal of PGN text.
+#[test]
+fn outputs_onto_the_runs_own_files_are_refused() {
+    let dir = scratch("hostile", "own-files");
+    let e = format!("cmd={}", bundled_engine());
+    for (flag, path) in [
+        ("--pgnout", "R/games.pgn"),
+        ("--pgnout", "./R/../R/journal.jsonl"),
+        ("--epdout", "R/run.json"),
+        ("--log", "R/report.html"),
+    ] {
+        let out = arbiter_in(
+            &dir,
+            &[
+                "match", "--game", "ultima", "--games", "2", "--engine", &e, "name=a", "--engine",
+                &e, "name=b", "--each", "depth=1", "--out", "R", flag, path,
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {path}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("a file of the run itself"),
+            "{}",
+            stderr(&out)
+        );
+        nothing_written(&dir);
+    }
+    // Beside the run, or under another name in it, is fine.
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--game",
+            "ultima",
+            "--games",
+            "2",
+            "--engine",
+            &e,
+            "name=a",
+            "--engine",
+            &e,
+            "name=b",
+            "--each",
+            "depth=1",
+            "--out",
+            "R",
+            "--pgnout",
+            "R/copy.pgn",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let copy = std::fs::read_to_string(dir.join("R/copy.pgn")).unwrap();
+    assert_eq!(
+        copy,
+        std::fs::read_to_string(dir.join("R/games.pgn")).unwrap()
+    );
+}

@@ -173,11 +173,69 @@ fn openings(
     Ok((book, openings))
 }
 
+/// The files a run folder holds, which `--pgnout`, `--epdout` and `--log` must not overwrite.
+const RUN_FILES: &[&str] = &[
+    arbiter::tournament::journal::JOURNAL_FILE,
+    arbiter::tournament::spec::SPEC_FILE,
+    "games.pgn",
+    "games.csv",
+    "standings.csv",
+    "crosstable.csv",
+    "report.md",
+    "report.html",
+];
+
+/// Refuses an output file that is one of the run's own (`--pgnout R/games.pgn --out R` copied
+/// the PGN onto itself and left it empty; `--pgnout R/journal.jsonl` replaced the journal).
+fn refuse_outputs_onto_the_run(spec: &RunSpec, out_dir: &Path) -> Result<(), Failure> {
+    // The folder as an absolute path: the file system's answer when it exists (links
+    // resolved), else the path's own words with `.` and `..` resolved.
+    let absolute = |p: &Path| -> Option<PathBuf> {
+        if let Ok(real) = std::fs::canonicalize(p) {
+            return Some(real);
+        }
+        let mut out = std::env::current_dir().ok()?;
+        for part in p.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        Some(out)
+    };
+    let folder = |p: &Path| {
+        let parent = p.parent().filter(|p| !p.as_os_str().is_empty());
+        absolute(parent.unwrap_or(Path::new(".")))
+    };
+    let run_folder = absolute(out_dir);
+    for (flag, path) in [
+        ("--pgnout", &spec.pgnout),
+        ("--epdout", &spec.epdout),
+        ("--log", &spec.log),
+    ] {
+        let Some(path) = path else { continue };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let inside = run_folder.is_some() && folder(path) == run_folder;
+        if inside && name.as_deref().is_some_and(|n| RUN_FILES.contains(&n)) {
+            return Err(Failure::bad_input(format!(
+                "{flag} {}: that is a file of the run itself (in {}); write it elsewhere",
+                path.display(),
+                out_dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
 pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     job.spec.check().map_err(|e| job.origin.explain(e))?;
     let out_dir = out_dir(&job);
+    refuse_outputs_onto_the_run(&job.spec, &out_dir)?;
     continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
     let kind = spec.kind.as_str();
