@@ -42,8 +42,13 @@ use std::process::ExitCode;
     about = "Referee and tournament harness for laser-chess and variant engines",
     long_about = "arbiter referees games between engines with an exact built-in rules engine.\n\n\
 Games: leiserchess (2018, 8x8), leiserchess2012 (10x10), laserchess (10x8),\n\
-leaperhouse (10x10 with drops), ultima (Baroque chess).\n\
-Run `arbiter games` to list them with their start positions.",
+leaperhouse (10x10 with drops), ultima (Baroque chess), chess.\n\
+Run `arbiter games` to list them with their start positions.\n\n\
+cutechess-cli and fastchess command lines run as they are (`arbiter -engine cmd=a\n\
+-engine cmd=b -each tc=10+0.1 -rounds 200 -repeat`), games counted as the tool the line\n\
+was written for counts them: chosen by -dialect fastchess|cutechess, by the name arbiter is\n\
+started under (a link named fastchess or cutechess-cli), or by what the line shows; the\n\
+banner says which reading was taken.",
     after_help = "Examples:\n  \
 arbiter perft leiserchess 4\n  \
 arbiter replay leiserchess g4g5 e6e7 g5g4\n  \

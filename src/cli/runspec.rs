@@ -17,9 +17,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "leiserchess")]
     pub game: String,
     /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
-    /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds), st=<seconds per move>,
-    /// depth=, nodes=, timemargin=<ms>, stall=<seconds>, handshake=<seconds>,
-    /// option.<Name>=<value>.
+    /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds, or minutes:seconds
+    /// as in 40/1:30+1), st=<seconds per move>, depth=, nodes=, timemargin=<ms>,
+    /// stall=<seconds>, handshake=<seconds>, restart=on|off (a new process every game; default
+    /// off), option.<Name>=<value> (checked against the options the engine lists: a name it
+    /// does not offer, or a value outside its range, stops the run before the first game).
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
     pub engine: Vec<String>,
     /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
