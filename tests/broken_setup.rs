@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
-use std::os::unix::fs::PermissionsExt;
+use common::{arbiter_in, bundled_engine, scratch, script, stderr, stdout};
 use std::path::Path;
 
 /// Every file under `dir`, except the ones the test itself put there.
@@ -19,13 +18,6 @@ fn written(dir: &Path, own: &[&str]) -> Vec<String> {
         }
     }
     found
-}
-
-fn script(dir: &Path, name: &str, text: &str, mode: u32) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
-    path.display().to_string()
 }
 
 #[test]

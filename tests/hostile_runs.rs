@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, scratch, stderr};
+use common::{arbiter_in, bundled_engine, scratch, script, stderr};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -328,15 +328,14 @@ fn a_closed_stdout_does_not_stop_the_run() {
 #[test]
 fn an_endless_cecp_handshake_is_bounded() {
     let dir = scratch("hostile", "features");
-    let flood = dir.join("flood.sh");
-    std::fs::write(
-        &flood,
+    let flood = script(
+        &dir,
+        "flood.sh",
         "#!/bin/sh\nline='feature a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1'\nwhile :; do echo \"$line\"; done\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&flood, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        0o755,
+    );
     let e = format!("cmd={}", bundled_engine());
-    let f = format!("cmd={}", flood.display());
+    let f = format!("cmd={flood}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args([
             "match",
@@ -475,15 +474,14 @@ fn names_cannot_break_the_markdown_report() {
 #[test]
 fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
     let dir = scratch("hostile", "nul");
-    let script = dir.parent().unwrap().join("hostile-nul-engine.sh");
-    std::fs::write(
-        &script,
+    let engine = script(
+        dir.parent().unwrap(),
+        "hostile-nul-engine.sh",
         "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name nul'; echo uciok ;;\n    isready) echo readyok ;;\n    go) printf 'bestmove e2\\000\\033[2J\\007e4\\n' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        0o755,
+    );
     let e = format!("cmd={}", bundled_engine());
-    let s = format!("cmd={}", script.display());
+    let s = format!("cmd={engine}");
     let out = arbiter_in(
         &dir,
         &[
@@ -513,15 +511,14 @@ fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
 #[test]
 fn a_cecp_resignation_is_a_resignation() {
     let dir = scratch("hostile", "resign");
-    let script = dir.parent().unwrap().join("hostile-resign-engine.sh");
-    std::fs::write(
-        &script,
+    let engine = script(
+        dir.parent().unwrap(),
+        "hostile-resign-engine.sh",
         "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    protover) echo 'feature myname=\"quitter\" ping=1 usermove=1 setboard=1 variants=\"ultima\" done=1' ;;\n    ping) echo \"pong $rest\" ;;\n    go|usermove) echo resign ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        0o755,
+    );
     let e = format!("cmd={}", bundled_engine());
-    let s = format!("cmd={}", script.display());
+    let s = format!("cmd={engine}");
     let out = arbiter_in(
         &dir,
         &[

@@ -17,7 +17,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::ratings::{
-    check_rateable, RatingError, RatingOptions, Results, DEFAULT_ADVANTAGE, DEFAULT_DRAWELO,
+    check_rateable, solve, RatingError, RatingOptions, Results, DEFAULT_ADVANTAGE, DEFAULT_DRAWELO,
 };
 
 /// How BayesElo's intervals are computed.
@@ -295,7 +295,10 @@ fn covariance_intervals(t: &Table, elo: &[f64], o: &BayesEloOptions) -> Vec<(f64
             }
         }
     }
-    let Some(inverse) = invert(h) else {
+    let identity: Vec<Vec<f64>> = (0..m)
+        .map(|i| (0..m).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    let Some(inverse) = solve(h, identity) else {
         return vec![(f64::INFINITY, f64::INFINITY); n];
     };
     // Centred ratings r = A theta, A = I - 1/n on the held coordinates: Cov = A C A^T.
@@ -320,37 +323,6 @@ fn statrs_z(confidence: f64) -> f64 {
     Normal::new(0.0, 1.0)
         .expect("the standard normal")
         .inverse_cdf(0.5 + confidence / 2.0)
-}
-
-/// Gauss-Jordan inversion with partial pivoting; `None` when singular.
-fn invert(mut a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
-    let n = a.len();
-    let mut inv: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j))).collect())
-        .collect();
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
-        if a[pivot][col].abs() < 1e-300 {
-            return None;
-        }
-        a.swap(col, pivot);
-        inv.swap(col, pivot);
-        let d = a[col][col];
-        for j in 0..n {
-            a[col][j] /= d;
-            inv[col][j] /= d;
-        }
-        for r in (0..n).filter(|&r| r != col) {
-            let f = a[r][col];
-            if f != 0.0 {
-                for j in 0..n {
-                    a[r][j] -= f * a[col][j];
-                    inv[r][j] -= f * inv[col][j];
-                }
-            }
-        }
-    }
-    Some(inv)
 }
 
 /// Ratings as BayesElo's `mm` then `exactdist` (or `covariance`) then `ratings` give them,

@@ -154,6 +154,16 @@ pub fn bundled_engine() -> String {
     path.display().to_string()
 }
 
+/// Writes a script (an engine of a test's own making) into `dir` with the given permission
+/// bits; returns its path.
+pub fn script(dir: &std::path::Path, name: &str, text: &str, mode: u32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path.display().to_string()
+}
+
 /// An empty folder of this test process's own, for one test: `<tmp>/arbiter-<kind>-<pid>-<name>`.
 pub fn scratch(kind: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("arbiter-{kind}-{}-{name}", std::process::id()));
