@@ -17,6 +17,19 @@ fn nothing_written(dir: &Path) {
     assert!(left.is_empty(), "written: {left:?}");
 }
 
+/// `arbiter match --game <game> --games 2 --engine <a> --engine <b> <rest>` in `dir`.
+fn two_games(
+    dir: &Path,
+    game: &str,
+    a: &[&str],
+    b: &[&str],
+    rest: &[&str],
+) -> std::process::Output {
+    let head = ["match", "--game", game, "--games", "2", "--engine"];
+    let args = [&head[..], a, &["--engine"], b, rest].concat();
+    arbiter_in(dir, &args)
+}
+
 #[test]
 fn out_of_range_settings_are_refused_before_anything_is_written() {
     let dir = scratch("hostile", "ranges");
@@ -390,26 +403,12 @@ fn an_endless_cecp_handshake_is_bounded() {
 fn csv_cells_cannot_be_spreadsheet_formulas() {
     let dir = scratch("hostile", "formula");
     let e = format!("cmd={}", bundled_engine());
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
-        &[
-            "match",
-            "--game",
-            "ultima",
-            "--games",
-            "2",
-            "--engine",
-            &e,
-            "name==HYPERLINK(\"http://x\",\"y\")",
-            "depth=1",
-            "--engine",
-            &e,
-            "name=@b",
-            "depth=1",
-            "--out",
-            "run",
-            "--quiet",
-        ],
+        "ultima",
+        &[&e, "name==HYPERLINK(\"http://x\",\"y\")"],
+        &[&e, "name=@b"],
+        &["--each", "depth=1", "--out", "run", "--quiet"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for file in ["games.csv", "standings.csv", "crosstable.csv"] {
@@ -435,26 +434,12 @@ fn csv_cells_cannot_be_spreadsheet_formulas() {
 fn names_cannot_break_the_markdown_report() {
     let dir = scratch("hostile", "markdown");
     let e = format!("cmd={}", bundled_engine());
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
-        &[
-            "match",
-            "--game",
-            "ultima",
-            "--games",
-            "2",
-            "--engine",
-            &e,
-            "name=a|b",
-            "depth=1",
-            "--engine",
-            &e,
-            "name=<script>alert(1)</script>",
-            "depth=1",
-            "--out",
-            "run",
-            "--quiet",
-        ],
+        "ultima",
+        &[&e, "name=a|b"],
+        &[&e, "name=<script>alert(1)</script>"],
+        &["--each", "depth=1", "--out", "run", "--quiet"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
@@ -482,12 +467,12 @@ fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
     );
     let e = format!("cmd={}", bundled_engine());
     let s = format!("cmd={engine}");
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
-        &[
-            "match", "--game", "chess", "--games", "2", "--engine", &s, "name=nul", "--engine", &e,
-            "name=b", "--each", "depth=1", "--out", "run", "--quiet",
-        ],
+        "chess",
+        &[&s, "name=nul"],
+        &[&e, "name=b"],
+        &["--each", "depth=1", "--out", "run", "--quiet"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for file in ["games.pgn", "report.html", "report.md", "games.csv"] {
@@ -519,27 +504,12 @@ fn a_cecp_resignation_is_a_resignation() {
     );
     let e = format!("cmd={}", bundled_engine());
     let s = format!("cmd={engine}");
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
-        &[
-            "match",
-            "--game",
-            "ultima",
-            "--games",
-            "2",
-            "--engine",
-            &s,
-            "proto=xboard",
-            "name=quitter",
-            "--engine",
-            &e,
-            "name=b",
-            "--each",
-            "depth=1",
-            "--out",
-            "run",
-            "--quiet",
-        ],
+        "ultima",
+        &[&s, "proto=xboard", "name=quitter"],
+        &[&e, "name=b"],
+        &["--each", "depth=1", "--out", "run", "--quiet"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
@@ -608,22 +578,12 @@ fn a_hangup_ends_the_run_with_its_reports() {
 fn engine_stderr_reaches_the_log_bounded() {
     let dir = scratch("hostile", "stderr");
     let e = format!("cmd={}", bundled_engine());
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
+        "ultima",
+        &[&e, "name=loud", "arg=--fault", "arg=stderrflood"],
+        &[&e, "name=b"],
         &[
-            "match",
-            "--game",
-            "ultima",
-            "--games",
-            "2",
-            "--engine",
-            &e,
-            "name=loud",
-            "arg=--fault",
-            "arg=stderrflood",
-            "--engine",
-            &e,
-            "name=b",
             "--each",
             "depth=1",
             "--max-plies",
@@ -659,12 +619,12 @@ fn outputs_onto_the_runs_own_files_are_refused() {
         ("--epdout", "R/run.json"),
         ("--log", "R/report.html"),
     ] {
-        let out = arbiter_in(
+        let out = two_games(
             &dir,
-            &[
-                "match", "--game", "ultima", "--games", "2", "--engine", &e, "name=a", "--engine",
-                &e, "name=b", "--each", "depth=1", "--out", "R", flag, path,
-            ],
+            "ultima",
+            &[&e, "name=a"],
+            &[&e, "name=b"],
+            &["--each", "depth=1", "--out", "R", flag, path],
         );
         assert_eq!(
             out.status.code(),
@@ -680,20 +640,12 @@ fn outputs_onto_the_runs_own_files_are_refused() {
         nothing_written(&dir);
     }
     // Beside the run, or under another name in it, is fine.
-    let out = arbiter_in(
+    let out = two_games(
         &dir,
+        "ultima",
+        &[&e, "name=a"],
+        &[&e, "name=b"],
         &[
-            "match",
-            "--game",
-            "ultima",
-            "--games",
-            "2",
-            "--engine",
-            &e,
-            "name=a",
-            "--engine",
-            &e,
-            "name=b",
             "--each",
             "depth=1",
             "--out",
