@@ -21,7 +21,8 @@ pub enum MergeError {
     Input(String),
     #[error("game {game} has different results in {first} and {second}: the shards did not play the same run (or an engine is not deterministic); remove the wrong folder and merge again")]
     Conflict {
-        game: u64,
+        /// The game's number (its index plus one; wide enough for any index a file holds).
+        game: u128,
         first: String,
         second: String,
     },
@@ -134,7 +135,7 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
             Some((first, g)) if first.index == place.index => {
                 if (first.outcome, first.termination) != (place.outcome, place.termination) {
                     return Err(MergeError::Conflict {
-                        game: place.index + 1,
+                        game: u128::from(place.index) + 1,
                         first: folders[*g].join(JOURNAL_FILE).display().to_string(),
                         second: folders[f].join(JOURNAL_FILE).display().to_string(),
                     });
@@ -230,7 +231,7 @@ fn write_journal(
             return Err(MergeError::Input(format!(
                 "{}: game {} does not belong to this run's schedule",
                 source.display(),
-                entry.index + 1
+                u128::from(entry.index) + 1
             )));
         }
         let mut line = serde_json::to_vec(&entry)
