@@ -408,6 +408,13 @@ fn engine_supplied_names_are_escaped_in_the_html_report() {
 #[test]
 fn huge_inputs_are_not_echoed_back_whole() {
     let dir = scratch("huge");
+    // A flag's value clap refuses: quoted cut, not twice whole.
+    let long_shard = "9".repeat(120_000);
+    let out = arbiter_in(&dir, &["match", "--shard", &long_shard]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.len() < 1_000, "{} bytes of error", err.len());
+    assert!(err.contains("--shard") && err.contains("characters cut"), "{err}");
     let long_move = "x".repeat(100_000);
     let out = arbiter_in(&dir, &["replay", "leiserchess", "g4g5", &long_move]);
     assert_eq!(out.status.code(), Some(2));

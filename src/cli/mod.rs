@@ -336,9 +336,26 @@ pub fn run() -> ExitCode {
 }
 
 fn clap_exit(e: clap::Error) -> ExitCode {
-    let code = if e.use_stderr() { 2 } else { 0 };
-    let _ = e.print();
-    ExitCode::from(code)
+    if !e.use_stderr() {
+        // --help and --version.
+        let _ = e.print();
+        return ExitCode::from(0);
+    }
+    // clap quotes a refused value (twice, for some errors): a 120 kB one is cut.
+    let text = e.render().to_string();
+    let shown: Vec<String> = text
+        .split(' ')
+        .map(|word| match word.char_indices().nth(80) {
+            Some((cut, _)) => format!(
+                "{}... ({} characters cut)",
+                &word[..cut],
+                word.chars().count() - 80
+            ),
+            None => word.to_string(),
+        })
+        .collect();
+    eprint!("{}", shown.join(" "));
+    ExitCode::from(2)
 }
 
 /// The run a `match`, `tournament` or `run` command stands for: the one it describes, or with
