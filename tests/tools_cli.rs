@@ -414,7 +414,10 @@ fn huge_inputs_are_not_echoed_back_whole() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.len() < 1_000, "{} bytes of error", err.len());
-    assert!(err.contains("--shard") && err.contains("characters cut"), "{err}");
+    assert!(
+        err.contains("--shard") && err.contains("characters cut"),
+        "{err}"
+    );
     let long_move = "x".repeat(100_000);
     let out = arbiter_in(&dir, &["replay", "leiserchess", "g4g5", &long_move]);
     assert_eq!(out.status.code(), Some(2));
