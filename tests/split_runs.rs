@@ -353,3 +353,49 @@ fn the_shard_simulation_checks_every_game_of_a_large_schedule() {
     let refused = arbiter_in(&dir, &["bench", "--shards", "0"]);
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// `--pgnout` and `--epdout` on a split run: no shard writes them (each holds part of the
+/// games, and the last to finish used to leave its own), `arbiter merge` writes them whole,
+/// equal to what one machine writes.
+#[test]
+fn shards_leave_pgnout_and_epdout_to_the_merge() {
+    let dir = scratch("split", "pgnout");
+    let with_copies = |out: &str, pgn: &str, epd: &str| {
+        let mut args = tournament(out);
+        args.extend(["--pgnout", pgn, "--epdout", epd].map(String::from));
+        args
+    };
+    run(&dir, &with_copies("single", "single.pgn", "single.epd"));
+    for k in 1..=2 {
+        let out = run(
+            &dir,
+            &with_shard(with_copies("run", "all.pgn", "all.epd"), &format!("{k}/2")),
+        );
+        assert!(
+            stdout(&out).contains("written by `arbiter merge`"),
+            "{}",
+            stdout(&out)
+        );
+        assert!(!dir.join("all.pgn").exists(), "shard {k} wrote --pgnout");
+    }
+    run(&dir, &["merge", "run", "run"].map(String::from));
+    for (merged, single) in [("all.pgn", "single.pgn"), ("all.epd", "single.epd")] {
+        let merged = std::fs::read_to_string(dir.join(merged)).unwrap();
+        let single = std::fs::read_to_string(dir.join(single)).unwrap();
+        // The same games in the same order (dates and clocks aside, the PGN's moves).
+        let moves = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !l.starts_with("[Date") && !l.starts_with("[TimeControl"))
+                .map(|l| l.split(" {").next().unwrap_or("").to_string())
+                .collect()
+        };
+        assert_eq!(moves(&merged).len(), moves(&single).len());
+        assert_eq!(
+            merged.matches("[Event ").count(),
+            single.matches("[Event ").count()
+        );
+        if !merged.contains("[Event ") {
+            assert_eq!(merged, single, "the EPD of the final positions");
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
         merged.duplicates
     );
     let spec = &merged.spec;
+    super::runcmd::write_copies(out, spec.pgnout.as_deref(), spec.epdout.as_deref())?;
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     if !quiet {
         super::summary::print(&merged.outcome, &names, &spec.rating_options(), spec.sprt);

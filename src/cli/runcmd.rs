@@ -230,6 +230,25 @@ fn refuse_outputs_onto_the_run(spec: &RunSpec, out_dir: &Path) -> Result<(), Fai
     Ok(())
 }
 
+/// `--pgnout` and `--epdout`: the run's games and final positions, copied out of its folder.
+pub fn write_copies(
+    run_dir: &Path,
+    pgnout: Option<&Path>,
+    epdout: Option<&Path>,
+) -> Result<(), Failure> {
+    let cannot_write = |path: &Path, e: std::io::Error| Failure {
+        code: EXIT_RUNTIME,
+        message: format!("cannot write {}: {e}", path.display()),
+    };
+    if let Some(path) = pgnout {
+        std::fs::copy(run_dir.join("games.pgn"), path).map_err(|e| cannot_write(path, e))?;
+    }
+    if let Some(path) = epdout {
+        write_final_positions(run_dir, path).map_err(|e| cannot_write(path, e))?;
+    }
+    Ok(())
+}
+
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
 pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
@@ -286,15 +305,14 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;
-    let cannot_write = |path: &std::path::Path, e: std::io::Error| Failure {
-        code: EXIT_RUNTIME,
-        message: format!("cannot write {}: {e}", path.display()),
-    };
-    if let Some(path) = &spec.pgnout {
-        std::fs::copy(out_dir.join("games.pgn"), path).map_err(|e| cannot_write(path, e))?;
-    }
-    if let Some(path) = &spec.epdout {
-        write_final_positions(&out_dir, path).map_err(|e| cannot_write(path, e))?;
+    if spec.shard.is_some() {
+        // A shard holds part of the games: every shard writing the one --pgnout would leave
+        // whichever finished last. `arbiter merge` writes them, whole.
+        if spec.pgnout.is_some() || spec.epdout.is_some() {
+            say!("--pgnout/--epdout are written by `arbiter merge`, with every shard's games.");
+        }
+    } else {
+        write_copies(&out_dir, spec.pgnout.as_deref(), spec.epdout.as_deref())?;
     }
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     super::summary::print(&outcome, &names, &spec.rating_options(), spec.sprt);

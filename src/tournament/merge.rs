@@ -159,6 +159,11 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         )));
     }
     let (mut spec, shards) = common_run(&folders)?;
+    // The copies every shard was asked for, written once here from all of their games.
+    if let Ok(Some(first)) = RunSpec::load(&folders[0]) {
+        spec.pgnout = first.pgnout;
+        spec.epdout = first.epdout;
+    }
     let entry = find_game(&spec.game)
         .ok_or_else(|| MergeError::Input(format!("unknown game '{}'", spec.game)))?;
     let (kept, duplicates) = choose_entries(&folders)?;
