@@ -479,22 +479,24 @@ fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Failure> {
 /// An engine's name as the tool would show it: `name=`, else its program's file name
 /// (fastchess drops the extension).
 fn default_name(dialect: Dialect, settings: &[String], each: &[String]) -> Option<String> {
-    let get = |key: &str| {
-        settings
-            .iter()
-            .chain(each)
-            .rev()
-            .find_map(|s| s.strip_prefix(key).map(str::to_string))
-    };
-    if let Some(name) = get("name=") {
+    if let Some(name) = setting(settings, each, "name=") {
         return Some(name);
     }
-    let cmd = std::path::PathBuf::from(get("cmd=")?);
+    let cmd = std::path::PathBuf::from(setting(settings, each, "cmd=")?);
     let name = match dialect {
         Dialect::Fastchess => cmd.file_stem(),
         Dialect::Cutechess => cmd.file_name(),
     };
     name.map(|n| n.to_string_lossy().into_owned())
+}
+
+/// The value an engine has for `key` (written `key=`): its own last setting, else `-each`'s.
+fn setting(settings: &[String], each: &[String], key: &str) -> Option<String> {
+    settings
+        .iter()
+        .rev()
+        .chain(each.iter().rev())
+        .find_map(|s| s.strip_prefix(key).map(str::to_string))
 }
 
 /// Engine settings as their tool finds and names engines: a bare `cmd=` is looked for in the
@@ -504,21 +506,15 @@ fn default_name(dialect: Dialect, settings: &[String], each: &[String]) -> Optio
 fn settle_engines(dialect: Dialect, shape: &mut Shape, each: &[String]) {
     let mut seen: Vec<(String, usize)> = Vec::new();
     for settings in &mut shape.engines {
-        let get = |settings: &[String], key: &str| {
-            settings
-                .iter()
-                .chain(each)
-                .rev()
-                .find_map(|s| s.strip_prefix(key).map(str::to_string))
-        };
-        if let Some(cmd) = get(settings, "cmd=").filter(|c| !c.contains('/')) {
-            let folder =
-                std::path::PathBuf::from(get(settings, "dir=").unwrap_or_else(|| ".".into()));
+        if let Some(cmd) = setting(settings, each, "cmd=").filter(|c| !c.contains('/')) {
+            let folder = std::path::PathBuf::from(
+                setting(settings, each, "dir=").unwrap_or_else(|| ".".into()),
+            );
             if folder.join(&cmd).is_file() {
                 settings.push(format!("cmd=./{cmd}"));
             }
         }
-        let given = get(settings, "name=");
+        let given = setting(settings, each, "name=");
         let Some(name) = default_name(dialect, settings, each) else {
             continue;
         };

@@ -519,30 +519,23 @@ impl EngineProcess {
             } else {
                 parse_line(&line.text)
             };
-            match parsed {
-                EngineLine::BestMove(text) => {
-                    return Ok(Thought {
-                        text,
-                        elapsed: line.at.saturating_duration_since(sent),
-                        info,
-                        asked_at: sent,
-                        read_at: line.at,
-                        resigned: false,
-                    })
+            let (text, resigned) = match parsed {
+                EngineLine::BestMove(text) => (text, false),
+                EngineLine::Resign => (None, true),
+                EngineLine::Info(i) => {
+                    merge_info(&mut info, i);
+                    continue;
                 }
-                EngineLine::Resign => {
-                    return Ok(Thought {
-                        text: None,
-                        elapsed: line.at.saturating_duration_since(sent),
-                        info,
-                        asked_at: sent,
-                        read_at: line.at,
-                        resigned: true,
-                    })
-                }
-                EngineLine::Info(i) => merge_info(&mut info, i),
-                _ => {}
-            }
+                _ => continue,
+            };
+            return Ok(Thought {
+                text,
+                elapsed: line.at.saturating_duration_since(sent),
+                info,
+                asked_at: sent,
+                read_at: line.at,
+                resigned,
+            });
         }
     }
 

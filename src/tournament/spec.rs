@@ -234,18 +234,16 @@ impl RunSpec {
     /// Every check a run passes before anything starts or is written: the game, counts and
     /// limits, engine names and programs, the run name and the output files.
     pub fn check(&self) -> Result<(), SpecError> {
-        if let Some(entry) = find_game(&self.game) {
-            entry
-                .check_rules(&self.rules)
-                .map_err(|why| SpecError::new("rules", why))?;
-        }
-        if find_game(&self.game).is_none() {
+        let Some(entry) = find_game(&self.game) else {
             let known = crate::game::game_ids().join(", ");
             return Err(SpecError::new(
                 "game",
                 format!("unknown game '{}' (known: {known})", self.game),
             ));
-        }
+        };
+        entry
+            .check_rules(&self.rules)
+            .map_err(|why| SpecError::new("rules", why))?;
         self.check_engines()?;
         self.check_counts()?;
         if let Some(name) = &self.name {
