@@ -101,37 +101,87 @@ fn journal_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Starts a task and kills it (SIGKILL, as a node failure or `scancel` past its grace) once its
+/// journal holds `games` games.
+fn kill_after(dir: &Path, args: &[String], journal: &Path, games: usize) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(journal).map_or(0, |t| t.lines().count()) < games {
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "the task never played {games} games"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the task ended first");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[test]
-fn requeued_duplicated_conflicting_and_missing_shards() {
+fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     let dir = scratch("split", "requeue");
     run(&dir, &tournament("single"));
-    let shards: Vec<Vec<String>> = (1..=3)
-        .map(|k| with_shard(tournament("run"), &format!("{k}/3")))
-        .collect();
-    for args in &shards {
-        run(&dir, args);
+    let task = |out: &str, k: u32| with_shard(tournament(out), &format!("{k}/3"));
+    // Run one after another, the first task claims every pair; the others find none left.
+    for k in 1..=3 {
+        run(&dir, &task("whole", k));
     }
-    // A requeued task: shard 2 lost its last games (killed), and runs again with the same
-    // command line; it continues and plays only what is missing.
-    let journal = dir.join("run/shard-2-of-3/journal.jsonl");
-    let lines = journal_lines(&journal);
-    std::fs::write(&journal, format!("{}\n", lines[..2].join("\n"))).unwrap();
-    let again = run(&dir, &shards[1]);
+    assert_eq!(
+        journal_lines(&dir.join("whole/shard-1-of-3/journal.jsonl")).len(),
+        18
+    );
+    for k in [2, 3] {
+        let path = dir.join(format!("whole/shard-{k}-of-3/journal.jsonl"));
+        assert!(!path.exists() || journal_lines(&path).is_empty());
+    }
+    // A requeued task: task 1 killed, then run again with the same command line but another
+    // concurrency; it plays the pairs it had claimed and not finished, then the rest.
+    let journal = dir.join("run/shard-1-of-3/journal.jsonl");
+    kill_after(&dir, &task("run", 1), &journal, 3);
+    let mut requeued = task("run", 1);
+    requeued.extend(["--concurrency".into(), "2".into()]);
+    let again = run(&dir, &requeued);
     assert!(
         stderr(&again).contains("continuing the shard"),
         "{}",
         stderr(&again)
     );
-    assert_eq!(journal_lines(&journal).len(), lines.len());
+    assert_eq!(journal_lines(&journal).len(), 18);
+    let text = stdout(&run(&dir, &["merge", "merged", "run"].map(String::from)));
+    assert!(text.contains("Merged 18 games"), "{text}");
+    assert_same_files(&dir.join("single"), &dir.join("merged"));
+    // A dead task: task 1 killed, never requeued. Task 2 plays the pairs nobody claimed, then
+    // waits a lease for task 1's heartbeat and plays the pair task 1 left unfinished.
+    let dead = dir.join("dead/shard-1-of-3/journal.jsonl");
+    kill_after(&dir, &task("dead", 1), &dead, 3);
+    let mut rescuer = task("dead", 2);
+    rescuer.extend(["--lease".into(), "1".into()]);
+    let rescued = run(&dir, &rescuer);
+    assert!(
+        stderr(&rescued).contains("took over game pair 2 from shard-1-of-3"),
+        "{}",
+        stderr(&rescued)
+    );
+    let text = stdout(&run(&dir, &["merge", "dead", "dead"].map(String::from)));
+    assert!(text.contains("Merged 18 games"), "{text}");
+    assert_same_files(&dir.join("single"), &dir.join("dead"));
     // A task that ran twice: its folder twice. Each game is kept once.
-    let copy = dir.join("run/shard-2-of-3-copy");
+    let copy = dir.join("run/shard-1-of-3-copy");
     std::fs::create_dir_all(&copy).unwrap();
     for f in ["run.json", "journal.jsonl"] {
-        std::fs::copy(dir.join("run/shard-2-of-3").join(f), copy.join(f)).unwrap();
+        std::fs::copy(dir.join("run/shard-1-of-3").join(f), copy.join(f)).unwrap();
     }
+    let taken = journal_lines(&copy.join("journal.jsonl")).len();
     let text = stdout(&run(&dir, &["merge", "merged", "run"].map(String::from)));
     assert!(
-        text.contains(&format!("{} duplicate entries dropped", lines.len())),
+        text.contains(&format!("{taken} duplicate entries dropped")),
         "{text}"
     );
     assert_same_files(&dir.join("single"), &dir.join("merged"));
@@ -159,26 +209,49 @@ fn requeued_duplicated_conflicting_and_missing_shards() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("different results")
-            && err.contains("shard-2-of-3/journal.jsonl")
-            && err.contains("shard-2-of-3-copy/journal.jsonl"),
+            && err.contains("shard-1-of-3/journal.jsonl")
+            && err.contains("shard-1-of-3-copy/journal.jsonl"),
         "{err}"
     );
-    // A shard that never ran: its games are listed, and the merge says it is incomplete.
+    // Games in no folder are listed, and the merge says it is incomplete.
     std::fs::remove_dir_all(&copy).unwrap();
-    std::fs::remove_dir_all(dir.join("run/shard-3-of-3")).unwrap();
+    let kept: Vec<String> = journal_lines(&journal)
+        .into_iter()
+        .filter(|l| {
+            ![4, 5, 10, 11]
+                .iter()
+                .any(|i| l.starts_with(&format!("{{\"index\":{i},")))
+        })
+        .collect();
+    assert_eq!(kept.len(), 14);
+    std::fs::write(&journal, kept.join("\n") + "\n").unwrap();
     let out = arbiter_in(&dir, &["merge", "partial", "run"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
-        stderr(&out)
-            .contains("6 games of the schedule are in no shard folder: 5, 6, 11, 12, 17, 18"),
+        stderr(&out).contains("4 games of the schedule are in no shard folder: 5, 6, 11, 12"),
         "{}",
         stderr(&out)
     );
-    // Shards of another run are not mixed in.
-    run(&dir, &with_shard(tournament("other"), "1/3"));
-    let mut other = with_shard(tournament("other"), "2/3");
+    // A task of another run given the same folder is refused before it writes anything.
+    let mut other = with_shard(tournament("run"), "3/3");
     other[4] = "8".into(); // --seed
-    run(&dir, &other);
+    let out = arbiter_in(&dir, &other.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds a split run with other settings"),
+        "{}",
+        stderr(&out)
+    );
+    // Folders of two runs are not merged together.
+    run(&dir, &with_shard(tournament("other"), "1/3"));
+    let mut seeded = with_shard(tournament("other8"), "2/3");
+    seeded[4] = "8".into();
+    run(&dir, &seeded);
+    std::fs::rename(
+        dir.join("other8/shard-2-of-3"),
+        dir.join("other/shard-2-of-3"),
+    )
+    .unwrap();
     let out = arbiter_in(&dir, &["merge", "mixed", "other"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -285,6 +358,67 @@ fn an_sprt_split_over_four_shards_stops_near_where_one_machine_stops() {
     eprintln!("SPRT stop: one machine {one} games, four shards {split} games");
 }
 
+/// A busy cluster runs fewer tasks than were submitted: here two at a time of four. The first
+/// two claim the pairs in order and stop at the pooled decision; the two that start after find
+/// it made and play nothing. (With fixed shares, the first two played their whole shares while
+/// waiting for pairs of the queued tasks: 1,611 games where one machine stopped at 191.)
+#[test]
+fn an_sprt_whose_tasks_run_two_at_a_time_stops_near_one_machine() {
+    let dir = scratch("split", "slots");
+    let single = run(&dir, &sprt_match("single"));
+    assert!(
+        stdout(&single).contains("H1 accepted"),
+        "{}",
+        stdout(&single)
+    );
+    let start = |k: u32| {
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(with_shard(sprt_match("split"), &format!("{k}/4")))
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for slots in [[1, 2], [3, 4]] {
+        let tasks: Vec<_> = slots.iter().map(|&k| start(k)).collect();
+        for task in tasks {
+            let out = task.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}{}",
+                stdout(&out),
+                stderr(&out)
+            );
+        }
+    }
+    for k in [3, 4] {
+        let path = dir.join(format!("split/shard-{k}-of-4/journal.jsonl"));
+        assert!(
+            !path.exists() || journal_lines(&path).is_empty(),
+            "task {k} started after the decision and played"
+        );
+    }
+    let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert!(
+        stdout(&merged).contains("H1 accepted"),
+        "{}",
+        stdout(&merged)
+    );
+    let (one, split) = (
+        games_in(&dir.join("single/games.csv")),
+        games_in(&dir.join("merged/games.csv")),
+    );
+    // The bound: one machine's games plus 2 x tasks x concurrency (a pair under way in every
+    // task when the decision is made).
+    assert!(
+        split <= one + 2 * 4,
+        "one machine {one} games, two slots of four tasks {split}"
+    );
+    eprintln!("SPRT stop with 2 slots for 4 tasks: one machine {one} games, split {split}");
+}
+
 #[test]
 fn a_split_run_needs_one_folder_and_a_real_shard() {
     let dir = scratch("split", "refused");
@@ -314,17 +448,37 @@ fn a_split_run_needs_one_folder_and_a_real_shard() {
         );
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
-    // The Slurm array's environment picks the shard when the flag is absent.
-    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(tournament("env"))
-        .env("SLURM_ARRAY_TASK_ID", "5")
-        .env("SLURM_ARRAY_TASK_MIN", "4")
-        .env("SLURM_ARRAY_TASK_COUNT", "3")
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    // Inside a Slurm array task the run is split only when asked (`--shard slurm`): a sweep of
+    // runs started in array tasks plays each run whole.
+    let in_array = |args: Vec<String>| {
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(args)
+            .env("SLURM_ARRAY_TASK_ID", "5")
+            .env("SLURM_ARRAY_TASK_MIN", "4")
+            .env("SLURM_ARRAY_TASK_COUNT", "3")
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let out = in_array(tournament("sweep"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(journal_lines(&dir.join("sweep/journal.jsonl")).len(), 18);
+    let out = in_array(with_shard(tournament("env"), "slurm"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(dir.join("env/shard-2-of-3/journal.jsonl").is_file());
+    let out = arbiter_in(
+        &dir,
+        &with_shard(tournament("noenv"), "slurm")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--shard slurm needs SLURM_ARRAY_TASK_ID"),
+        "{}",
+        stderr(&out)
+    );
     // A Kubernetes Indexed Job: the index from the environment, the count from --shards.
     let mut args = tournament("k8s");
     args.extend(["--shards".into(), "3".into()]);
@@ -340,16 +494,19 @@ fn a_split_run_needs_one_folder_and_a_real_shard() {
 }
 
 #[test]
-fn the_shard_simulation_checks_every_game_of_a_large_schedule() {
+fn seven_tasks_claiming_at_once_claim_every_pair_once() {
     let dir = scratch("split", "bench");
-    let out = arbiter_in(&dir, &["bench", "--shards", "7", "--games", "100001"]);
+    let out = arbiter_in(&dir, &["bench", "--shards", "7", "--games", "20001"]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(
-        text.contains("100001 games of 10 engines split into 7 shards"),
+        text.contains("10001 game pairs (20001 games) claimed by 7 tasks"),
         "{text}"
     );
-    assert!(text.contains("sum 100001"), "{text}");
+    assert!(
+        text.contains("every pair claimed by exactly one task: checked"),
+        "{text}"
+    );
     let refused = arbiter_in(&dir, &["bench", "--shards", "0"]);
     assert_eq!(refused.status.code(), Some(2));
 }

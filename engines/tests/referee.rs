@@ -73,7 +73,7 @@ fn options(
         log: None,
         resume: false,
         affinity: false,
-        shard: None,
+        split: None,
         viewer_games: 0,
     }
 }
@@ -486,7 +486,7 @@ fn with_affinity_each_game_and_its_engines_share_one_cpu() {
     ];
     let opts = RunOptions {
         affinity: true,
-        shard: None,
+        split: None,
         ..options(find_game("leiserchess").unwrap(), engines, 8, 40, &out_dir)
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -115,7 +115,7 @@ fn a_faulty_round_robin_finishes_cleanly() {
         log: None,
         resume: false,
         affinity: false,
-        shard: None,
+        split: None,
         viewer_games: 0,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

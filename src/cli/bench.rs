@@ -31,12 +31,13 @@ pub struct BenchArgs {
     /// Simulated tests per distribution and hypothesis, with --sprt-sim.
     #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
     pub runs: u64,
-    /// Split a schedule of --games games into this many shards, as a cluster would, and
-    /// check that every game falls to exactly one (timed, with its memory).
+    /// Claim the game pairs of a schedule of --games games from this many tasks at once, as the
+    /// tasks of a split run do, and check that every pair falls to exactly one (timed, with the
+    /// files touched per pair).
     #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
     pub shards: Option<u64>,
     /// Games in the schedule split by --shards.
-    #[arg(long, default_value_t = 1_000_000, requires = "shards")]
+    #[arg(long, default_value_t = 100_000, requires = "shards")]
     pub games: u64,
     /// Compare with another harness: NAME=PATH of a fastchess or cutechess-cli binary.
     /// The same stockfish match (one command line in their syntax, which arbiter also
@@ -201,7 +202,7 @@ fn instant_match(
         log: None,
         resume: false,
         affinity,
-        shard: None,
+        split: None,
         viewer_games: 0,
     })
 }
@@ -363,85 +364,84 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `bench --shards N --games M`: a schedule of M games for ten engines split into N shards, as
-/// a cluster of N tasks would split it. Every game must fall to exactly one shard, pairs
-/// together, and each shard's count must be what it plays; timed, with the memory it took.
+/// `bench --shards N --games M`: N tasks (threads here, each with its own claims as a cluster
+/// task has) claim the M/2 game pairs of a schedule in a scratch folder, as a split run's tasks
+/// do. Every pair must be claimed by exactly one task; timed, with the files touched per pair
+/// (the claim protocol's cost on a shared file system).
 pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
-    use arbiter::tournament::runner::Schedule;
-    use arbiter::tournament::schedule::PairSchedule;
-    use arbiter::tournament::spec::Shard;
-    use arbiter::tournament::Format;
-    let bad =
-        || Failure::bad_input("--shards and --games must be at least 1 (shards at most 100,000)");
-    let all: Vec<Shard> = (1..=shards)
-        .map(|k| Shard::new(k, shards))
-        .collect::<Option<_>>()
-        .filter(|_| games > 0 && shards > 0)
-        .ok_or_else(bad)?;
-    let rss_before = peak_rss_mib();
-    let started = Instant::now();
-    let schedule = PairSchedule {
-        engines: 10,
-        format: Format::RoundRobin,
-        rounds: games.div_ceil(90),
-        limit: Some(games),
-        openings: 60,
-        seed: 1,
-        random_order: true,
-    };
-    let total = schedule.len();
-    let mut counts = vec![0u64; shards as usize];
-    let mut checksum = 0u64;
-    let mut sampled = 0u64;
-    for game in 0..total {
-        let owner = ((game / 2) % shards) as usize;
-        let shard = &all[owner];
-        let partner = game ^ 1;
-        if !shard.owns(game) || (partner < total && !shard.owns(partner)) {
-            return Err(Failure::bad_input(format!(
-                "game {game} is not its pair's shard's"
-            )));
-        }
-        // Every thousandth game asks every shard: exactly one answers.
-        if game % 1000 == 0 {
-            sampled += 1;
-            let owners = all.iter().filter(|s| s.owns(game)).count();
-            if owners != 1 {
-                return Err(Failure::bad_input(format!(
-                    "game {game} has {owners} shards"
-                )));
-            }
-        }
-        counts[owner] += 1;
-        let p = schedule.pairing(game);
-        checksum = checksum
-            .wrapping_mul(31)
-            .wrapping_add((p.white * 16 + p.black) as u64);
+    use arbiter::tournament::claims::{owner_in, Claims};
+    use arbiter::tournament::spec::MAX_SHARDS;
+    if games == 0 || shards == 0 || shards > MAX_SHARDS {
+        return Err(Failure::bad_input(
+            "--shards and --games must be at least 1 (shards at most 100,000)",
+        ));
     }
-    for (shard, &n) in all.iter().zip(&counts) {
-        if shard.games_of(total) != n {
-            return Err(Failure::bad_input(format!(
-                "shard {shard} counts {n} games, plays {}",
-                shard.games_of(total)
-            )));
+    let pairs = games.div_ceil(2);
+    let root = std::env::temp_dir().join(format!("arbiter-claims-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let failed = |e: String| Failure::bad_input(format!("claims bench: {e}"));
+    let started = Instant::now();
+    let tasks: Vec<_> = (1..=shards)
+        .map(|k| {
+            let root = root.clone();
+            std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
+                let me = format!("shard-{k}-of-{shards}");
+                std::fs::create_dir_all(root.join(&me)).map_err(|e| e.to_string())?;
+                let mut claims =
+                    Claims::open(&root, &me, "{bench}", std::time::Duration::from_secs(60))?;
+                let (mut cursor, mut mine) = (0, Vec::new());
+                while let Some(pair) = claims
+                    .claim_lowest(&mut cursor, pairs, |_| false)
+                    .map_err(|e| e.to_string())?
+                {
+                    mine.push(pair);
+                }
+                Ok((mine, claims.touched))
+            })
+        })
+        .collect();
+    let mut owner = vec![0u64; pairs as usize];
+    let (mut touched, mut counts) = (0u64, Vec::new());
+    for (k, task) in tasks.into_iter().enumerate() {
+        let (mine, files) = task
+            .join()
+            .map_err(|_| failed("a task panicked".into()))?
+            .map_err(failed)?;
+        touched += files;
+        counts.push(mine.len() as u64);
+        for pair in mine {
+            if owner[pair as usize] != 0 {
+                return Err(failed(format!("pair {pair} was claimed twice")));
+            }
+            owner[pair as usize] = k as u64 + 1;
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(p) = owner.iter().position(|&o| o == 0) {
+        return Err(failed(format!("pair {p} was never claimed")));
+    }
+    // The files agree with what the tasks said they hold, for a sample.
+    for pair in (0..pairs).step_by((pairs / 1000).max(1) as usize) {
+        let named = owner_in(&root, pair);
+        let expected = format!("shard-{}-of-{shards}", owner[pair as usize]);
+        if named.as_deref() != Some(expected.as_str()) {
+            return Err(failed(format!("pair {pair}'s claim names {named:?}")));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
     let (min, max) = (
         counts.iter().min().copied().unwrap_or(0),
         counts.iter().max().copied().unwrap_or(0),
     );
-    say!("shards: {total} games of 10 engines split into {shards} shards in {elapsed:.3} s");
-    say!("  every game in exactly one shard, pairs together: checked ({sampled} games against every shard)");
     say!(
-        "  games per shard: {min} to {max}; sum {}",
-        counts.iter().sum::<u64>()
+        "claims: {pairs} game pairs ({games} games) claimed by {shards} tasks in {elapsed:.3} s \
+         ({:.0} pairs/s)",
+        pairs as f64 / elapsed.max(1e-9)
     );
+    say!("  every pair claimed by exactly one task: checked; pairs per task {min} to {max}");
     say!(
-        "  peak RSS {:.1} MiB (before {:.1} MiB; the per-shard counts are {} bytes); checksum {checksum:x}",
-        peak_rss_mib(),
-        rss_before,
-        counts.len() * 8
+        "  claim files touched: {:.2} per pair ({touched} in all: list, create, hint)",
+        touched as f64 / pairs as f64
     );
     Ok(())
 }

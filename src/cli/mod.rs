@@ -389,8 +389,8 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJ
             ..
         } => {
             let mut job = configcmd::job_of(&file, quiet, out.as_deref())?;
-            job.spec.shard = split
-                .shard()
+            split
+                .apply(&mut job.spec)
                 .map_err(|e| runspec::Origin::CommandLine.explain(e))?;
             Ok(job)
         }

@@ -70,13 +70,14 @@ fn out_dir(job: &RunJob) -> PathBuf {
 }
 
 /// A shard started again in its own folder (a requeued cluster task) continues what it had
-/// played, when it is the same run; a different run there is refused.
+/// played, when it is the same run (its concurrency, or the folder's spelling, may differ); a
+/// different run there is refused.
 fn continue_shard(job: &mut RunJob, out_dir: &Path) -> Result<(), Failure> {
     if job.spec.shard.is_none() || job.resume.is_some() || !out_dir.join(JOURNAL_FILE).exists() {
         return Ok(());
     }
     match RunSpec::load(out_dir).map_err(Failure::bad_input)? {
-        Some(saved) if saved == job.spec => {
+        Some(saved) if saved.identity() == job.spec.identity() => {
             // Said even with --quiet: a task's log should show that it was requeued.
             eprintln!("continuing the shard already in {}", out_dir.display());
             job.resume = Some(out_dir.to_path_buf());
@@ -129,6 +130,9 @@ fn prepare_folder(job: &RunJob, out_dir: &Path) -> Result<arbiter::tournament::R
                 out_dir.display()
             )));
         }
+    }
+    // A continued task of a split run keeps its settings of now (its concurrency may differ).
+    if job.resume.is_none() || job.spec.shard.is_some() {
         job.spec.save(out_dir).map_err(|e| Failure {
             code: EXIT_RUNTIME,
             message: format!("cannot write the run's spec in {}: {e}", out_dir.display()),
@@ -260,8 +264,8 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let kind = spec.kind.as_str();
     let entry = super::rules::game_entry(&spec.game)?;
     let (book, openings) = openings(spec, entry)?;
-    let full = spec.schedule_size();
-    let total = spec.shard.map_or(full, |s| s.games_of(full));
+    // A task of a split run plays what it claims, up to the whole schedule.
+    let total = spec.schedule_size();
     let shown_kind = match spec.shard {
         Some(s) => format!("{kind}, shard {s}"),
         None => kind.to_string(),
@@ -277,6 +281,11 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
         .map_err(Failure::bad_input)?;
     arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
+    if let (Some(shard), Some(root)) = (spec.shard, out_dir.parent()) {
+        // Before this task's folder is written: a task of another run is refused untouched.
+        arbiter::tournament::claims::join_run(root, &shard.folder(), &spec.identity())
+            .map_err(Failure::bad_input)?;
+    }
     let _lock = prepare_folder(&job, &out_dir)?;
     let already = match job.resume {
         Some(_) => resume_journal(&out_dir.join(JOURNAL_FILE))?,

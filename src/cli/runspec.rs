@@ -105,21 +105,33 @@ pub struct RunArgs {
 /// Splitting a run over machines.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SplitArgs {
-    /// Play only shard K of N: the game pairs whose number leaves K-1 divided by N, in the
-    /// folder <out>/shard-K-of-N/ (needs --out or --name, the same for every shard). Shards of
-    /// an SPRT stop together. `arbiter merge` joins them. Without it, a Slurm array task takes
-    /// its shard from SLURM_ARRAY_TASK_ID/_MIN/_COUNT.
-    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
-    pub shard: Option<Shard>,
-    /// The number of shards, for a Kubernetes Indexed Job: the shard is
+    /// Play as task K of up to N of a split run, in the folder <out>/shard-K-of-N/ (needs --out
+    /// or --name, the same for every task). Tasks claim game pairs in the schedule's order, so
+    /// any number of them, started in any order, share the run; an SPRT stops them all near
+    /// where one machine would stop. `slurm` takes K and N from the Slurm array task
+    /// (SLURM_ARRAY_TASK_ID, _MIN, _COUNT). `arbiter merge` joins the folders.
+    #[arg(long, value_name = "K/N|slurm")]
+    pub shard: Option<String>,
+    /// The number of tasks, for a Kubernetes Indexed Job: the task is
     /// JOB_COMPLETION_INDEX + 1 of N.
     #[arg(long, value_name = "N", conflicts_with = "shard")]
     pub shards: Option<u64>,
+    /// Seconds a task of a split run may stay silent before the others take it for dead and
+    /// play the game pairs it left unfinished.
+    #[arg(long, value_name = "SECONDS", default_value_t = arbiter::tournament::spec::DEFAULT_LEASE)]
+    pub lease: u64,
 }
 
 impl SplitArgs {
-    /// The shard this process plays: the flag's, or the one its job scheduler gave it.
-    pub fn shard(&self) -> Result<Option<Shard>, SpecError> {
+    /// Sets the task this process plays (the flag's, or the one its job scheduler gave when
+    /// asked to take it from there) and its lease.
+    pub fn apply(&self, spec: &mut RunSpec) -> Result<(), SpecError> {
+        spec.shard = self.shard()?;
+        spec.lease = self.lease;
+        Ok(())
+    }
+
+    fn shard(&self) -> Result<Option<Shard>, SpecError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str| -> Result<Option<u64>, SpecError> {
             env(name)
@@ -138,9 +150,6 @@ impl SplitArgs {
                 )
             })
         };
-        if self.shard.is_some() {
-            return Ok(self.shard);
-        }
         if let Some(n) = self.shards {
             let index = number("JOB_COMPLETION_INDEX")?.ok_or_else(|| {
                 SpecError::new(
@@ -150,15 +159,27 @@ impl SplitArgs {
             })?;
             return make(index + 1, n, "JOB_COMPLETION_INDEX");
         }
-        match (
-            number("SLURM_ARRAY_TASK_ID")?,
-            number("SLURM_ARRAY_TASK_COUNT")?,
-        ) {
-            (Some(id), Some(count)) => {
-                let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-                make(id.saturating_sub(min) + 1, count, "the Slurm array task")
-            }
-            _ => Ok(None),
+        // The scheduler's environment is read only when asked: any arbiter started inside an
+        // array task (a parameter sweep) would otherwise play a fraction of its games.
+        match self.shard.as_deref() {
+            None => Ok(None),
+            Some("slurm") => match (
+                number("SLURM_ARRAY_TASK_ID")?,
+                number("SLURM_ARRAY_TASK_COUNT")?,
+            ) {
+                (Some(id), Some(count)) => {
+                    let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+                    make(id.saturating_sub(min) + 1, count, "the Slurm array task")
+                }
+                _ => Err(SpecError::new(
+                    "shard",
+                    "--shard slurm needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT: run it \
+                     as a task of a Slurm job array (sbatch --array), else give --shard K/N",
+                )),
+            },
+            Some(text) => Shard::parse(text)
+                .map(Some)
+                .map_err(|e| SpecError::new("shard", e)),
         }
     }
 }
@@ -338,7 +359,7 @@ impl RunArgs {
         spec.pgnout = self.pgnout.clone();
         spec.epdout = self.epdout.clone();
         spec.event = self.event.clone();
-        spec.shard = self.split.shard()?;
+        self.split.apply(&mut spec)?;
         spec.viewer_games = self.viewer_games;
         Ok(spec)
     }

@@ -74,19 +74,6 @@ pub fn shard_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
     Ok(folders)
 }
 
-/// The run a shard belongs to: its spec without what may differ between shards.
-fn unsplit(spec: &RunSpec) -> RunSpec {
-    RunSpec {
-        shard: None,
-        out: None,
-        name: None,
-        log: None,
-        pgnout: None,
-        concurrency: 1,
-        ..spec.clone()
-    }
-}
-
 /// The run the folders are shards of, and each folder's shard; folders of different runs are
 /// refused, naming the first two that differ.
 fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), MergeError> {
@@ -102,7 +89,7 @@ fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), Merg
                 ))
             })?;
         shards.push(spec.shard);
-        let this = unsplit(&spec);
+        let this = spec.unsplit();
         match &run {
             None => run = Some((this, folder)),
             Some((first, at)) if *first != this => {

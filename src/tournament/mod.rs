@@ -4,6 +4,7 @@ mod affinity;
 pub mod board_svg;
 pub mod bookgen;
 pub mod charts;
+pub mod claims;
 pub mod import;
 pub mod journal;
 mod ledger;
@@ -17,6 +18,7 @@ pub mod run;
 pub mod runner;
 pub mod schedule;
 pub mod spec;
+mod split;
 pub mod story;
 pub mod viewer;
 

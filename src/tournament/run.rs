@@ -3,12 +3,13 @@
 use super::journal::{self, Entry, Journal};
 use super::ledger::{Bitset, Ledger};
 use super::openings::Opening;
-use super::pool::{Pool, Tally};
+use super::pool::Tally;
 use super::report::{write_reports, RunInfo};
 use super::results::Totals;
-use super::runner::{self, start_workers, RunSettings, Schedule};
+use super::runner::{self, start_workers, GameSource, InOrder, RunSettings, Schedule};
 use super::schedule::{Format, PairSchedule};
 use super::spec::Shard;
+use super::split::Split;
 use super::RunError;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
@@ -17,7 +18,7 @@ use crate::referee::{Adjudication, GameError, GameRecord};
 use crate::stats::{Decision, RatingOptions, Sprt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
@@ -45,11 +46,21 @@ pub struct RunOptions {
     pub resume: bool,
     /// Pin each concurrent game (its referee thread and both engines) to one CPU.
     pub affinity: bool,
-    /// Play only this shard's games, into `out_dir`, a folder of the run's folder; an SPRT then
-    /// decides on the pairs of every shard of the run.
-    pub shard: Option<Shard>,
+    /// Play as one task of a split run, into `out_dir`, a folder of the run's folder: game
+    /// pairs are claimed from the other tasks, and an SPRT decides on every task's games.
+    pub split: Option<SplitTask>,
     /// Games embedded in the report's viewer.
     pub viewer_games: usize,
+}
+
+/// One task of a run split over machines.
+#[derive(Clone, Debug)]
+pub struct SplitTask {
+    pub shard: Shard,
+    /// The run's identity (`RunSpec::identity`), the same for all its tasks.
+    pub identity: String,
+    /// Silence after which a task is taken for dead.
+    pub lease: std::time::Duration,
 }
 
 impl RunOptions {
@@ -83,7 +94,11 @@ impl RunOptions {
             log: spec.log.clone(),
             resume,
             affinity: spec.affinity,
-            shard: spec.shard,
+            split: spec.shard.map(|shard| SplitTask {
+                shard,
+                identity: spec.identity(),
+                lease: std::time::Duration::from_secs(spec.lease),
+            }),
             viewer_games: spec.viewer_games,
         }
     }
@@ -200,15 +215,14 @@ fn journal_of(opts: &RunOptions) -> Result<PathBuf, RunError> {
 fn count_past_games(
     path: &std::path::Path,
     schedule: &PairSchedule,
-    shard: Option<Shard>,
     ledger: &mut Ledger,
+    mut split: Option<&mut Split>,
 ) -> Result<Bitset, RunError> {
     let total = schedule.len();
     let mut done = Bitset::new(total);
     let mut mismatch = None;
     journal::read(path, |entry| {
-        let ours = shard.is_none_or(|s| s.owns(entry.index));
-        if entry.index < total && ours && done.insert(entry.index) {
+        if entry.index < total && done.insert(entry.index) {
             let white = &ledger.totals.names[schedule.pairing(entry.index).white];
             if &entry.record.white != white {
                 mismatch.get_or_insert(format!(
@@ -217,6 +231,9 @@ fn count_past_games(
                 ));
             }
             ledger.count(entry.index, &entry.record);
+            if let Some(split) = split.as_deref_mut() {
+                split.seen(entry.index, &entry.record);
+            }
         }
     })
     .map_err(RunError::Setup)?;
@@ -226,28 +243,17 @@ fn count_past_games(
     }
 }
 
-/// The pooled SPRT of a shard of a split run, started with this shard's games so far and the
-/// other shards'.
-fn pool_of(
-    opts: &RunOptions,
-    names: Vec<String>,
-    journal_path: &std::path::Path,
-) -> Result<Option<Pool>, RunError> {
-    let (Some(shard), Some(sprt)) = (opts.shard, opts.sprt) else {
+/// This task's place in a split run: its claims, and for an SPRT the pooled count.
+fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<Split>, RunError> {
+    let Some(task) = &opts.split else {
         return Ok(None);
     };
-    if shard.count < 2 {
-        return Ok(None);
-    }
-    let mut pool = Pool::new(&opts.out_dir, shard, names, sprt);
-    journal::read(journal_path, |entry| {
-        if shard.owns(entry.index) {
-            pool.add(entry.index, &entry.record)
-        }
-    })
-    .map_err(RunError::Setup)?;
-    pool.refresh();
-    Ok(Some(pool))
+    let root = opts.out_dir.parent().unwrap_or(std::path::Path::new("."));
+    let me = task.shard.folder();
+    let pool = opts.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
+    Split::join(root, &me, &task.identity, task.lease, games, pool)
+        .map(Some)
+        .map_err(RunError::Setup)
 }
 
 fn run_info<'a>(
@@ -293,22 +299,31 @@ pub async fn run(
     let names = checked_names(&opts)?;
     let journal_path = journal_of(&opts)?;
     let schedule = Arc::new(opts.schedule());
-    let shard = opts.shard;
-    let total = shard.map_or(schedule.len(), |s| s.games_of(schedule.len()));
+    let total = schedule.len();
     let mut ledger = Ledger::new(names.clone(), opts.sprt);
-    let done = count_past_games(&journal_path, &schedule, shard, &mut ledger)?;
-    let pool = pool_of(&opts, names, &journal_path)?;
+    let mut split = join_split(&opts, &names, total)?;
+    let done = count_past_games(&journal_path, &schedule, &mut ledger, split.as_mut())?;
+    let split = match split {
+        Some(mut s) => {
+            s.start().map_err(RunError::Setup)?;
+            Some(Arc::new(Mutex::new(s)))
+        }
+        None => None,
+    };
     let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
     let log = (opts.log.as_ref())
         .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
         .transpose()?;
     let left = total.saturating_sub(ledger.played);
     let settings = Arc::new(opts.settings(log.clone(), left));
-    let mut tally = Tally { ledger, pool };
+    let source: Arc<dyn GameSource> = match &split {
+        Some(split) => split.clone(),
+        None => Arc::new(InOrder::new(total, move |i| done.contains(i))),
+    };
+    let mut tally = Tally { ledger, split };
     let stop = Arc::new(AtomicBool::new(tally.decision().is_some()));
-    let skip = Arc::new(move |i: u64| done.contains(i) || shard.is_some_and(|s| !s.owns(i)));
     let (tx, mut rx) = mpsc::channel(64);
-    let workers = start_workers(settings, schedule.clone(), skip, stop.clone(), tx)
+    let workers = start_workers(settings, schedule.clone(), source, stop.clone(), tx)
         .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let mut setup_error = None;
     let mut interrupted = false;
@@ -335,6 +350,14 @@ pub async fn run(
                 continue;
             }
         };
+        if !tally.still_holds(index) {
+            eprintln!(
+                "game {} was taken over by another task while this one looked dead; its \
+                 result here is left out",
+                index + 1
+            );
+            continue;
+        }
         // On disk first: a game counts only once it is in the journal.
         let entry = Entry { index, record };
         if let Err(e) = journal.append(&entry) {
@@ -369,6 +392,12 @@ pub async fn run(
     workers.join().await;
     if let Some(log) = &log {
         log.flush();
+    }
+    if let Some(e) = tally.split_error() {
+        return Err(RunError::Output {
+            path: opts.out_dir.display().to_string(),
+            reason: format!("cannot claim game pairs: {e}"),
+        });
     }
     finish(&opts, tally.into_ledger(), total, interrupted, setup_error)
 }

@@ -44,13 +44,60 @@ pub struct RunSettings {
     pub affinity: bool,
 }
 
+/// What a worker does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Play(u64),
+    /// Nothing to play now; ask again soon (a split run's task waiting for the others).
+    Wait,
+    Finished,
+}
+
+/// Hands out the games a run plays, each once.
+pub trait GameSource: Send + Sync {
+    fn next_game(&self) -> Next;
+}
+
+/// Every game of a schedule in order, but those already played.
+pub struct InOrder {
+    next: AtomicU64,
+    len: u64,
+    played: Box<dyn Fn(u64) -> bool + Send + Sync>,
+}
+
+impl InOrder {
+    pub fn new(len: u64, played: impl Fn(u64) -> bool + Send + Sync + 'static) -> InOrder {
+        InOrder {
+            next: AtomicU64::new(0),
+            len,
+            played: Box::new(played),
+        }
+    }
+}
+
+impl GameSource for InOrder {
+    fn next_game(&self) -> Next {
+        loop {
+            let index = self.next.fetch_add(1, Ordering::SeqCst);
+            if index >= self.len {
+                return Next::Finished;
+            }
+            if !(self.played)(index) {
+                return Next::Play(index);
+            }
+        }
+    }
+}
+
+/// How long a waiting worker sleeps before it asks again.
+const WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// What every worker shares.
 struct Shared {
     settings: Arc<RunSettings>,
     schedule: Arc<dyn Schedule>,
-    skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
-    next: AtomicU64,
 }
 
 /// The threads playing a schedule. Each worker is an OS thread with a runtime of its own, so one
@@ -82,13 +129,13 @@ impl Workers {
 /// How many times in a row an engine may fail to start for one game before the run stops.
 pub const START_ATTEMPTS: u32 = 3;
 
-/// Starts `settings.concurrency` workers playing every game of `schedule` whose index `skip`
-/// does not reject, each finished game's index and record sent to `results`. They stop handing
-/// out games once `stop` is set.
+/// Starts `settings.concurrency` workers playing the games of `schedule` that `source` hands
+/// out, each finished game's index and record sent to `results`. They stop taking games once
+/// `stop` is set.
 pub fn start_workers(
     settings: Arc<RunSettings>,
     schedule: Arc<dyn Schedule>,
-    skip: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
     results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
 ) -> std::io::Result<Workers> {
@@ -100,9 +147,8 @@ pub fn start_workers(
     let shared = Arc::new(Shared {
         settings,
         schedule,
-        skip,
+        source,
         stop,
-        next: AtomicU64::new(0),
     });
     let (cancel, cancelled) = watch::channel(false);
     let mut workers = Workers {
@@ -155,13 +201,17 @@ async fn worker(
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        let index = shared.next.fetch_add(1, Ordering::SeqCst);
-        if index >= shared.schedule.len() {
-            break;
-        }
-        if (shared.skip)(index) {
-            continue;
-        }
+        let index = match shared.source.next_game() {
+            Next::Play(index) => index,
+            Next::Finished => break,
+            Next::Wait => {
+                tokio::select! {
+                    _ = tokio::time::sleep(WAIT) => {}
+                    _ = cancelled.wait_for(|c| *c) => return,
+                }
+                continue;
+            }
+        };
         let pairing = shared.schedule.pairing(index);
         let opening = settings.openings.get(pairing.opening);
         let spec = GameSpec {

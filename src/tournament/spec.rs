@@ -160,9 +160,23 @@ pub struct RunSpec {
     /// The part of the run this process plays, when it is split over machines.
     #[serde(default)]
     pub shard: Option<Shard>,
+    /// Seconds without a heartbeat after which a task of a split run is taken for dead and its
+    /// unfinished game pairs are played by another.
+    #[serde(default = "default_lease")]
+    pub lease: u64,
     /// Games embedded in the report's viewer.
     #[serde(default = "default_viewer_games")]
     pub viewer_games: usize,
+}
+
+/// The lease of a split run's tasks, in seconds: long enough for a slow shared disk.
+pub const DEFAULT_LEASE: u64 = 120;
+
+/// The longest lease: a task silent for a day is dead.
+pub const MAX_LEASE: u64 = 86_400;
+
+fn default_lease() -> u64 {
+    DEFAULT_LEASE
 }
 
 fn default_viewer_games() -> usize {
@@ -227,6 +241,7 @@ impl RunSpec {
             epdout: None,
             event: None,
             shard: None,
+            lease: DEFAULT_LEASE,
             viewer_games: default_viewer_games(),
         }
     }
@@ -318,6 +333,13 @@ impl RunSpec {
         at_least_one("rounds", self.rounds)?;
         at_least_one("games", self.games.unwrap_or(1))?;
         at_least_one("max_plies", self.max_plies as u64)?;
+        at_least_one("lease", self.lease)?;
+        if self.lease > MAX_LEASE {
+            return Err(SpecError::new(
+                "lease",
+                format!("{}: at most {MAX_LEASE} seconds (a day)", self.lease),
+            ));
+        }
         if self.concurrency > MAX_CONCURRENCY {
             return Err(SpecError::new(
                 "concurrency",
@@ -378,7 +400,32 @@ impl RunSpec {
     /// Writes the spec into its run folder, for `--resume`.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join(SPEC_FILE), text + "\n")
+        // Renamed into place: the other tasks of a split run read it while it is written.
+        let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
+        std::fs::write(&tmp, text + "\n")?;
+        std::fs::rename(&tmp, dir.join(SPEC_FILE))
+    }
+
+    /// The run a shard belongs to: this spec without what may differ between its tasks (which
+    /// task, where its folder was named from, its concurrency, log and copies, the lease).
+    pub fn unsplit(&self) -> RunSpec {
+        RunSpec {
+            shard: None,
+            out: None,
+            name: None,
+            log: None,
+            pgnout: None,
+            epdout: None,
+            concurrency: 1,
+            affinity: false,
+            lease: default_lease(),
+            ..self.clone()
+        }
+    }
+
+    /// The run's identity as text, the same for every task of a split run.
+    pub fn identity(&self) -> String {
+        serde_json::to_string(&self.unsplit()).unwrap_or_default()
     }
 
     /// The spec saved in a run folder. `Ok(None)`: the folder's run.json is from before specs

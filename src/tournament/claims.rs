@@ -1,0 +1,438 @@
+//! Who plays which game pair of a split run: claims on the shared file system.
+//!
+//! A task claims pair `p` by creating `claims/p<p>` with `O_EXCL`, which is atomic on local file
+//! systems and on NFS (unlike `flock`), and writes its own name into it. Tasks walk the pairs
+//! in the schedule's order, so any number of them, started in any order, play the lowest pairs
+//! first and an SPRT counting pairs in order is never held back by a task still in the queue.
+//!
+//! A claim lasts while its task is alive: every task rewrites its heartbeat file
+//! (`claims/alive-<task>`) several times per lease. A task whose heartbeat has not changed for a
+//! whole lease, by the observer's own clock (so clocks of different nodes never meet), is dead
+//! to the others: its unfinished pair is taken over by creating the claim's next generation,
+//! `claims/p<p>.2`, `.3`, ..., again with `O_EXCL`. The highest generation names the owner.
+//! A task requeued under its own name picks its own claims up at once.
+//!
+//! Each task also lists the pairs it claims in its own folder (`claimed`, written before the
+//! claim is made), so that the pairs a dead task left unfinished are found by reading its list
+//! and its journal, never by scanning every claim. The heartbeat says how many pairs its task
+//! holds unfinished, so a task at the end of the schedule knows whether to wait for the others.
+//!
+//! The folder also holds `run.json`, the identity of the run, so that tasks of another run
+//! given the same folder are refused before they claim anything, and `next`, a hint of the
+//! lowest pair that may be unclaimed (every pair below it is claimed), so that a task joining
+//! late, or one of many, does not try every claimed pair in turn.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The claims folder's name in a split run's folder.
+pub const CLAIMS_DIR: &str = "claims";
+
+/// The file in the claims folder naming the run the claims are of.
+const IDENTITY_FILE: &str = "run.json";
+
+/// The file in the claims folder with the hint of the first pair that may be unclaimed.
+const HINT_FILE: &str = "next";
+
+/// The hint's width in bytes: any pair number, padded.
+const HINT_WIDTH: usize = 20;
+
+/// A task's list of the pairs it claimed, in its own folder.
+pub const CLAIM_LOG: &str = "claimed";
+
+/// What a task's heartbeat says of it, as this task has watched it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Beating, with this many pairs claimed and not finished at its last beat.
+    Alive { open: u64 },
+    /// Ended, holding no unfinished pair: nothing of it to wait for.
+    Ended,
+    /// No beat for a whole lease, and did not say it ended with nothing unfinished.
+    Dead,
+}
+
+/// The claim on one pair: its owner and generation (1 for the first claim).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub owner: String,
+    pub generation: u32,
+}
+
+pub struct Claims {
+    dir: PathBuf,
+    me: String,
+    log: std::fs::File,
+    hint: std::fs::File,
+    lease: Duration,
+    /// Each other task's heartbeat as last read, and when this task first saw it so.
+    seen: HashMap<String, (Vec<u8>, Instant)>,
+    /// Files opened, created or read: the claim protocol's cost, for the bench.
+    pub touched: u64,
+}
+
+fn pair_file(dir: &Path, pair: u64, generation: u32) -> PathBuf {
+    match generation {
+        1 => dir.join(format!("p{pair}")),
+        g => dir.join(format!("p{pair}.{g}")),
+    }
+}
+
+/// Creates `path` only if it is not there, with `content`; false if it was there.
+fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(mut file) => {
+            file.write_all(content)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+impl Claims {
+    /// The claims of the run `identity` in `run_dir`, for the task `me`. The first task writes
+    /// the identity; a task of another run is refused.
+    pub fn open(
+        run_dir: &Path,
+        me: &str,
+        identity: &str,
+        lease: Duration,
+    ) -> Result<Claims, String> {
+        let dir = join_run(run_dir, me, identity)?;
+        let log_path = run_dir.join(me).join(CLAIM_LOG);
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+        let hint_path = dir.join(HINT_FILE);
+        let hint = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&hint_path)
+            .map_err(|e| format!("cannot write {}: {e}", hint_path.display()))?;
+        Ok(Claims {
+            dir,
+            me: me.to_string(),
+            log,
+            hint,
+            lease,
+            seen: HashMap::new(),
+            touched: 0,
+        })
+    }
+
+    pub fn me(&self) -> &str {
+        &self.me
+    }
+
+    /// Claims `pair` for this task if no task has; true if it is now this task's.
+    pub fn claim(&mut self, pair: u64) -> std::io::Result<bool> {
+        // Listed first: a task killed in between lists a pair it does not hold, which readers
+        // check, and never holds a pair it does not list. (The list is not synced: a killed
+        // process's writes stand; only a node that loses its power may lose the list's last
+        // lines, and an SPRT still takes those pairs over when it waits on them.)
+        self.log.write_all(format!("{pair}\n").as_bytes())?;
+        self.touched += 2;
+        let mine = create_new(&pair_file(&self.dir, pair, 1), self.me.as_bytes())?;
+        if mine {
+            self.set_hint(pair + 1);
+        }
+        Ok(mine)
+    }
+
+    /// Claims the lowest pair from `cursor` on (below `pairs`) that no task has claimed and
+    /// `finished` does not rule out; moves `cursor` past what it tried.
+    pub fn claim_lowest(
+        &mut self,
+        cursor: &mut u64,
+        pairs: u64,
+        finished: impl Fn(u64) -> bool,
+    ) -> std::io::Result<Option<u64>> {
+        *cursor = (*cursor).max(self.hint());
+        while *cursor < pairs {
+            let pair = *cursor;
+            *cursor += 1;
+            if finished(pair) {
+                continue;
+            }
+            // Looked at before it is listed and tried: a claim seen taken costs one look, not
+            // a synced write; the hint then jumps past the pairs the others took meanwhile.
+            self.touched += 1;
+            if !pair_file(&self.dir, pair, 1).exists() && self.claim(pair)? {
+                return Ok(Some(pair));
+            }
+            *cursor = (*cursor).max(self.hint());
+        }
+        Ok(None)
+    }
+
+    /// The lowest pair that may be unclaimed, as the tasks have last said.
+    pub fn hint(&mut self) -> u64 {
+        use std::os::unix::fs::FileExt;
+        self.touched += 1;
+        let mut text = [0u8; HINT_WIDTH];
+        match self.hint.read_at(&mut text, 0) {
+            Ok(HINT_WIDTH) => String::from_utf8_lossy(&text).trim().parse().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    fn set_hint(&mut self, next: u64) {
+        use std::os::unix::fs::FileExt;
+        // A hint only, written in place at a fixed width (one small write, no new file): two
+        // tasks writing at once may leave the lower one, which costs a few refused claims,
+        // never a pair skipped, as every pair below any hint written is claimed.
+        self.touched += 1;
+        let text = format!("{next:>width$}", width = HINT_WIDTH);
+        let _ = self.hint.write_at(text.as_bytes(), 0);
+    }
+
+    /// The current claim on `pair`, if any.
+    pub fn owner(&mut self, pair: u64) -> std::io::Result<Option<Claim>> {
+        let mut current = None;
+        for generation in 1.. {
+            self.touched += 1;
+            match std::fs::read(pair_file(&self.dir, pair, generation)) {
+                Ok(owner) => {
+                    current = Some(Claim {
+                        owner: String::from_utf8_lossy(&owner).into_owned(),
+                        generation,
+                    })
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(current)
+    }
+
+    /// Whether this task still holds `pair` at `generation`: no other task has taken it over.
+    pub fn still_mine(&mut self, pair: u64, generation: u32) -> bool {
+        self.touched += 1;
+        !pair_file(&self.dir, pair, generation + 1).exists()
+    }
+
+    /// Takes `claim` over for this task; false if another task did first.
+    pub fn take_over(&mut self, pair: u64, claim: &Claim) -> std::io::Result<bool> {
+        self.touched += 1;
+        create_new(
+            &pair_file(&self.dir, pair, claim.generation + 1),
+            self.me.as_bytes(),
+        )
+    }
+
+    /// Whether `task` is alive: dead once its heartbeat has not changed for a whole lease, as
+    /// this task has watched it. A task never seen before is given a lease from now.
+    pub fn look(&mut self, task: &str) -> Liveness {
+        self.touched += 1;
+        let beat = std::fs::read(heartbeat_file(&self.dir, task)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&beat);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let open = words
+            .get(3)
+            .and_then(|n| n.parse().ok())
+            // A task that never beat: assume it holds pairs.
+            .unwrap_or(1);
+        if open == 0 && words.get(4) == Some(&"ended") {
+            return Liveness::Ended;
+        }
+        let now = Instant::now();
+        match self.seen.get(task) {
+            Some((last, since)) if *last == beat => {
+                if now.duration_since(*since) >= self.lease {
+                    Liveness::Dead
+                } else {
+                    Liveness::Alive { open }
+                }
+            }
+            _ => {
+                self.seen.insert(task.to_string(), (beat, now));
+                Liveness::Alive { open }
+            }
+        }
+    }
+
+    /// Starts this task's heartbeat, beating until the returned guard is dropped; each beat
+    /// says how many pairs the task holds unfinished (`open`).
+    pub fn start_heartbeat(&self, open: Arc<std::sync::atomic::AtomicU64>) -> Heartbeat {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (dir, me, stop_flag) = (self.dir.clone(), self.me.clone(), stop.clone());
+        // Several beats per lease, so one slow write does not make a live task look dead.
+        let every = (self.lease / 6).max(Duration::from_millis(100));
+        let thread = std::thread::Builder::new()
+            .name("heartbeat".into())
+            .spawn(move || {
+                let path = heartbeat_file(&dir, &me);
+                let tmp = dir.join(format!(".alive-{me}.tmp"));
+                let started = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                let mut beat = 0u64;
+                // Renamed into place: a reader sees one beat or the next, never half.
+                let write = |beat: u64, last: &str| {
+                    let text = format!(
+                        "{} {started} {beat} {}{last}\n",
+                        std::process::id(),
+                        open.load(Ordering::SeqCst)
+                    );
+                    if std::fs::write(&tmp, text).is_ok() {
+                        let _ = std::fs::rename(&tmp, &path);
+                    }
+                };
+                loop {
+                    beat += 1;
+                    if stop_flag.load(Ordering::SeqCst) {
+                        // The last beat says the task ended, and what it left unfinished.
+                        write(beat, " ended");
+                        break;
+                    }
+                    let said = open.load(Ordering::SeqCst);
+                    write(beat, "");
+                    // Beats again early when the task's open pairs change: a task killed
+                    // just after claiming must not look as if it held nothing.
+                    let mut slept = Duration::ZERO;
+                    while slept < every
+                        && !stop_flag.load(Ordering::SeqCst)
+                        && open.load(Ordering::SeqCst) == said
+                    {
+                        let step = Duration::from_millis(20).min(every - slept);
+                        std::thread::sleep(step);
+                        slept += step;
+                    }
+                }
+            })
+            .ok();
+        Heartbeat { stop, thread }
+    }
+}
+
+/// Makes `run_dir` the folder of the split run `identity`, or checks that it is; a folder
+/// holding another run's claims is refused. Returns the claims folder.
+pub fn join_run(run_dir: &Path, me: &str, identity: &str) -> Result<PathBuf, String> {
+    let dir = run_dir.join(CLAIMS_DIR);
+    let fail = |e: std::io::Error| format!("cannot use {}: {e}", dir.display());
+    std::fs::create_dir_all(&dir).map_err(fail)?;
+    let path = dir.join(IDENTITY_FILE);
+    // Written whole under a name of its own, then linked into place: a link is refused if the
+    // name exists (atomic on NFS too), and a reader never sees half of it.
+    let tmp = dir.join(format!(".{IDENTITY_FILE}.{me}.{}", std::process::id()));
+    std::fs::write(&tmp, identity).map_err(fail)?;
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(dir),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            let theirs = std::fs::read_to_string(&path).map_err(fail)?;
+            if theirs == identity {
+                Ok(dir)
+            } else {
+                Err(format!(
+                    "{} holds a split run with other settings (see {}): give this run another \
+                     --out or --name",
+                    run_dir.display(),
+                    path.display()
+                ))
+            }
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+fn heartbeat_file(dir: &Path, task: &str) -> PathBuf {
+    dir.join(format!("alive-{task}"))
+}
+
+/// A running heartbeat; dropping it stops the beats (the task then looks dead after a lease).
+pub struct Heartbeat {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The current owner of `pair` in the run folder `run_dir`, as `arbiter merge` asks when two
+/// tasks recorded the same game: the one holding the claim is the one whose result stands.
+pub fn owner_in(run_dir: &Path, pair: u64) -> Option<String> {
+    let dir = run_dir.join(CLAIMS_DIR);
+    let mut owner = None;
+    for generation in 1.. {
+        match std::fs::read(pair_file(&dir, pair, generation)) {
+            Ok(o) => owner = Some(String::from_utf8_lossy(&o).into_owned()),
+            Err(_) => break,
+        }
+    }
+    owner
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("arbiter-claims-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_pair_is_claimed_once_and_taken_over_from_a_dead_task_only() {
+        let dir = scratch("once");
+        let lease = Duration::from_millis(300);
+        for task in ["shard-1-of-2", "shard-2-of-2"] {
+            std::fs::create_dir_all(dir.join(task)).unwrap();
+        }
+        let mut a = Claims::open(&dir, "shard-1-of-2", "{run}", lease).unwrap();
+        let mut b = Claims::open(&dir, "shard-2-of-2", "{run}", lease).unwrap();
+        assert!(a.claim(0).unwrap());
+        assert!(!b.claim(0).unwrap());
+        assert_eq!(b.hint(), 1);
+        assert!(b.claim(1).unwrap());
+        assert_eq!(a.hint(), 2);
+        let claim = b.owner(0).unwrap().unwrap();
+        assert_eq!(claim.owner, "shard-1-of-2");
+        let open = Arc::new(std::sync::atomic::AtomicU64::new(3));
+        let beat = a.start_heartbeat(open);
+        std::thread::sleep(Duration::from_millis(100));
+        // Alive: first sight starts the lease, and the beats keep it from running out.
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Alive { open: 3 });
+        std::thread::sleep(lease * 2);
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Alive { open: 3 });
+        drop(beat);
+        // Ended holding three pairs: dead to the others once its lease runs out.
+        assert!(matches!(b.look("shard-1-of-2"), Liveness::Alive { .. }));
+        std::thread::sleep(lease + Duration::from_millis(100));
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Dead);
+        // Ended holding none: nothing to wait for.
+        let beat = a.start_heartbeat(Arc::new(std::sync::atomic::AtomicU64::new(0)));
+        drop(beat);
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Ended);
+        let listed = std::fs::read_to_string(dir.join("shard-2-of-2").join(CLAIM_LOG)).unwrap();
+        assert_eq!(listed, "0\n1\n", "tried claims are listed, held or not");
+        assert!(b.take_over(0, &claim).unwrap());
+        assert!(!a.take_over(0, &claim).unwrap(), "one taker only");
+        assert_eq!(b.owner(0).unwrap().unwrap().owner, "shard-2-of-2");
+        assert!(!a.still_mine(0, 1));
+        assert!(b.still_mine(0, 2));
+        assert_eq!(owner_in(&dir, 0).as_deref(), Some("shard-2-of-2"));
+        let other = Claims::open(&dir, "shard-3-of-3", "{another run}", lease);
+        assert!(other.err().unwrap().contains("other settings"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

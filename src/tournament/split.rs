@@ -1,0 +1,471 @@
+//! One task of a run split over machines: which game it plays next, and, for an SPRT, the
+//! decision on every task's games.
+//!
+//! Tasks claim game pairs in the schedule's order (`claims`), each result going to the task's
+//! own journal. An SPRT counts the run's games in the schedule's order up to the first one not
+//! finished (`InOrder`), reading the journal of the task holding that game, so it decides at the
+//! pair one machine playing in order would, and tasks stop within about a pair each of it,
+//! however many run at once and whenever the queued ones start. A task whose heartbeat stops
+//! has its unfinished pairs taken over: by a task that the SPRT waits on it, else by the tasks
+//! left at the end of the schedule, which wait for the others until every pair is finished.
+
+use super::claims::{Claim, Claims, Heartbeat, Liveness, CLAIM_LOG};
+use super::journal::{parse_line, JOURNAL_FILE};
+use super::ledger::{Bitset, Ledger};
+use super::pool::InOrder;
+use super::runner::{GameSource, Next};
+use super::spec::RunSpec;
+use crate::referee::GameRecord;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often the tasks left at the end look at the others.
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+
+/// Bytes of another task's files already read.
+#[derive(Default)]
+struct Reading {
+    journal: u64,
+    log: u64,
+    /// Pairs it listed and has not been seen to finish.
+    listed: BTreeSet<u64>,
+    /// Its folder holds a shard of this run (checked once).
+    same_run: Option<bool>,
+}
+
+pub(super) struct Split {
+    root: PathBuf,
+    identity: String,
+    claims: Claims,
+    games: u64,
+    pairs: u64,
+    /// The lowest pair this task has not tried to claim.
+    cursor: u64,
+    /// Games of pairs this task holds, not handed to a worker yet.
+    queue: VecDeque<u64>,
+    /// Pairs this task holds unfinished, with the claim's generation.
+    held: HashMap<u64, u32>,
+    /// Games finished by any task, as far as read.
+    done: Bitset,
+    others: HashMap<String, Reading>,
+    /// The pooled SPRT, counting in the schedule's order.
+    pub(super) pool: Option<InOrder>,
+    last_look: Option<Instant>,
+    /// A claim that could not be written: the task stops, and says why.
+    pub(super) error: Option<String>,
+    open: Arc<AtomicU64>,
+    _heartbeat: Heartbeat,
+}
+
+fn io_text(path: &Path, e: std::io::Error) -> String {
+    format!("{}: {e}", path.display())
+}
+
+impl Split {
+    /// Task `me` of the run in `root`, with, for an SPRT, a ledger to pool every task's games
+    /// in. The games it finished before (a requeued task) are given to `seen`, then `start`.
+    pub(super) fn join(
+        root: &Path,
+        me: &str,
+        spec_identity: &str,
+        lease: Duration,
+        games: u64,
+        pool: Option<Ledger>,
+    ) -> Result<Split, String> {
+        let claims = Claims::open(root, me, spec_identity, lease)?;
+        let open = Arc::new(AtomicU64::new(0));
+        let heartbeat = claims.start_heartbeat(open.clone());
+        Ok(Split {
+            root: root.to_path_buf(),
+            identity: spec_identity.to_string(),
+            claims,
+            games,
+            pairs: games.div_ceil(2),
+            cursor: 0,
+            queue: VecDeque::new(),
+            held: HashMap::new(),
+            done: Bitset::new(games),
+            others: HashMap::new(),
+            pool: pool.map(InOrder::new),
+            last_look: None,
+            error: None,
+            open,
+            _heartbeat: heartbeat,
+        })
+    }
+
+    /// Picks up this task's own unfinished claims, and for an SPRT the games every task has
+    /// played so far: a task started late sees a decision already made.
+    pub(super) fn start(&mut self) -> Result<(), String> {
+        self.resume_own_claims()?;
+        if self.pool.is_some() {
+            for task in self.other_tasks() {
+                self.read_journal(&task);
+            }
+            self.catch_up();
+        }
+        Ok(())
+    }
+
+    /// The pairs this task claimed before it was stopped and did not finish: still its own
+    /// unless taken over meanwhile.
+    fn resume_own_claims(&mut self) -> Result<(), String> {
+        let path = self.root.join(self.claims.me()).join(CLAIM_LOG);
+        let listed = std::fs::read_to_string(&path).map_err(|e| io_text(&path, e))?;
+        let me = self.claims.me().to_string();
+        let pairs: BTreeSet<u64> = listed.lines().filter_map(|l| l.parse().ok()).collect();
+        for pair in pairs {
+            if pair >= self.pairs || self.pair_done(pair) {
+                continue;
+            }
+            if let Some(claim) = self.claims.owner(pair).map_err(|e| io_text(&path, e))? {
+                if claim.owner == me {
+                    self.hold(pair, claim.generation);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pair_games(&self, pair: u64) -> impl Iterator<Item = u64> {
+        let games = self.games;
+        (2 * pair..2 * pair + 2).filter(move |&g| g < games)
+    }
+
+    fn pair_done(&self, pair: u64) -> bool {
+        self.pair_games(pair).all(|g| self.done.contains(g))
+    }
+
+    fn hold(&mut self, pair: u64, generation: u32) {
+        if self.held.insert(pair, generation).is_none() {
+            let games: Vec<u64> = self
+                .pair_games(pair)
+                .filter(|&g| !self.done.contains(g))
+                .collect();
+            self.queue.extend(games);
+            self.open.store(self.held.len() as u64, Ordering::SeqCst);
+        }
+    }
+
+    /// A finished game, from any task's journal.
+    pub(super) fn seen(&mut self, index: u64, record: &GameRecord) {
+        if index >= self.games {
+            return;
+        }
+        self.done.insert(index);
+        if let Some(pool) = &mut self.pool {
+            pool.add(index, record);
+        }
+        let pair = index / 2;
+        if self.held.contains_key(&pair) && self.pair_done(pair) {
+            self.held.remove(&pair);
+            self.open.store(self.held.len() as u64, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether this task still holds the pair of game `index` (no task took it over while this
+    /// one looked dead): only then is its result recorded.
+    pub(super) fn still_holds(&mut self, index: u64) -> bool {
+        match self.held.get(&(index / 2)) {
+            Some(&generation) => self.claims.still_mine(index / 2, generation),
+            None => false,
+        }
+    }
+
+    /// A game this task finished and journalled.
+    pub(super) fn record_own(&mut self, index: u64, record: &GameRecord) {
+        self.seen(index, record);
+        self.catch_up();
+    }
+
+    pub(super) fn decided(&self) -> bool {
+        self.pool
+            .as_ref()
+            .is_some_and(|p| p.ledger.decision.is_some())
+    }
+
+    /// Reads, for the pooled SPRT, the journals of the tasks holding the games it waits for,
+    /// for as long as they bring it forward.
+    fn catch_up(&mut self) {
+        loop {
+            let Some(next) = self.pool.as_ref().map(|p| p.next) else {
+                return;
+            };
+            if next >= self.games || self.decided() {
+                return;
+            }
+            let Ok(Some(claim)) = self.claims.owner(next / 2) else {
+                return;
+            };
+            if claim.owner == self.claims.me() {
+                return;
+            }
+            self.read_journal(&claim.owner);
+            if self.pool.as_ref().map(|p| p.next) == Some(next) {
+                return;
+            }
+        }
+    }
+
+    /// The next game for a worker of this task.
+    fn next(&mut self) -> Result<Next, String> {
+        if self.decided() {
+            return Ok(Next::Finished);
+        }
+        if let Some(game) = self.queue.pop_front() {
+            return Ok(Next::Play(game));
+        }
+        self.take_over_what_the_sprt_waits_for();
+        if let Some(game) = self.queue.pop_front() {
+            return Ok(Next::Play(game));
+        }
+        if let Some(game) = self.claim_next()? {
+            return Ok(Next::Play(game));
+        }
+        self.finish_what_others_left()
+    }
+
+    /// Claims the lowest pair no task has claimed, and returns its first game.
+    fn claim_next(&mut self) -> Result<Option<u64>, String> {
+        let path = self.root.join(super::claims::CLAIMS_DIR);
+        let done = &self.done;
+        let games = self.games;
+        let finished = |pair: u64| (2 * pair..(2 * pair + 2).min(games)).all(|g| done.contains(g));
+        let claimed = self
+            .claims
+            .claim_lowest(&mut self.cursor, self.pairs, finished)
+            .map_err(|e| io_text(&path, e))?;
+        Ok(claimed.and_then(|pair| {
+            self.hold(pair, 1);
+            self.queue.pop_front()
+        }))
+    }
+
+    /// The pooled SPRT waits for a game whose task has died: this task plays it.
+    fn take_over_what_the_sprt_waits_for(&mut self) {
+        let Some(next) = self.pool.as_ref().map(|p| p.next) else {
+            return;
+        };
+        if next >= self.games || !self.looked_recently() {
+            return;
+        }
+        let pair = next / 2;
+        if self.held.contains_key(&pair) {
+            return;
+        }
+        if let Ok(Some(claim)) = self.claims.owner(pair) {
+            self.take_if_left(pair, &claim);
+        }
+    }
+
+    /// Rate limit for looking at other tasks' heartbeats, which are files on a shared disk.
+    fn looked_recently(&mut self) -> bool {
+        let now = Instant::now();
+        if self
+            .last_look
+            .is_some_and(|t| now.duration_since(t) < LOOK_EVERY)
+        {
+            return false;
+        }
+        self.last_look = Some(now);
+        true
+    }
+
+    /// Takes `pair` over when its claim is this task's own from before a restart, or its
+    /// owner is dead. True if this task now holds it.
+    fn take_if_left(&mut self, pair: u64, claim: &Claim) -> bool {
+        if claim.owner == self.claims.me() {
+            self.hold(pair, claim.generation);
+            return true;
+        }
+        if !matches!(
+            self.claims.look(&claim.owner),
+            Liveness::Dead | Liveness::Ended
+        ) {
+            return false;
+        }
+        // Finished after all: its last games may be in its journal.
+        self.read_journal(&claim.owner.clone());
+        if self.pair_done(pair) {
+            return false;
+        }
+        match self.claims.take_over(pair, claim) {
+            Ok(true) => {
+                eprintln!(
+                    "{}: took over game pair {} from {}, silent for a whole lease",
+                    self.claims.me(),
+                    pair + 1,
+                    claim.owner
+                );
+                self.hold(pair, claim.generation + 1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Every pair is claimed: take over the unfinished pairs of dead tasks; wait while live
+    /// ones still hold some, which they may yet leave.
+    fn finish_what_others_left(&mut self) -> Result<Next, String> {
+        if !self.looked_recently() {
+            return Ok(Next::Wait);
+        }
+        let mut waiting = false;
+        for task in self.other_tasks() {
+            if !self.same_run(&task) {
+                continue;
+            }
+            match self.claims.look(&task) {
+                // Holding nothing now, and every pair is claimed: it can only take pairs over,
+                // and it is alive to play them.
+                Liveness::Ended | Liveness::Alive { open: 0 } => continue,
+                // Its pairs are under way, or it may die and leave them.
+                Liveness::Alive { .. } => {
+                    waiting = true;
+                    continue;
+                }
+                Liveness::Dead => {}
+            }
+            self.read_journal(&task);
+            self.read_claim_log(&task);
+            let listed: Vec<u64> = self.others[&task].listed.iter().copied().collect();
+            for pair in listed {
+                if self.pair_done(pair) {
+                    if let Some(r) = self.others.get_mut(&task) {
+                        r.listed.remove(&pair);
+                    }
+                    continue;
+                }
+                if self.held.contains_key(&pair) {
+                    continue;
+                }
+                match self.claims.owner(pair) {
+                    // Listed but never held (it died between listing and claiming).
+                    Ok(None) => {
+                        if self.claims.claim(pair).unwrap_or(false) {
+                            self.hold(pair, 1);
+                        }
+                    }
+                    Ok(Some(claim)) if claim.owner == task => {
+                        self.take_if_left(pair, &claim);
+                    }
+                    // Another task's now: its own heartbeat speaks for it.
+                    _ => {
+                        if let Some(r) = self.others.get_mut(&task) {
+                            r.listed.remove(&pair);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(game) = self.queue.pop_front() {
+            return Ok(Next::Play(game));
+        }
+        Ok(if waiting { Next::Wait } else { Next::Finished })
+    }
+
+    /// The other tasks' folders in the run's folder, in name order.
+    fn other_tasks(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut tasks: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("shard-") && n != self.claims.me())
+            .collect();
+        tasks.sort();
+        tasks
+    }
+
+    /// Whether `task`'s folder holds a shard of this run; a folder of another run given the
+    /// same --out is never read.
+    fn same_run(&mut self, task: &str) -> bool {
+        let reading = self.others.entry(task.to_string()).or_default();
+        if let Some(same) = reading.same_run {
+            return same;
+        }
+        let folder = self.root.join(task);
+        // Not written yet (a task starting), or being written: looked at again next time.
+        let same = match RunSpec::load(&folder) {
+            Ok(Some(spec)) => spec.identity() == self.identity,
+            Ok(None) => false,
+            Err(_) => return false,
+        };
+        if !same {
+            eprintln!(
+                "warning: {} is not a shard of this run (its settings differ); it is left out",
+                folder.display()
+            );
+        }
+        self.others.get_mut(task).expect("inserted above").same_run = Some(same);
+        same
+    }
+
+    /// Reads what `task` has added to its journal since the last read.
+    fn read_journal(&mut self, task: &str) {
+        if !self.same_run(task) {
+            return;
+        }
+        let path = self.root.join(task).join(JOURNAL_FILE);
+        let from = self.others[task].journal;
+        let Some((lines, read)) = read_new_lines(&path, from) else {
+            return;
+        };
+        for line in lines.split(|&b| b == b'\n') {
+            if let Some((entry, _)) = parse_line(String::from_utf8_lossy(line).trim()) {
+                self.seen(entry.index, &entry.record);
+            }
+        }
+        if let Some(r) = self.others.get_mut(task) {
+            r.journal = from + read;
+        }
+    }
+
+    /// Reads the pairs `task` has listed since the last read.
+    fn read_claim_log(&mut self, task: &str) {
+        let path = self.root.join(task).join(CLAIM_LOG);
+        let from = self.others[task].log;
+        let Some((lines, read)) = read_new_lines(&path, from) else {
+            return;
+        };
+        let pairs = self.pairs;
+        let r = self.others.get_mut(task).expect("read above");
+        r.log = from + read;
+        r.listed.extend(
+            String::from_utf8_lossy(&lines)
+                .lines()
+                .filter_map(|l| l.parse::<u64>().ok())
+                .filter(|&p| p < pairs),
+        );
+    }
+}
+
+impl GameSource for Mutex<Split> {
+    fn next_game(&self) -> Next {
+        let mut split = self.lock().unwrap_or_else(|e| e.into_inner());
+        if split.error.is_some() {
+            return Next::Finished;
+        }
+        split.next().unwrap_or_else(|e| {
+            split.error = Some(e);
+            Next::Finished
+        })
+    }
+}
+
+/// The whole lines of `path` from byte `from`, and how many bytes they take; a line still
+/// being written (no newline yet) is left for the next read.
+fn read_new_lines(path: &Path, from: u64) -> Option<(Vec<u8>, u64)> {
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut fresh = Vec::new();
+    file.read_to_end(&mut fresh).ok()?;
+    let whole = fresh.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    fresh.truncate(whole);
+    Some((fresh, whole as u64))
+}
