@@ -122,14 +122,12 @@ fn warn_if_huge(total: u64, engines: usize) {
 fn prepare_folder(job: &RunJob, out_dir: &Path) -> Result<arbiter::tournament::RunLock, Failure> {
     // Held until the run ends: a second arbiter on the same folder would play the same games.
     let lock = arbiter::tournament::lock_run_dir(out_dir).map_err(Failure::bad_input)?;
-    if job.resume.is_none() {
-        if out_dir.join(JOURNAL_FILE).exists() {
-            return Err(Failure::bad_input(format!(
-                "{} already holds a run: continue it with --resume {}",
-                out_dir.display(),
-                out_dir.display()
-            )));
-        }
+    if job.resume.is_none() && out_dir.join(JOURNAL_FILE).exists() {
+        return Err(Failure::bad_input(format!(
+            "{} already holds a run: continue it with --resume {}",
+            out_dir.display(),
+            out_dir.display()
+        )));
     }
     // A continued task of a split run keeps its settings of now (its concurrency may differ).
     if job.resume.is_none() || job.spec.shard.is_some() {
