@@ -196,6 +196,9 @@ fn print_bayeselo(
     Ok(())
 }
 
+/// The file that marks a folder written by `rate` (which it may write again).
+const RATED_MARKER: &str = "rated.txt";
+
 fn write_report(
     args: &RateArgs,
     records: Vec<arbiter::referee::GameRecord>,
@@ -209,20 +212,38 @@ fn write_report(
             .unwrap_or(0);
         PathBuf::from(format!("reports/rate-{secs}"))
     });
+    let journal_path = out.join(arbiter::tournament::journal::JOURNAL_FILE);
+    let marker = out.join(RATED_MARKER);
+    // A run's folder is never written over: its journal is the only copy of its games.
+    if out.join(arbiter::tournament::spec::SPEC_FILE).exists()
+        || (journal_path.exists() && !marker.exists())
+    {
+        return Err(Failure::bad_input(format!(
+            "--out {}: that folder holds a run; rate into another folder",
+            out.display()
+        )));
+    }
     std::fs::create_dir_all(&out)
         .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", out.display())))?;
-    let journal_path = out.join(arbiter::tournament::journal::JOURNAL_FILE);
-    let _ = std::fs::remove_file(&journal_path);
-    let mut journal = Journal::open(&journal_path)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
+    std::fs::write(&marker, "games imported by arbiter rate\n")
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", marker.display())))?;
+    let tmp = out.join(format!(
+        ".{}.rating",
+        arbiter::tournament::journal::JOURNAL_FILE
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    let mut journal =
+        Journal::open(&tmp).map_err(|e| Failure::bad_input(format!("{}: {e}", tmp.display())))?;
     for (i, r) in records.into_iter().enumerate() {
         journal
             .append(&Entry {
                 index: i as u64,
                 record: r,
             })
-            .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", tmp.display())))?;
     }
+    std::fs::rename(&tmp, &journal_path)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
     let info = RunInfo {
         event: "arbiter rate",
         game: "imported",

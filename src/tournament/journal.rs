@@ -98,7 +98,10 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
 }
 
 /// Reads every whole entry as `read` does, with the byte range of its line.
-fn scan(path: &Path, mut each: impl FnMut(Entry, (u64, usize))) -> Result<ReadSummary, String> {
+fn scan(
+    path: &Path,
+    mut each: impl FnMut(Entry, (u64, usize, usize)),
+) -> Result<ReadSummary, String> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadSummary::default()),
@@ -117,7 +120,7 @@ fn scan(path: &Path, mut each: impl FnMut(Entry, (u64, usize))) -> Result<ReadSu
             break;
         }
         number += 1;
-        let at = (offset, n);
+        let at = (offset, n, number);
         offset += n as u64;
         // Invalid UTF-8 (a torn multi-byte character) is damage like any other.
         let line = String::from_utf8_lossy(&buffer);
@@ -143,6 +146,8 @@ fn scan(path: &Path, mut each: impl FnMut(Entry, (u64, usize))) -> Result<ReadSu
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
     pub index: u64,
+    /// The line's number in the file (1-based).
+    pub line: usize,
     pub offset: u64,
     pub len: usize,
     pub outcome: crate::game::Outcome,
@@ -152,9 +157,10 @@ pub struct Place {
 /// Every whole entry's place, in file order; damaged lines are left out, as `read` leaves them.
 pub fn places(path: &Path) -> Result<(Vec<Place>, ReadSummary), String> {
     let mut places = Vec::new();
-    let summary = scan(path, |entry, (offset, len)| {
+    let summary = scan(path, |entry, (offset, len, line)| {
         places.push(Place {
             index: entry.index,
+            line,
             offset,
             len,
             outcome: entry.record.outcome,

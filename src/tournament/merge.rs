@@ -4,10 +4,14 @@
 //! entry per game, a game recorded twice with the same result kept once, with different results
 //! refused.
 
+use super::claims;
 use super::journal::{self, Place, JOURNAL_FILE};
+use super::openings::load_book;
 use super::run::{report_journal, RunOptions, RunOutcome};
 use super::runner::Schedule;
 use super::spec::{RunSpec, Shard, SPEC_FILE};
+use super::verify::RunCheck;
+use super::RunLock;
 use crate::game::find_game;
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -107,7 +111,10 @@ fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), Merg
     Ok((spec, shards))
 }
 
-/// Every game's entry once, in number order, with the folder it is read from.
+/// Every game's entry once, in number order, with the folder it is read from. Two entries for
+/// one game with different results: the one from the task holding the game's claim stands (the
+/// other was played by a task that looked dead and was taken over); with no claim to decide,
+/// the merge is refused.
 fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), MergeError> {
     let mut all: Vec<(Place, usize)> = Vec::new();
     for (f, folder) in folders.iter().enumerate() {
@@ -115,19 +122,31 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
         all.extend(places.into_iter().map(|p| (p, f)));
     }
     all.sort_by_key(|(p, f)| (p.index, *f));
+    let claim_holder = |index: u64, f: usize| -> Option<bool> {
+        let folder = &folders[f];
+        let owner = claims::owner_in(folder.parent()?, index / 2)?;
+        Some(folder.file_name()?.to_string_lossy() == owner)
+    };
     let mut kept: Vec<(Place, usize)> = Vec::with_capacity(all.len());
     let mut duplicates = 0;
     for (place, f) in all {
-        match kept.last() {
+        match kept.last_mut() {
             Some((first, g)) if first.index == place.index => {
-                if (first.outcome, first.termination) != (place.outcome, place.termination) {
-                    return Err(MergeError::Conflict {
-                        game: u128::from(place.index) + 1,
-                        first: folders[*g].join(JOURNAL_FILE).display().to_string(),
-                        second: folders[f].join(JOURNAL_FILE).display().to_string(),
-                    });
-                }
                 duplicates += 1;
+                if (first.outcome, first.termination) == (place.outcome, place.termination) {
+                    continue;
+                }
+                match (claim_holder(place.index, *g), claim_holder(place.index, f)) {
+                    (Some(true), Some(false)) => {}
+                    (Some(false), Some(true)) => (*first, *g) = (place, f),
+                    _ => {
+                        return Err(MergeError::Conflict {
+                            game: u128::from(place.index) + 1,
+                            first: folders[*g].join(JOURNAL_FILE).display().to_string(),
+                            second: folders[f].join(JOURNAL_FILE).display().to_string(),
+                        })
+                    }
+                }
             }
             _ => kept.push((place, f)),
         }
@@ -135,9 +154,55 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
     Ok((kept, duplicates))
 }
 
-/// Merges the shard folders `dirs` into the run folder `out`.
+/// The folder a merge writes: locked against a run playing there and a second merge; empty, or
+/// the merged run of these very shards (whose own journal then counts too: games played into it
+/// with `--resume`). Any other run's folder is refused.
+fn target(out: &Path, spec: &RunSpec) -> Result<(Option<PathBuf>, RunLock), MergeError> {
+    let existed = out.exists();
+    let lock = super::lock_run_dir(out).map_err(MergeError::Input)?;
+    let refuse = |why: String| {
+        if !existed {
+            let _ = std::fs::remove_dir(out);
+        }
+        Err(MergeError::Input(why))
+    };
+    let journal = out.join(JOURNAL_FILE);
+    if out.join(SPEC_FILE).exists() {
+        match RunSpec::load(out) {
+            Ok(Some(theirs)) if theirs.identity() == spec.identity() => {}
+            _ => {
+                return refuse(format!(
+                    "{} holds another run ({}): merge into the run's own folder or a new one",
+                    out.display(),
+                    out.join(SPEC_FILE).display()
+                ))
+            }
+        }
+    } else if journal.exists() {
+        return refuse(format!(
+            "{} holds a journal of games that is no run's merge: merge into another folder",
+            out.display()
+        ));
+    }
+    Ok((journal.exists().then(|| out.to_path_buf()), lock))
+}
+
+/// Merges the shard folders `dirs` into the run folder `out`. Everything is checked before
+/// anything is written, and the journal and spec are written beside and renamed into place: a
+/// refused merge leaves `out` as it was.
 pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
-    let folders = shard_folders(dirs)?;
+    let existed = out.exists();
+    let merged = merge_into(out, dirs);
+    if merged.is_err() && !existed {
+        // Made for this merge, and refused: gone again (only if empty: reports of a merge that
+        // failed late stay to be looked at).
+        let _ = std::fs::remove_dir(out);
+    }
+    merged
+}
+
+fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
+    let mut folders = shard_folders(dirs)?;
     if folders.iter().any(|f| same_folder(f, out)) {
         return Err(MergeError::Input(format!(
             "{} is one of the shards: merge into another folder (the run's folder above the \
@@ -153,18 +218,40 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     }
     let entry = find_game(&spec.game)
         .ok_or_else(|| MergeError::Input(format!("unknown game '{}'", spec.game)))?;
+    let (resumed, _lock) = target(out, &spec)?;
+    folders.extend(resumed);
     let (kept, duplicates) = choose_entries(&folders)?;
     let output = |path: &Path, e: &dyn std::fmt::Display| MergeError::Output {
         path: path.display().to_string(),
         reason: e.to_string(),
     };
-    std::fs::create_dir_all(out).map_err(|e| output(out, &e))?;
     spec.out = Some(out.to_path_buf());
-    spec.save(out)
-        .map_err(|e| output(&out.join(SPEC_FILE), &e))?;
-    let opts = RunOptions::of(&spec, entry, Vec::new(), out.to_path_buf(), false);
+    // The book when it is at hand: the openings are checked, and the schedule is the run's.
+    let book = match spec.openings.as_deref() {
+        Some(path) => load_book(path, entry, spec.book_plies).ok(),
+        None => Some(Vec::new()),
+    };
+    let opts = RunOptions::of(
+        &spec,
+        entry,
+        book.clone().unwrap_or_default(),
+        out.to_path_buf(),
+        false,
+    );
     let schedule = opts.schedule();
-    write_journal(out, &folders, &kept, &opts)?;
+    let names = spec.engines.iter().map(|e| e.name.clone()).collect();
+    let mut check = RunCheck::new(entry, names, schedule.clone(), spec.rules.clone(), book);
+    let journal_tmp = write_journal(out, &folders, &kept, &mut check)?;
+    let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
+    let saved = spec.save_as(&spec_tmp).and_then(|()| {
+        std::fs::rename(&spec_tmp, out.join(SPEC_FILE))?;
+        std::fs::rename(&journal_tmp, out.join(JOURNAL_FILE))
+    });
+    if let Err(e) = saved {
+        let _ = std::fs::remove_file(&journal_tmp);
+        let _ = std::fs::remove_file(&spec_tmp);
+        return Err(output(out, &e));
+    }
     let outcome = report_journal(&opts).map_err(|e| MergeError::Input(e.to_string()))?;
     let present: BTreeSet<u64> = kept.iter().map(|(p, _)| p.index).collect();
     let missing = (0..schedule.len())
@@ -188,23 +275,35 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The merged journal, in number order, written beside and renamed into place; each entry is
-/// checked against the schedule (the right players) on the way.
+/// The merged journal, in number order, written beside `out`'s (returned, for the caller to
+/// rename into place); every entry is checked as a game of the run (players, opening, moves and
+/// result by the rules), and the first that is not refuses the merge with its file and line.
 fn write_journal(
     out: &Path,
     folders: &[PathBuf],
     kept: &[(Place, usize)],
-    opts: &RunOptions,
+    check: &mut RunCheck,
+) -> Result<PathBuf, MergeError> {
+    let tmp = out.join(format!(".{JOURNAL_FILE}.merging"));
+    let written = write_entries(&tmp, folders, kept, check);
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| tmp)
+}
+
+fn write_entries(
+    tmp: &Path,
+    folders: &[PathBuf],
+    kept: &[(Place, usize)],
+    check: &mut RunCheck,
 ) -> Result<(), MergeError> {
-    let path = out.join(JOURNAL_FILE);
-    let tmp = out.join(format!("{JOURNAL_FILE}.merging"));
     let output = |e: std::io::Error| MergeError::Output {
-        path: path.display().to_string(),
+        path: tmp.display().to_string(),
         reason: e.to_string(),
     };
-    let schedule = opts.schedule();
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
-    let mut writer = std::io::BufWriter::new(File::create(&tmp).map_err(output)?);
+    let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
     for (place, f) in kept {
         let source = folders[*f].join(JOURNAL_FILE);
         let unreadable = |e: &dyn std::fmt::Display| {
@@ -217,15 +316,14 @@ fn write_journal(
         let Some(entry) = journal::read_at(file, place).map_err(|e| unreadable(&e))? else {
             continue;
         };
-        let fits = entry.index < schedule.len()
-            && entry.record.white == opts.engines[schedule.pairing(entry.index).white].name;
-        if !fits {
-            return Err(MergeError::Input(format!(
-                "{}: game {} does not belong to this run's schedule",
+        check.check(&entry).map_err(|why| {
+            MergeError::Input(format!(
+                "{}:{}: game {} is not a game of this run: {why}",
                 source.display(),
+                place.line,
                 u128::from(entry.index) + 1
-            )));
-        }
+            ))
+        })?;
         let mut line = serde_json::to_vec(&entry)
             .map_err(std::io::Error::other)
             .map_err(output)?;
@@ -233,6 +331,5 @@ fn write_journal(
         writer.write_all(&line).map_err(output)?;
     }
     let file = writer.into_inner().map_err(|e| output(e.into_error()))?;
-    file.sync_all().map_err(output)?;
-    std::fs::rename(&tmp, &path).map_err(output)
+    file.sync_all().map_err(output)
 }

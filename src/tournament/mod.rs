@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod spec;
 mod split;
 pub mod story;
+pub mod verify;
 pub mod viewer;
 
 use crate::engine::{EngineConfig, EngineError, EngineProcess};

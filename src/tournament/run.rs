@@ -10,6 +10,7 @@ use super::runner::{self, start_workers, GameSource, InOrder, RunSettings, Sched
 use super::schedule::{Format, PairSchedule};
 use super::spec::Shard;
 use super::split::Split;
+use super::verify::RunCheck;
 use super::RunError;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
@@ -210,26 +211,44 @@ fn journal_of(opts: &RunOptions) -> Result<PathBuf, RunError> {
     Ok(path)
 }
 
+/// The check every game read back from a journal passes before it counts.
+fn run_check(opts: &RunOptions, names: &[String]) -> RunCheck {
+    RunCheck::new(
+        opts.entry,
+        names.to_vec(),
+        opts.schedule(),
+        opts.rules.clone(),
+        Some(opts.openings.clone()),
+    )
+}
+
 /// Counts the games already in the journal (a resumed run) and returns which they are. Only games
-/// this schedule knows count, each once; one that does not match the schedule is an error.
+/// of this run count (players, opening and moves checked), each once; any other is an error that
+/// names the journal's line.
 fn count_past_games(
     path: &std::path::Path,
-    schedule: &PairSchedule,
+    check: &mut RunCheck,
     ledger: &mut Ledger,
     mut split: Option<&mut Split>,
 ) -> Result<Bitset, RunError> {
-    let total = schedule.len();
+    let total = check.games();
     let mut done = Bitset::new(total);
-    let mut mismatch = None;
+    let mut refused = None;
+    let mut line = 0usize;
     journal::read(path, |entry| {
-        if entry.index < total && done.insert(entry.index) {
-            let white = &ledger.totals.names[schedule.pairing(entry.index).white];
-            if &entry.record.white != white {
-                mismatch.get_or_insert(format!(
-                    "game {} in the journal does not match this run's schedule",
-                    entry.index + 1
-                ));
-            }
+        line += 1;
+        if refused.is_some() {
+            return;
+        }
+        if let Err(why) = check.check(&entry) {
+            refused = Some(format!(
+                "{}: entry {line} (game {}) is not a game of this run: {why}",
+                path.display(),
+                u128::from(entry.index) + 1
+            ));
+            return;
+        }
+        if done.insert(entry.index) {
             ledger.count(entry.index, &entry.record);
             if let Some(split) = split.as_deref_mut() {
                 split.seen(entry.index, &entry.record);
@@ -237,7 +256,7 @@ fn count_past_games(
         }
     })
     .map_err(RunError::Setup)?;
-    match mismatch {
+    match refused {
         Some(e) => Err(RunError::Setup(e)),
         None => Ok(done),
     }
@@ -251,7 +270,8 @@ fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<
     let root = opts.out_dir.parent().unwrap_or(std::path::Path::new("."));
     let me = task.shard.folder();
     let pool = opts.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
-    Split::join(root, &me, &task.identity, task.lease, games, pool)
+    let check = run_check(opts, names);
+    Split::join(root, &me, &task.identity, task.lease, games, pool, check)
         .map(Some)
         .map_err(RunError::Setup)
 }
@@ -302,7 +322,8 @@ pub async fn run(
     let total = schedule.len();
     let mut ledger = Ledger::new(names.clone(), opts.sprt);
     let mut split = join_split(&opts, &names, total)?;
-    let done = count_past_games(&journal_path, &schedule, &mut ledger, split.as_mut())?;
+    let mut check = run_check(&opts, &names);
+    let done = count_past_games(&journal_path, &mut check, &mut ledger, split.as_mut())?;
     let split = match split {
         Some(mut s) => {
             s.start().map_err(RunError::Setup)?;
@@ -410,8 +431,17 @@ pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let schedule = opts.schedule();
     let mut ledger = Ledger::new(names, opts.sprt);
     let path = opts.out_dir.join(journal::JOURNAL_FILE);
-    journal::read_in_order(&path, |entry| ledger.count(entry.index, &entry.record))
-        .map_err(RunError::Setup)?;
+    // The SPRT counts the schedule's games in order, as the run did: past a missing game its
+    // course is unknown, so it stops there, and only a decision reached before stands.
+    let mut next = 0;
+    journal::read_in_order(&path, |entry| {
+        if entry.index != next {
+            ledger.sprt = None;
+        }
+        next = entry.index + 1;
+        ledger.count(entry.index, &entry.record)
+    })
+    .map_err(RunError::Setup)?;
     finish(opts, ledger, schedule.len(), false, None)
 }
 

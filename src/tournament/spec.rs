@@ -399,11 +399,16 @@ impl RunSpec {
 
     /// Writes the spec into its run folder, for `--resume`.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         // Renamed into place: the other tasks of a split run read it while it is written.
         let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
-        std::fs::write(&tmp, text + "\n")?;
+        self.save_as(&tmp)?;
         std::fs::rename(&tmp, dir.join(SPEC_FILE))
+    }
+
+    /// Writes the spec to `path`, as `save` writes it into a run folder.
+    pub fn save_as(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, text + "\n")
     }
 
     /// The run a shard belongs to: this spec without what may differ between its tasks (which

@@ -15,6 +15,7 @@ use super::ledger::{Bitset, Ledger};
 use super::pool::InOrder;
 use super::runner::{GameSource, Next};
 use super::spec::RunSpec;
+use super::verify::RunCheck;
 use crate::referee::GameRecord;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
@@ -55,6 +56,8 @@ pub(super) struct Split {
     /// The pooled SPRT, counting in the schedule's order.
     pub(super) pool: Option<InOrder>,
     last_look: Option<Instant>,
+    /// What another task's game must pass to count.
+    check: RunCheck,
     /// A claim that could not be written: the task stops, and says why.
     pub(super) error: Option<String>,
     open: Arc<AtomicU64>,
@@ -75,6 +78,7 @@ impl Split {
         lease: Duration,
         games: u64,
         pool: Option<Ledger>,
+        check: RunCheck,
     ) -> Result<Split, String> {
         let claims = Claims::open(root, me, spec_identity, lease)?;
         let open = Arc::new(AtomicU64::new(0));
@@ -92,6 +96,7 @@ impl Split {
             others: HashMap::new(),
             pool: pool.map(InOrder::new),
             last_look: None,
+            check,
             error: None,
             open,
             _heartbeat: heartbeat,
@@ -417,8 +422,16 @@ impl Split {
             return;
         };
         for line in lines.split(|&b| b == b'\n') {
-            if let Some((entry, _)) = parse_line(String::from_utf8_lossy(line).trim()) {
-                self.seen(entry.index, &entry.record);
+            let Some((entry, _)) = parse_line(String::from_utf8_lossy(line).trim()) else {
+                continue;
+            };
+            match self.check.check(&entry) {
+                Ok(()) => self.seen(entry.index, &entry.record),
+                Err(why) => eprintln!(
+                    "warning: {}: game {} is not a game of this run ({why}); not counted",
+                    path.display(),
+                    u128::from(entry.index) + 1
+                ),
             }
         }
         if let Some(r) = self.others.get_mut(task) {

@@ -1,0 +1,200 @@
+//! Whether a journal entry belongs to a run: the right game, players and opening for its place
+//! in the schedule, and moves and a result the rules stand behind. A journal is a file anyone can
+//! edit or copy between runs; `--resume`, `arbiter merge` and a split run's pooled SPRT count a
+//! game only once it passes.
+
+use super::journal::Entry;
+use super::openings::Opening;
+use super::runner::Schedule;
+use super::schedule::PairSchedule;
+use crate::game::{Color, GameEntry, Status, Termination};
+use std::collections::HashMap;
+
+pub struct RunCheck {
+    entry: &'static GameEntry,
+    names: Vec<String>,
+    schedule: PairSchedule,
+    rules: Vec<(String, String)>,
+    /// The book, when at hand; without it the opening is not checked.
+    openings: Option<Vec<Opening>>,
+    /// Each opening's start and moves in the game's own notation, as a record holds them.
+    normalised: HashMap<usize, (Option<String>, Vec<String>)>,
+}
+
+impl RunCheck {
+    pub fn new(
+        entry: &'static GameEntry,
+        names: Vec<String>,
+        schedule: PairSchedule,
+        rules: Vec<(String, String)>,
+        openings: Option<Vec<Opening>>,
+    ) -> RunCheck {
+        RunCheck {
+            entry,
+            names,
+            schedule,
+            rules,
+            openings,
+            normalised: HashMap::new(),
+        }
+    }
+
+    /// The schedule's number of games.
+    pub fn games(&self) -> u64 {
+        self.schedule.len()
+    }
+
+    /// Why `e` is not a game of this run, if it is not.
+    pub fn check(&mut self, e: &Entry) -> Result<(), String> {
+        let record = &e.record;
+        if e.index >= self.schedule.len() {
+            return Err(format!(
+                "game {} is past the schedule's {} games",
+                u128::from(e.index) + 1,
+                self.schedule.len()
+            ));
+        }
+        let pairing = self.schedule.pairing(e.index);
+        let (white, black) = (&self.names[pairing.white], &self.names[pairing.black]);
+        if record.game != self.entry.id {
+            return Err(format!("a game of {}, not {}", record.game, self.entry.id));
+        }
+        if (&record.white, &record.black) != (white, black) {
+            return Err(format!(
+                "{} against {}, where the schedule has {white} against {black}",
+                record.white, record.black
+            ));
+        }
+        if record.round != pairing.round {
+            return Err(format!(
+                "round {}, where the schedule has {}",
+                record.round, pairing.round
+            ));
+        }
+        self.check_opening(record, pairing.opening)?;
+        self.replay(record)
+    }
+
+    fn check_opening(
+        &mut self,
+        record: &crate::referee::GameRecord,
+        opening: usize,
+    ) -> Result<(), String> {
+        // Without the book (a merge on a machine that does not have it) the opening cannot be
+        // told, nor which one the schedule gave.
+        let Some(book) = &self.openings else {
+            return Ok(());
+        };
+        if book.is_empty() {
+            return match record.opening {
+                0 if record.start_fen.is_none() && !record.moves.iter().any(|m| m.book) => Ok(()),
+                _ => Err("an opening, where the run plays from the start position".into()),
+            };
+        }
+        if record.opening != opening + 1 {
+            return Err(format!(
+                "opening {}, where the schedule has opening {}",
+                record.opening,
+                opening + 1
+            ));
+        }
+        let (entry, rules) = (self.entry, &self.rules);
+        let expected = self.normalised.entry(opening).or_insert_with(|| {
+            let o = &book[opening];
+            let mut moves = Vec::new();
+            if let Ok(mut game) = entry.new_game_with(o.fen.as_deref(), rules) {
+                for mv in &o.moves {
+                    match game.play(mv) {
+                        Ok(report) => moves.push(report.mv),
+                        Err(_) => break,
+                    }
+                }
+            }
+            (o.fen.clone(), moves)
+        });
+        let played: Vec<&str> = record
+            .moves
+            .iter()
+            .take_while(|m| m.book)
+            .map(|m| m.text.as_str())
+            .collect();
+        if record.start_fen != expected.0 || played != expected.1 {
+            return Err(format!(
+                "its opening ({}) is not the book's opening {}",
+                record.opening_text(),
+                opening + 1
+            ));
+        }
+        Ok(())
+    }
+
+    /// Replays the moves: every one legal, and the result the rules give when they end the
+    /// game; a result the referee gave (a forfeit, a resignation) only while the game was on.
+    fn replay(&self, record: &crate::referee::GameRecord) -> Result<(), String> {
+        let mut game = self
+            .entry
+            .new_game_with(record.start_fen.as_deref(), &self.rules)
+            .map_err(|e| format!("its start position: {e}"))?;
+        for (i, mv) in record.moves.iter().enumerate() {
+            if game.status().is_over() {
+                return Err(format!(
+                    "move {} ({}) is played after the game ended",
+                    i + 1,
+                    mv.text
+                ));
+            }
+            game.play(&mv.text)
+                .map_err(|e| format!("move {} ({}): {e}", i + 1, mv.text))?;
+        }
+        let claimed = (record.outcome, record.termination);
+        let mover = game.turn();
+        match game.status() {
+            Status::Over(outcome, termination) if (outcome, termination) != claimed => {
+                Err(format!(
+                    "scored {} by {}, where its moves end it {} by {}",
+                    record.outcome, record.termination, outcome, termination
+                ))
+            }
+            Status::Over(..) => Ok(()),
+            Status::Ongoing if ends_by_rule(record.termination) => Err(format!(
+                "scored {} by {}, but its moves do not end the game",
+                record.outcome, record.termination
+            )),
+            Status::Ongoing if loses_on_move(record.termination) => {
+                if record.outcome == mover.other().wins() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "scored {} by {}, which loses the game for the side to move ({})",
+                        record.outcome,
+                        record.termination,
+                        match mover {
+                            Color::White => "white",
+                            Color::Black => "black",
+                        }
+                    ))
+                }
+            }
+            Status::Ongoing => Ok(()),
+        }
+    }
+}
+
+/// Terminations only the rules give.
+fn ends_by_rule(t: Termination) -> bool {
+    matches!(
+        t,
+        Termination::KingZapped
+            | Termination::Checkmate
+            | Termination::Stalemate
+            | Termination::Campmate
+            | Termination::Repetition
+            | Termination::MoveRule
+            | Termination::InsufficientMaterial
+    )
+}
+
+/// Terminations that are a loss for the side whose move it was.
+fn loses_on_move(t: Termination) -> bool {
+    matches!(t, Termination::IllegalMove | Termination::Resignation)
+}

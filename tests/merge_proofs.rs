@@ -1,0 +1,306 @@
+//! `arbiter merge` proves what it merges, and writes only where it may: each test is a defect
+//! found by doing what the README documents, in an order a user would, with real runs of the
+//! bundled engine.
+
+mod common;
+
+use common::{arbiter_in, bundled_engine, scratch, stderr, stdout, succeed_in};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn book() -> String {
+    format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A match of 12 games between depth 2 and depth 1, from the book.
+fn small_match(out: &str) -> Vec<String> {
+    let e = bundled_engine();
+    let mut args: Vec<String> = [
+        "match",
+        "--games",
+        "12",
+        "--seed",
+        "3",
+        "--quiet",
+        "--openings",
+        &book(),
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, depth) in [("deep", 2), ("shallow", 1)] {
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("depth={depth}"),
+            "option.Style=search".to_string(),
+        ]);
+    }
+    args
+}
+
+fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
+    args.extend(more.iter().map(|s| s.to_string()));
+    args
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// The bytes of every file in a folder, by name: what "unchanged" means.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn merge_after_resume_keeps_the_resumed_games() {
+    let dir = scratch("merge", "resumed");
+    succeed_in(&dir, &small_match("single"));
+    succeed_in(&dir, &with(small_match("run"), &["--shard", "1/2"]));
+    // A task's games lost: the merge is incomplete, and the README says to continue the merged
+    // run with --resume, then merge again.
+    let journal = dir.join("run/shard-1-of-2/journal.jsonl");
+    let all = lines(&journal);
+    std::fs::write(&journal, all[..8].join("\n") + "\n").unwrap();
+    let out = arbiter_in(&dir, &["merge", "run", "run"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let resumed = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let out = arbiter_in(&dir, &["merge", "run", "run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Merged 12 games"), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read(dir.join("single/games.csv")).unwrap(),
+        std::fs::read(dir.join("run/games.csv")).unwrap()
+    );
+}
+
+#[test]
+fn merge_refuses_other_runs_folders_and_changes_nothing() {
+    let dir = scratch("merge", "target");
+    succeed_in(&dir, &with(small_match("split"), &["--shard", "1/2"]));
+    // Into a finished run that is not this one: refused, every file as it was.
+    let mut other = small_match("other");
+    other[4] = "4".into(); // --seed
+    succeed_in(&dir, &other);
+    let before = snapshot(&dir.join("other"));
+    let out = arbiter_in(&dir, &["merge", "other", "split"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds another run"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&dir.join("other")), before);
+    // Into a folder where a run is playing: refused while it plays, and the run is unharmed.
+    let mut long = small_match("playing");
+    long[2] = "400".into(); // --games
+    let mut playing = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&long)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = dir.join("playing/journal.jsonl");
+    while lines(&journal).len() < 2 {
+        assert!(playing.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = arbiter_in(&dir, &["merge", "playing", "split"]);
+    let after = lines(&journal).len();
+    playing.kill().unwrap();
+    playing.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another arbiter is playing"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(after >= 2, "the playing run lost its games");
+    // `rate --out` onto a run's folder: refused, its journal kept.
+    let before = snapshot(&dir.join("other"));
+    let pgn = dir.join("other/games.pgn");
+    let out = arbiter_in(&dir, &["rate", pgn.to_str().unwrap(), "--out", "other"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("holds a run"), "{}", stderr(&out));
+    assert_eq!(snapshot(&dir.join("other")), before);
+    // A merge refused for a forged game writes nothing either: not even the run's spec.
+    let shard = dir.join("split/shard-1-of-2/journal.jsonl");
+    let mut forged = lines(&shard);
+    forged[0] = forged[0].replace("\"black\":\"", "\"black\":\"nobody");
+    std::fs::write(&shard, forged.join("\n") + "\n").unwrap();
+    let out = arbiter_in(&dir, &["merge", "fresh", "split"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        !dir.join("fresh").exists(),
+        "a refused merge left {:?}",
+        std::fs::read_dir(dir.join("fresh")).map(|d| d.count())
+    );
+}
+
+/// Rewrites the first journal entry of `path` with `edit`, which must change it.
+fn forge(path: &Path, edit: impl Fn(&str) -> String) {
+    let mut all = lines(path);
+    let forged = edit(&all[0]);
+    assert_ne!(forged, all[0], "the forgery changed nothing");
+    all[0] = forged;
+    std::fs::write(path, all.join("\n") + "\n").unwrap();
+}
+
+/// What a forgery is, and the edit that makes it.
+type Forgery = (&'static str, Box<dyn Fn(&str) -> String>);
+
+#[test]
+fn forged_journal_lines_are_refused_by_merge_and_resume() {
+    let dir = scratch("merge", "forged");
+    succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
+    let journal = dir.join("run/shard-1-of-1/journal.jsonl");
+    let pristine = std::fs::read(&journal).unwrap();
+    let first = lines(&journal)[0].clone();
+    let white = if first.contains("\"white\":\"deep\"") {
+        "deep"
+    } else {
+        "shallow"
+    };
+    let black = if white == "deep" { "shallow" } else { "deep" };
+    let forgeries: Vec<Forgery> = vec![
+        (
+            "unknown black player",
+            Box::new(move |l: &str| {
+                l.replace(&format!("\"black\":\"{black}\""), "\"black\":\"stranger\"")
+            }),
+        ),
+        (
+            "x against x",
+            Box::new(move |l: &str| {
+                l.replace(
+                    &format!("\"black\":\"{black}\""),
+                    &format!("\"black\":\"{white}\""),
+                )
+            }),
+        ),
+        (
+            "an illegal move scored as a zapped king",
+            Box::new(|l: &str| {
+                let at = l.find("\"moves\":[{\"text\":\"").unwrap() + 18;
+                let end = at + l[at..].find('"').unwrap();
+                let l = format!("{}a1a1{}", &l[..at], &l[end..]);
+                let l = l.replacen("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"", 1);
+                let l = l.replacen("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"", 1);
+                let t = l.find("\"termination\":\"").unwrap() + 15;
+                let e = t + l[t..].find('"').unwrap();
+                format!("{}king zapped{}", &l[..t], &l[e..])
+            }),
+        ),
+    ];
+    for (what, edit) in &forgeries {
+        std::fs::write(&journal, &pristine).unwrap();
+        forge(&journal, edit);
+        let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("shard-1-of-1/journal.jsonl:1: game 1 is not a game of this run"),
+            "{what}: {}",
+            stderr(&out)
+        );
+        let out = arbiter_in(&dir, &["match", "--resume", "run/shard-1-of-1", "--quiet"]);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("entry 1 (game 1) is not a game of this run"),
+            "{what}: {}",
+            stderr(&out)
+        );
+    }
+    std::fs::write(&journal, &pristine).unwrap();
+    let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
+fn sprt_match(out: &str) -> Vec<String> {
+    let mut args = small_match(out);
+    args[2] = "600".into();
+    args.extend(["--sprt", "elo0=0", "elo1=60"].map(String::from));
+    args
+}
+
+#[test]
+fn a_split_sprt_with_a_folder_missing_states_no_verdict() {
+    let dir = scratch("merge", "sprt-gap");
+    // Two tasks at once, each with two games at a time: their pairs interleave.
+    let tasks: Vec<_> = (1..=2)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(with(
+                    sprt_match("split"),
+                    &["--shard", &format!("{k}/2"), "--concurrency", "2"],
+                ))
+                .current_dir(&dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for task in tasks {
+        let out = task.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let whole = arbiter_in(&dir, &["merge", "whole", "split"]);
+    assert!(stdout(&whole).contains("H1 accepted"), "{}", stdout(&whole));
+    let two = lines(&dir.join("split/shard-2-of-2/journal.jsonl")).len();
+    assert!(two > 0, "task 2 played nothing; the test needs both");
+    std::fs::remove_dir_all(dir.join("split/shard-2-of-2")).unwrap();
+    let out = arbiter_in(&dir, &["merge", "partial", "split"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("H1 accepted"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("H0 accepted"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("in no shard folder"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_task_never_pools_another_runs_folder() {
+    let dir = scratch("merge", "pool-identity");
+    succeed_in(&dir, &with(sprt_match("other"), &["--shard", "1/2"]));
+    let mut mine = sprt_match("mine");
+    mine[4] = "9".into(); // --seed: another run
+    succeed_in(&dir, &with(mine.clone(), &["--shard", "1/2"]));
+    // The other run's task folder put beside this run's, as a careless copy would.
+    std::fs::rename(
+        dir.join("other/shard-1-of-2"),
+        dir.join("mine/shard-2-of-2"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(dir.join("mine/shard-1-of-2")).unwrap();
+    std::fs::remove_dir_all(dir.join("mine/claims")).unwrap();
+    let out = succeed_in(&dir, &with(mine, &["--shard", "1/2"]));
+    assert!(
+        stderr(&out).contains("shard-2-of-2 is not a shard of this run"),
+        "{}",
+        stderr(&out)
+    );
+}
