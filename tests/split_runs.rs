@@ -179,13 +179,13 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         std::fs::copy(dir.join("run/shard-1-of-3").join(f), copy.join(f)).unwrap();
     }
     let taken = journal_lines(&copy.join("journal.jsonl")).len();
-    let text = stdout(&run(&dir, &["merge", "merged", "run"].map(String::from)));
+    let text = stdout(&run(&dir, &["merge", "twice", "run"].map(String::from)));
     assert!(
         text.contains(&format!("{taken} duplicate entries dropped")),
         "{text}"
     );
-    assert_same_files(&dir.join("single"), &dir.join("merged"));
-    // The copy says otherwise about one game: refused, naming both files.
+    assert_same_files(&dir.join("single"), &dir.join("twice"));
+    // The copy says otherwise about one game.
     let changed: Vec<String> = journal_lines(&copy.join("journal.jsonl"))
         .iter()
         .enumerate()
@@ -204,7 +204,13 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         })
         .collect();
     std::fs::write(copy.join("journal.jsonl"), changed.join("\n") + "\n").unwrap();
+    // The task holding the game's claim is the one whose result stands.
+    run(&dir, &["merge", "held", "run"].map(String::from));
+    assert_same_files(&dir.join("single"), &dir.join("held"));
+    // With no claims to tell (folders copied without them): refused, naming both files.
+    std::fs::rename(dir.join("run/claims"), dir.join("claims-away")).unwrap();
     let out = arbiter_in(&dir, &["merge", "conflict", "run"]);
+    std::fs::rename(dir.join("claims-away"), dir.join("run/claims")).unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
