@@ -194,3 +194,80 @@ fn a_cancelled_and_requeued_task_leaves_every_game_once() {
     let total = 6 * (40 / 3 + 1);
     assert_eq!(ids, (1..=total).collect::<Vec<u64>>(), "every game once");
 }
+
+/// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
+fn sprt_match(out: &Path) -> Vec<String> {
+    let e = bundled_engine();
+    let mut args: Vec<String> = [
+        "match",
+        "--games",
+        "2000",
+        "--seed",
+        "5",
+        "--openings",
+        &format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR")),
+        "--sprt",
+        "elo0=0",
+        "elo1=60",
+        "--out",
+        &out.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, depth) in [("deep", 2), ("shallow", 1)] {
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("depth={depth}"),
+            "option.Style=search".to_string(),
+        ]);
+    }
+    args
+}
+
+/// The cluster runs fewer tasks at once than were submitted (4 tasks of one CPU each on a node
+/// with fewer CPUs): the running tasks claim pairs in order and stop at the pooled decision,
+/// and the tasks that start later find it made. Games played: at most one machine's, plus a
+/// pair per task (2 x tasks x concurrency).
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_four_task_sprt_on_fewer_cpus_stops_near_one_machine() {
+    slurm_answers();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = scratch("slurm", "sprt");
+    let single = common::succeed_in(&dir, &sprt_match(&dir.join("single")));
+    assert!(
+        stdout(&single).contains("H1 accepted"),
+        "{}",
+        stdout(&single)
+    );
+    let started = Instant::now();
+    let (array, merge) = submit(&dir, 4, &sprt_match(&dir.join("cluster")));
+    wait_for(&[&array, &merge], Duration::from_secs(900));
+    let merged = arbiter_in(&dir, &["merge", "cluster", "cluster"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    assert!(
+        stdout(&merged).contains("H1 accepted"),
+        "{}",
+        stdout(&merged)
+    );
+    let games = |run: &str| {
+        std::fs::read_to_string(dir.join(run).join("games.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            - 1
+    };
+    let (one, split) = (games("single"), games("cluster"));
+    let bound = one + 2 * 4;
+    eprintln!(
+        "Slurm SPRT, 4 tasks on {cpus} CPUs: one machine {one} games, the array {split} \
+         (bound {bound}), {:?} in all",
+        started.elapsed()
+    );
+    assert!(
+        split <= bound,
+        "the array played {split} games, one machine {one}"
+    );
+}

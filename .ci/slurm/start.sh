@@ -8,6 +8,10 @@ if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
 fi
 # Running daemons only: a stopped one may linger as a zombie until its parent reaps it.
 running() { pgrep -x -r R,S,D "$1" >/dev/null; }
+# The daemons this script starts, by PID, for stop.sh to stop those and no others.
+started=/run/arbiter-ci-slurm.pids
+: > "$started"
+remember() { sleep 1; pgrep -x -r R,S,D "$1" >> "$started" || true; }
 host=$(hostname -s)
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
@@ -17,7 +21,7 @@ mkdir -p /etc/munge /run/munge /var/lib/munge /var/log/munge
 [ -s /etc/munge/munge.key ] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
 chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge
 chmod 700 /etc/munge && chmod 400 /etc/munge/munge.key
-running munged || runuser -u munge -- /usr/sbin/munged
+running munged || { runuser -u munge -- /usr/sbin/munged && remember munged; }
 munge -n | unmunge >/dev/null
 
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
@@ -47,7 +51,7 @@ SlurmdLogFile=/var/log/slurm/slurmd.log
 NodeName=${host} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${mem} State=UNKNOWN
 PartitionName=ci Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
-running slurmctld || /usr/sbin/slurmctld
+running slurmctld || { /usr/sbin/slurmctld && remember slurmctld; }
 # slurmd initialises a cgroup plugin even with proctrack/linuxproc and task/none; which one a
 # container offers varies, so each is tried until slurmd stays up.
 for plugin in autodetect cgroup/v1 cgroup/v2; do
@@ -55,6 +59,7 @@ for plugin in autodetect cgroup/v1 cgroup/v2; do
   printf 'CgroupPlugin=%s\nCgroupAutomount=yes\nIgnoreSystemd=yes\n' "$plugin" > /etc/slurm/cgroup.conf
   /usr/sbin/slurmd || true
   sleep 1
+  running slurmd && remember slurmd
 done
 for _ in $(seq 60); do
   if sinfo -h -o '%T' 2>/dev/null | grep -q idle; then

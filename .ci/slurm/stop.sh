@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Stops what start.sh started.
-scancel --user=root 2>/dev/null || true
-pkill -x slurmd 2>/dev/null || true
-pkill -x slurmctld 2>/dev/null || true
-pkill -x munged 2>/dev/null || true
+# Stops what start.sh started: the jobs of its partition (ci), and the daemons by the PIDs it
+# recorded; daemons or jobs of anything else on the machine are left alone.
+started=/run/arbiter-ci-slurm.pids
+scancel --partition=ci 2>/dev/null || true
+if [ -s "$started" ]; then
+  # slurmd first, then the controller, then munge: each stops while what it serves is up.
+  tac "$started" | while read -r pid; do
+    kill "$pid" 2>/dev/null || true
+  done
+  rm -f "$started"
+fi
 exit 0

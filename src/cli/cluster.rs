@@ -76,9 +76,11 @@ pub struct SlurmOptions {
     pub job_name: Option<String>,
 }
 
-/// A bash script that submits the run as a Slurm job array of `shards` tasks (one shard each,
-/// cpus-per-task = the run's concurrency, requeued tasks continue their shard) and the merge as
-/// a job that waits for every task, however it ended.
+/// A bash script that submits the run as a Slurm job array of `shards` tasks (each a task of the
+/// split run, `--shard slurm`, cpus-per-task = the run's concurrency, requeued tasks continue)
+/// and the merge as a job that waits for every task, however it ended. Every value from the
+/// user is quoted for bash and given to `sbatch` as an argument, never as a `#SBATCH` line or
+/// unquoted text: a newline, `;`, `$(...)` or a space in a name or path stays a character.
 pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Result<String, Failure> {
     let spec = &job.spec;
     check_splittable(job, args)?;
@@ -95,59 +97,56 @@ pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Resul
         .job_name
         .clone()
         .unwrap_or_else(|| format!("arbiter-{}", spec.game));
-    let partition = opts
-        .partition
-        .as_ref()
-        .map(|p| format!("#SBATCH --partition={p}\n"))
-        .unwrap_or_default();
     let mut command: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    command.extend(["--shard".into(), "slurm".into()]);
     if !args.iter().any(|a| a == "--quiet") {
         // A task's log is a file: the final result, not a progress line per game.
         command.push("--quiet".into());
     }
+    let base_text = base.display().to_string();
+    let mut common = vec![
+        format!("--time={}", quote(&opts.time)),
+        format!("--job-name={}", quote(&name)),
+    ];
+    if let Some(p) = &opts.partition {
+        common.push(format!("--partition={}", quote(p)));
+    }
+    let common = common.join(" ");
+    let exe = quote(&exe.display().to_string());
+    let merge = format!(
+        "cd {} && {exe} merge {} {}",
+        quote(&cwd.display().to_string()),
+        quote(&base_text),
+        quote(&base_text)
+    );
     Ok(format!(
         r#"#!/bin/bash
 # Made by: arbiter slurm --shards {shards} -- {shown}
-# Submit with: bash <this file>. It submits {shards} array tasks, one shard of the run each, then
-# the merge, which waits for every task (afterany) and writes the run's report into
-#   {base}
-# A requeued or resubmitted task continues its shard where it stopped; merging again after
-# rerunning a failed task is safe.
+# Submit with: bash <this file>. It submits {shards} array tasks sharing the run (each claims
+# game pairs in order), then the merge, which waits for every task (afterany) and writes the
+# run's report into the run's folder. A requeued or resubmitted task continues where it
+# stopped; the others play what a task that died left, after its lease.
 set -euo pipefail
 cd {cwd}
-mkdir -p {base}
-array=$(sbatch --parsable <<'ARBITER_TASK'
+base={base}
+mkdir -p "$base"
+array=$(sbatch --parsable {common} --array=1-{shards} --cpus-per-task={cpus} --requeue   --output="$base/slurm-%A_%a.out" <<'ARBITER_TASK'
 #!/bin/bash
-#SBATCH --job-name={name}
-#SBATCH --array=1-{shards}
-#SBATCH --cpus-per-task={cpus}
-#SBATCH --time={time}
-#SBATCH --requeue
-#SBATCH --output={base_raw}/slurm-%A_%a.out
-{partition}cd {cwd}
+cd {cwd}
 exec {exe} {command}
 ARBITER_TASK
 )
 array=${{array%%;*}}
-merge=$(sbatch --parsable --job-name={name}-merge --dependency=afterany:$array \
-  --output={base}/slurm-merge-%j.out --time={time} {partition_flag}\
-  --wrap "cd {cwd} && {exe} merge {base} {base}")
-echo "submitted array job $array ({shards} shards) and merge job $merge"
+merge=$(sbatch --parsable {common} --dependency=afterany:"$array"   --output="$base/slurm-merge-%j.out" --wrap {merge})
+echo "submitted array job $array ({shards} tasks) and merge job $merge"
 "#,
         shards = opts.shards,
-        shown = args.join(" "),
-        base = quote(&base.display().to_string()),
-        base_raw = base.display(),
+        shown = args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "),
+        base = quote(&base_text),
         cwd = quote(&cwd.display().to_string()),
         cpus = spec.concurrency,
-        time = opts.time,
-        exe = quote(&exe.display().to_string()),
         command = command.join(" "),
-        partition_flag = opts
-            .partition
-            .as_ref()
-            .map(|p| format!("--partition={} ", quote(p)))
-            .unwrap_or_default(),
+        merge = quote(&merge),
     ))
 }
 
@@ -160,21 +159,40 @@ fn check_splittable(job: &RunJob, args: &[String]) -> Result<(), Failure> {
     }
     if job.spec.shard.is_some() || args.iter().any(|a| a.starts_with("--shard")) {
         return Err(Failure::bad_input(
-            "arbiter slurm: leave --shard and --shards out; each array task takes its shard from Slurm",
+            "arbiter slurm: leave --shard and --shards out; each array task takes its place from Slurm",
         ));
     }
     Ok(())
 }
 
-/// A word for bash, quoted only when it needs to be.
-fn quote(word: &str) -> String {
+/// A word for bash, quoted only when it needs to be: plain words as they are, control
+/// characters (a newline would end a comment or a line) as `$'...'` escapes, anything else in
+/// single quotes.
+pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=+:,@%".contains(c));
     if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
+        return word.to_string();
     }
+    if word.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() && (c as u32) < 0x80 => {
+                    out.push_str(&format!("\\x{:02x}", c as u32))
+                }
+                c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
 }

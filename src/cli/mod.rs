@@ -182,11 +182,16 @@ enum Command {
     /// the merge as a job that waits for them all.
     ///
     /// The run is given after `--` as it would be typed after `arbiter`, with --out on the
-    /// cluster's shared file system; each task plays shard $SLURM_ARRAY_TASK_ID with
-    /// cpus-per-task = --concurrency. A requeued task continues its shard.
+    /// cluster's shared file system. Each array task joins the run with `--shard slurm` and
+    /// cpus-per-task = --concurrency; the tasks claim game pairs in order, so however few the
+    /// cluster runs at once, an SPRT stops near where one machine would. A requeued task
+    /// continues; the others play what a dead task left, after its --lease. The run is checked
+    /// (settings, book, engines) before the script is printed.
     ///
     /// Example:
-    ///   arbiter slurm --shards 50 --time 2:00:00 -- match --games 20000 --concurrency 4     ///     --engine cmd=./new --engine cmd=./old --each tc=10+0.1     ///     --sprt elo0=0 elo1=5 --out /scratch/me/new-vs-old > submit.sh
+    ///   arbiter slurm --shards 50 --time 2:00:00 -- match --games 20000 --concurrency 4 \
+    ///     --engine cmd=./new --engine cmd=./old --each tc=10+0.1 \
+    ///     --sprt elo0=0 elo1=5 --out /scratch/me/new-vs-old > submit.sh
     ///   bash submit.sh
     #[command(verbatim_doc_comment)]
     Slurm {
@@ -553,7 +558,9 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
         ));
     }
     let job = run_job(cli.command, &matches)?;
-    job.spec.check().map_err(|e| job.origin.explain(e))?;
+    // Everything a task will check, checked before anything is submitted: settings, book,
+    // output files and the engines' start-up.
+    runcmd::check_before_play(&job)?;
     say_inline!("{}", cluster::slurm_script(&job, run, opts)?);
     Ok(0)
 }

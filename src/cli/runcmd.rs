@@ -251,6 +251,23 @@ pub fn write_copies(
     Ok(())
 }
 
+/// What a run checks before it plays: its settings, its book, its output files and its
+/// engines' start-up; nothing is written.
+pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
+    let spec = &job.spec;
+    spec.check().map_err(|e| job.origin.explain(e))?;
+    refuse_outputs_onto_the_run(spec, &out_dir(job))?;
+    let entry = super::rules::game_entry(&spec.game)?;
+    openings(spec, entry)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
+    runtime
+        .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
+        .map_err(Failure::bad_input)
+}
+
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
 pub fn execute(mut job: RunJob) -> Result<u8, Failure> {

@@ -52,7 +52,7 @@ pub enum Liveness {
     Alive { open: u64 },
     /// Ended, holding no unfinished pair: nothing of it to wait for.
     Ended,
-    /// No beat for a whole lease, and did not say it ended with nothing unfinished.
+    /// No beat for a whole lease, or ended holding unfinished pairs.
     Dead,
 }
 
@@ -241,8 +241,13 @@ impl Claims {
             .and_then(|n| n.parse().ok())
             // A task that never beat: assume it holds pairs.
             .unwrap_or(1);
-        if open == 0 && words.get(4) == Some(&"ended") {
-            return Liveness::Ended;
+        if words.get(4) == Some(&"ended") {
+            // Stopped (interrupted, or its time limit): what it holds is left for the others now.
+            return if open == 0 {
+                Liveness::Ended
+            } else {
+                Liveness::Dead
+            };
         }
         let now = Instant::now();
         match self.seen.get(task) {
@@ -415,7 +420,10 @@ mod tests {
         std::thread::sleep(lease * 2);
         assert_eq!(b.look("shard-1-of-2"), Liveness::Alive { open: 3 });
         drop(beat);
-        // Ended holding three pairs: dead to the others once its lease runs out.
+        // Ended holding three pairs: dead to the others at once.
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Dead);
+        // Silent without a word (killed): dead once a lease has passed.
+        std::fs::write(dir.join("claims/alive-shard-1-of-2"), "1 2 3 3\n").unwrap();
         assert!(matches!(b.look("shard-1-of-2"), Liveness::Alive { .. }));
         std::thread::sleep(lease + Duration::from_millis(100));
         assert_eq!(b.look("shard-1-of-2"), Liveness::Dead);

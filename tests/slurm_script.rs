@@ -1,0 +1,147 @@
+//! The script `arbiter slurm` prints, run by bash against a stand-in `sbatch` that records what
+//! it is given: hostile values in names and paths stay text, and a run that would fail in
+//! every task is refused before anything is printed. (The real cluster is tests/slurm_cluster.rs.)
+
+mod common;
+
+use common::{arbiter_in, bundled_engine, scratch, script, stderr, stdout};
+use std::process::Command;
+
+/// `sbatch --parsable` as far as the script needs it: each call's arguments, one per line,
+/// and its standard input are recorded; it answers with a job id.
+const FAKE_SBATCH: &str = r#"#!/bin/bash
+n=$(ls "$SBATCH_LOG"/*.args 2>/dev/null | wc -l)
+for a in "$@"; do printf '%s\n' "$a"; done > "$SBATCH_LOG/call-$n.args"
+if [ ! -t 0 ]; then cat > "$SBATCH_LOG/call-$n.stdin"; fi
+echo "$((1000 + n))"
+"#;
+
+fn run_args(out: &str, event: &str, book: &str) -> Vec<String> {
+    let e = bundled_engine();
+    [
+        "match",
+        "--games",
+        "4",
+        "--openings",
+        book,
+        "--engine",
+        &format!("cmd={e}"),
+        "name=a",
+        "depth=1",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=b",
+        "depth=1",
+        "--event",
+        event,
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn hostile_names_and_paths_stay_text_in_the_job_script() {
+    let dir = scratch("slurm-script", "hostile");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    script(&bin, "sbatch", FAKE_SBATCH, 0o755);
+    let log = dir.join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    let book = format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"));
+    let event = "x\ntouch PWNED_EVENT\n$(touch PWNED_SUBST)'\"`touch PWNED_TICK`";
+    let job_name = "a;touch PWNED_NAME";
+    let out_dir = "runs/with space";
+    let mut args: Vec<String> = [
+        "slurm",
+        "--shards",
+        "3",
+        "--job-name",
+        job_name,
+        "--partition",
+        "p q",
+        "--",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(run_args(out_dir, event, &book));
+    let printed = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(printed.status.code(), Some(0), "{}", stderr(&printed));
+    let text = stdout(&printed);
+    let path = dir.join("submit.sh");
+    std::fs::write(&path, &text).unwrap();
+    let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+    assert!(syntax.status.success(), "{}\n{text}", stderr(&syntax));
+    let submitted = Command::new("bash")
+        .arg(&path)
+        .current_dir(&dir)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("SBATCH_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(
+        submitted.status.success(),
+        "{}{}\n{text}",
+        stdout(&submitted),
+        stderr(&submitted)
+    );
+    for pwned in ["PWNED_EVENT", "PWNED_SUBST", "PWNED_TICK", "PWNED_NAME"] {
+        assert!(
+            !dir.join(pwned).exists(),
+            "the script ran `touch {pwned}`\n{text}"
+        );
+    }
+    let array = std::fs::read_to_string(log.join("call-0.args")).unwrap();
+    let lines: Vec<&str> = array.lines().collect();
+    assert!(
+        lines.contains(&format!("--job-name={job_name}").as_str()),
+        "{array}"
+    );
+    assert!(lines.contains(&"--partition=p q"), "{array}");
+    assert!(lines.contains(&"--array=1-3"), "{array}");
+    let output = format!("--output={}/{out_dir}/slurm-%A_%a.out", dir.display());
+    assert!(lines.contains(&output.as_str()), "{array}");
+    // The task script runs the run as given, as one task of the split run.
+    let task = std::fs::read_to_string(log.join("call-0.stdin")).unwrap();
+    assert!(task.contains("--shard slurm"), "{task}");
+    let exec = task.lines().find(|l| l.starts_with("exec ")).unwrap();
+    let words = Command::new("bash")
+        .args([
+            "-c",
+            &format!("for a in {}; do printf '%s\\0' \"$a\"; done", &exec[5..]),
+        ])
+        .output()
+        .unwrap();
+    let words: Vec<String> = String::from_utf8(words.stdout)
+        .unwrap()
+        .split('\0')
+        .map(String::from)
+        .collect();
+    assert!(words.contains(&event.to_string()), "{words:?}");
+    let merge = std::fs::read_to_string(log.join("call-1.args")).unwrap();
+    assert!(merge.contains("--dependency=afterany:1000"), "{merge}");
+    assert!(dir.join(out_dir).is_dir());
+}
+
+#[test]
+fn a_run_every_task_would_refuse_is_refused_before_the_script() {
+    let dir = scratch("slurm-script", "checked");
+    let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
+    args.extend(run_args("run", "e", "no-such-book.txt"));
+    let out = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).is_empty(),
+        "a script was printed: {}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("no-such-book.txt"),
+        "{}",
+        stderr(&out)
+    );
+}
