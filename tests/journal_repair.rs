@@ -124,7 +124,7 @@ impl Drop for Tmpfs {
 #[test]
 fn a_run_stopped_by_a_full_disk_is_finished_after_space_is_freed() {
     let dir = scratch("repair", "full");
-    let disk = Tmpfs::mount(&dir.join("disk"), "48k");
+    let disk = Tmpfs::mount(&dir.join("disk"), "20k");
     let e = format!("cmd={}", bundled_engine());
     let out = arbiter_in(&dir, &match_args(&e, "40", "disk/run"));
     let err = stderr(&out);

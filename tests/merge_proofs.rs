@@ -202,8 +202,9 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
         (
             "an illegal move scored as a zapped king",
             Box::new(|l: &str| {
-                let at = l.find("\"moves\":[{\"text\":\"").unwrap() + 18;
-                let end = at + l[at..].find('"').unwrap();
+                // The first move's text: up to its time (`@`), the next move or the list's end.
+                let at = l.find("\"moves\":\"").unwrap() + 9;
+                let end = at + l[at..].find([' ', '@', '"']).unwrap();
                 let l = format!("{}a1a1{}", &l[..at], &l[end..]);
                 let l = l.replacen("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"", 1);
                 let l = l.replacen("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"", 1);

@@ -18,6 +18,146 @@ mod micros {
     }
 }
 
+/// A game's moves in a journal as one line of text, a token per move separated by spaces, so
+/// that a 100-ply game takes about 1.5 KB rather than 5 KB of JSON objects:
+///
+/// - a book move is its text alone: `e2e4`;
+/// - an engine move is `TEXT@ELAPSED`, the referee's measured thinking time in microseconds,
+///   then, when the engine said them, `:SCORE` (centipawns from its point of view, or `#N` for
+///   a mate in N, negative when being mated), `/DEPTH` and `~REPORTED` (its own time, in
+///   microseconds): `d6e5@1834:-12/7~1000`.
+///
+/// Moves that cannot be written so (a move text holding one of ` @:/~#`, a book move after an
+/// engine move, or a book move with a time or score) keep the whole list as JSON objects, which
+/// is also what older journals hold: both are read.
+mod compact_moves {
+    use super::MoveRecord;
+    use crate::engine::Score;
+    use serde::de::{self, SeqAccess, Visitor};
+    use serde::{Deserializer, Serialize, Serializer};
+    use std::fmt::Write;
+    use std::time::Duration;
+
+    const RESERVED: &[char] = &[' ', '@', ':', '/', '~', '#'];
+
+    fn writable(moves: &[MoveRecord]) -> bool {
+        let book_prefix = moves.iter().take_while(|m| m.book).count();
+        moves.iter().all(|m| {
+            !m.text.is_empty() && !m.text.contains(RESERVED) && !m.text.contains(char::is_control)
+        }) && moves[book_prefix..].iter().all(|m| !m.book)
+            && moves[..book_prefix].iter().all(|m| {
+                m.elapsed.is_zero()
+                    && m.score.is_none()
+                    && m.depth.is_none()
+                    && m.reported_us.is_none()
+            })
+    }
+
+    pub fn serialize<S: Serializer>(moves: &Vec<MoveRecord>, s: S) -> Result<S::Ok, S::Error> {
+        if !writable(moves) {
+            return moves.serialize(s);
+        }
+        let mut text = String::with_capacity(moves.len() * 16);
+        for (i, m) in moves.iter().enumerate() {
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(&m.text);
+            if m.book {
+                continue;
+            }
+            let _ = write!(text, "@{}", m.elapsed.as_micros());
+            match m.score {
+                Some(Score::Centipawns(cp)) => {
+                    let _ = write!(text, ":{cp}");
+                }
+                Some(Score::Mate(n)) => {
+                    let _ = write!(text, ":#{n}");
+                }
+                None => {}
+            }
+            if let Some(d) = m.depth {
+                let _ = write!(text, "/{d}");
+            }
+            if let Some(r) = m.reported_us {
+                let _ = write!(text, "~{r}");
+            }
+        }
+        s.serialize_str(&text)
+    }
+
+    /// One token back into a move.
+    fn token(t: &str) -> Result<MoveRecord, String> {
+        let bad = || format!("move token '{t}' is not TEXT[@US[:SCORE][/DEPTH][~US]]");
+        let Some((text, rest)) = t.split_once('@') else {
+            return Ok(MoveRecord {
+                text: t.to_string(),
+                book: true,
+                score: None,
+                depth: None,
+                elapsed: Duration::ZERO,
+                reported_us: None,
+            });
+        };
+        // The fields in their order, each up to the next field's mark.
+        let (rest, reported) = match rest.split_once('~') {
+            Some((r, n)) => (r, Some(n.parse::<u64>().map_err(|_| bad())?)),
+            None => (rest, None),
+        };
+        let (rest, depth) = match rest.split_once('/') {
+            Some((r, n)) => (r, Some(n.parse::<u32>().map_err(|_| bad())?)),
+            None => (rest, None),
+        };
+        let (elapsed, score) = match rest.split_once(':') {
+            Some((e, sc)) => {
+                let score = match sc.strip_prefix('#') {
+                    Some(n) => Score::Mate(n.parse().map_err(|_| bad())?),
+                    None => Score::Centipawns(sc.parse().map_err(|_| bad())?),
+                };
+                (e, Some(score))
+            }
+            None => (rest, None),
+        };
+        Ok(MoveRecord {
+            text: text.to_string(),
+            book: false,
+            score,
+            depth,
+            elapsed: Duration::from_micros(elapsed.parse().map_err(|_| bad())?),
+            reported_us: reported,
+        })
+    }
+
+    struct Moves;
+
+    impl<'de> Visitor<'de> for Moves {
+        type Value = Vec<MoveRecord>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string of move tokens, or a list of moves")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            v.split(' ')
+                .filter(|t| !t.is_empty())
+                .map(|t| token(t).map_err(E::custom))
+                .collect()
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut moves = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(m) = seq.next_element::<MoveRecord>()? {
+                moves.push(m);
+            }
+            Ok(moves)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<MoveRecord>, D::Error> {
+        d.deserialize_any(Moves)
+    }
+}
+
 /// One move as played: its text, and what the engine said about it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveRecord {
@@ -41,6 +181,8 @@ pub struct GameRecord {
     pub black: String,
     /// The start position when it is not the game's standard start.
     pub start_fen: Option<String>,
+    /// In a journal, one string of move tokens (see `compact_moves`).
+    #[serde(with = "compact_moves")]
     pub moves: Vec<MoveRecord>,
     pub outcome: Outcome,
     pub termination: Termination,
@@ -117,4 +259,101 @@ pub fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}.{month:02}.{day:02}")
+}
+
+#[cfg(test)]
+mod journal_form_tests {
+    use super::*;
+    use crate::engine::Score;
+
+    fn mv(
+        text: &str,
+        book: bool,
+        score: Option<Score>,
+        depth: Option<u32>,
+        us: u64,
+        rep: Option<u64>,
+    ) -> MoveRecord {
+        MoveRecord {
+            text: text.into(),
+            book,
+            score,
+            depth,
+            elapsed: Duration::from_micros(us),
+            reported_us: rep,
+        }
+    }
+
+    fn record(moves: Vec<MoveRecord>) -> GameRecord {
+        GameRecord {
+            game: "chess".into(),
+            white: "a".into(),
+            black: "b".into(),
+            start_fen: None,
+            moves,
+            outcome: Outcome::Draw,
+            termination: Termination::MaxPlies,
+            detail: String::new(),
+            time_control: "-".into(),
+            duration: Duration::from_micros(5),
+            opening: 0,
+            round: 1,
+            date: "2026.11.23".into(),
+            rules: Vec::new(),
+            turnaround_us: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn moves_are_one_line_of_tokens_and_read_back_exactly() {
+        let game = record(vec![
+            mv("e2e4", true, None, None, 0, None),
+            mv("e7e5", true, None, None, 0, None),
+            mv(
+                "g1f3",
+                false,
+                Some(Score::Centipawns(-12)),
+                Some(7),
+                1834,
+                Some(1000),
+            ),
+            mv("b8c6", false, Some(Score::Mate(-3)), None, 5, None),
+            mv("f1b5", false, None, Some(2), 0, Some(0)),
+            mv(
+                "a7a6",
+                false,
+                Some(Score::Mate(4)),
+                Some(30),
+                123456789,
+                None,
+            ),
+        ]);
+        let line = serde_json::to_string(&game).unwrap();
+        assert!(
+            line.contains(r#""moves":"e2e4 e7e5 g1f3@1834:-12/7~1000 b8c6@5:#-3 f1b5@0/2~0 a7a6@123456789:#4/30""#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<GameRecord>(&line).unwrap(), game);
+        // A move text the tokens cannot hold keeps the objects, read back as well.
+        let odd = record(vec![mv("P@e4", false, None, None, 3, None)]);
+        let line = serde_json::to_string(&odd).unwrap();
+        assert!(line.contains(r#""moves":[{"text":"P@e4""#), "{line}");
+        assert_eq!(serde_json::from_str::<GameRecord>(&line).unwrap(), odd);
+        // An older journal's objects are read as they were written.
+        let old = r#"{"game":"chess","white":"a","black":"b","start_fen":null,"moves":[{"text":"e2e4","book":false,"score":{"Centipawns":5},"depth":1,"elapsed":249,"reported_us":null}],"outcome":"1/2-1/2","termination":"max plies","detail":"","time_control":"-","duration":5,"opening":0,"round":1,"date":"2026.11.23"}"#;
+        let read = serde_json::from_str::<GameRecord>(old).unwrap();
+        assert_eq!(
+            read.moves,
+            vec![mv(
+                "e2e4",
+                false,
+                Some(Score::Centipawns(5)),
+                Some(1),
+                249,
+                None
+            )]
+        );
+        let bad = old.replace(r#"[{"text":"e2e4","book":false,"score":{"Centipawns":5},"depth":1,"elapsed":249,"reported_us":null}]"#, r#""e2e4@x""#);
+        assert!(serde_json::from_str::<GameRecord>(&bad).is_err());
+    }
 }
