@@ -4,41 +4,13 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, scratch, stderr, stdout, succeed_in};
+use common::{arbiter_in, deep_against_shallow, scratch, stderr, stdout, succeed_in};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn book() -> String {
-    format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// A match of 12 games between depth 2 and depth 1, from the book.
 fn small_match(out: &str) -> Vec<String> {
-    let e = bundled_engine();
-    let mut args: Vec<String> = [
-        "match",
-        "--games",
-        "12",
-        "--seed",
-        "3",
-        "--quiet",
-        "--openings",
-        &book(),
-        "--out",
-        out,
-    ]
-    .map(String::from)
-    .to_vec();
-    for (name, depth) in [("deep", 2), ("shallow", 1)] {
-        args.extend([
-            "--engine".to_string(),
-            format!("cmd={e}"),
-            format!("name={name}"),
-            format!("depth={depth}"),
-            "option.Style=search".to_string(),
-        ]);
-    }
-    args
+    with(deep_against_shallow(12, 3, out), &["--quiet"])
 }
 
 fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
@@ -99,9 +71,10 @@ fn merge_refuses_other_runs_folders_and_changes_nothing() {
     let dir = scratch("merge", "target");
     succeed_in(&dir, &with(small_match("split"), &["--shard", "1/2"]));
     // Into a finished run that is not this one: refused, every file as it was.
-    let mut other = small_match("other");
-    other[4] = "4".into(); // --seed
-    succeed_in(&dir, &other);
+    succeed_in(
+        &dir,
+        &with(deep_against_shallow(12, 4, "other"), &["--quiet"]),
+    );
     let before = snapshot(&dir.join("other"));
     let out = arbiter_in(&dir, &["merge", "other", "split"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -112,8 +85,7 @@ fn merge_refuses_other_runs_folders_and_changes_nothing() {
     );
     assert_eq!(snapshot(&dir.join("other")), before);
     // Into a folder where a run is playing: refused while it plays, and the run is unharmed.
-    let mut long = small_match("playing");
-    long[2] = "400".into(); // --games
+    let long = deep_against_shallow(400, 3, "playing");
     let mut playing = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&long)
         .current_dir(&dir)
@@ -238,11 +210,9 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
 }
 
 /// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
-fn sprt_match(out: &str) -> Vec<String> {
-    let mut args = small_match(out);
-    args[2] = "600".into();
-    args.extend(["--sprt", "elo0=0", "elo1=60"].map(String::from));
-    args
+fn sprt_match(out: &str, seed: u64) -> Vec<String> {
+    let args = deep_against_shallow(600, seed, out);
+    with(args, &["--quiet", "--sprt", "elo0=0", "elo1=60"])
 }
 
 #[test]
@@ -253,7 +223,7 @@ fn a_split_sprt_with_a_folder_missing_states_no_verdict() {
         .map(|k| {
             Command::new(env!("CARGO_BIN_EXE_arbiter"))
                 .args(with(
-                    sprt_match("split"),
+                    sprt_match("split", 3),
                     &["--shard", &format!("{k}/2"), "--concurrency", "2"],
                 ))
                 .current_dir(&dir)
@@ -286,9 +256,8 @@ fn a_split_sprt_with_a_folder_missing_states_no_verdict() {
 #[test]
 fn a_task_never_pools_another_runs_folder() {
     let dir = scratch("merge", "pool-identity");
-    succeed_in(&dir, &with(sprt_match("other"), &["--shard", "1/2"]));
-    let mut mine = sprt_match("mine");
-    mine[4] = "9".into(); // --seed: another run
+    succeed_in(&dir, &with(sprt_match("other", 3), &["--shard", "1/2"]));
+    let mine = sprt_match("mine", 9);
     succeed_in(&dir, &with(mine.clone(), &["--shard", "1/2"]));
     // The other run's task folder put beside this run's, as a careless copy would.
     std::fs::rename(

@@ -197,32 +197,8 @@ fn a_cancelled_and_requeued_task_leaves_every_game_once() {
 
 /// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
 fn sprt_match(out: &Path) -> Vec<String> {
-    let e = bundled_engine();
-    let mut args: Vec<String> = [
-        "match",
-        "--games",
-        "2000",
-        "--seed",
-        "5",
-        "--openings",
-        &format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR")),
-        "--sprt",
-        "elo0=0",
-        "elo1=60",
-        "--out",
-        &out.display().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    for (name, depth) in [("deep", 2), ("shallow", 1)] {
-        args.extend([
-            "--engine".to_string(),
-            format!("cmd={e}"),
-            format!("name={name}"),
-            format!("depth={depth}"),
-            "option.Style=search".to_string(),
-        ]);
-    }
+    let mut args = common::deep_against_shallow(2000, 5, &out.display().to_string());
+    args.extend(["--sprt", "elo0=0", "elo1=60"].map(String::from));
     args
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn book() -> String {
-    format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"))
+    common::book("leiserchess")
 }
 
 /// A three-engine round robin of 18 games: engines of different strengths, openings from the book.
@@ -269,34 +269,9 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
 
 /// A match of depth 2 against depth 1 with an SPRT that decides in a few dozen games.
 fn sprt_match(out: &str) -> Vec<String> {
-    let e = bundled_engine();
-    [
-        "match",
-        "--games",
-        "600",
-        "--seed",
-        "5",
-        "--quiet",
-        "--openings",
-        &book(),
-        "--engine",
-        &format!("cmd={e}"),
-        "name=deep",
-        "depth=2",
-        "--engine",
-        &format!("cmd={e}"),
-        "name=shallow",
-        "depth=1",
-        "--each",
-        "option.Style=search",
-        "--sprt",
-        "elo0=0",
-        "elo1=60",
-        "--out",
-        out,
-    ]
-    .map(String::from)
-    .to_vec()
+    let mut args = common::deep_against_shallow(600, 5, out);
+    args.extend(["--quiet", "--sprt", "elo0=0", "elo1=60"].map(String::from));
+    args
 }
 
 fn games_in(path: &Path) -> usize {

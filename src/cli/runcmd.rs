@@ -259,10 +259,22 @@ pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
     refuse_outputs_onto_the_run(spec, &out_dir(job))?;
     let entry = super::rules::game_entry(&spec.game)?;
     openings(spec, entry)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    start_engines_once(&runtime()?, spec, entry)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))
+}
+
+/// Every engine started and its handshake completed once, before anything is written.
+fn start_engines_once(
+    runtime: &tokio::runtime::Runtime,
+    spec: &RunSpec,
+    entry: &arbiter::game::GameEntry,
+) -> Result<(), Failure> {
     runtime
         .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
         .map_err(Failure::bad_input)
@@ -288,13 +300,8 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     if !job.quiet {
         warn_if_huge(total, spec.engines.len());
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))?;
-    runtime
-        .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
-        .map_err(Failure::bad_input)?;
+    let runtime = runtime()?;
+    start_engines_once(&runtime, spec, entry)?;
     arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     if let (Some(shard), Some(root)) = (spec.shard, out_dir.parent()) {
         // Before this task's folder is written: a task of another run is refused untouched.

@@ -171,3 +171,35 @@ pub fn scratch(kind: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The opening book shipped for `game`.
+pub fn book(game: &str) -> String {
+    format!("{}/openings/{game}.txt", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A leiserchess match of `games` games from the book: the bundled engine at depth 2 ("deep")
+/// against depth 1 ("shallow"), deterministic for a `seed`, into `out`.
+pub fn deep_against_shallow(games: u64, seed: u64, out: &str) -> Vec<String> {
+    let e = bundled_engine();
+    let mut args: Vec<String> = vec![
+        "match".into(),
+        "--games".into(),
+        games.to_string(),
+        "--seed".into(),
+        seed.to_string(),
+        "--openings".into(),
+        book("leiserchess"),
+        "--out".into(),
+        out.into(),
+    ];
+    for (name, depth) in [("deep", 2), ("shallow", 1)] {
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("depth={depth}"),
+            "option.Style=search".to_string(),
+        ]);
+    }
+    args
+}
