@@ -4,7 +4,7 @@
 use super::progress::{Plan, Reporter};
 use super::runspec::RunJob;
 use super::Failure;
-use arbiter::tournament::journal::JOURNAL_FILE;
+use arbiter::tournament::folder;
 use arbiter::tournament::openings::{load_book, Opening};
 use arbiter::tournament::report::write_final_positions;
 use arbiter::tournament::{run, RunError, RunOptions, RunSpec};
@@ -69,41 +69,18 @@ fn out_dir(job: &RunJob) -> PathBuf {
     }
 }
 
-/// A shard started again in its own folder (a requeued cluster task) continues what it had
-/// played, when it is the same run (its concurrency, or the folder's spelling, may differ); a
-/// different run there is refused.
+/// A task of a split run started again in its own folder (a requeued cluster task) continues
+/// what it had played.
 fn continue_shard(job: &mut RunJob, out_dir: &Path) -> Result<(), Failure> {
-    if job.spec.shard.is_none() || job.resume.is_some() || !out_dir.join(JOURNAL_FILE).exists() {
+    if job.resume.is_some() {
         return Ok(());
     }
-    match RunSpec::load(out_dir).map_err(Failure::bad_input)? {
-        Some(saved) if saved.identity() == job.spec.identity() => {
-            // Said even with --quiet: a task's log should show that it was requeued.
-            eprintln!("continuing the shard already in {}", out_dir.display());
-            job.resume = Some(out_dir.to_path_buf());
-            Ok(())
-        }
-        _ => Err(Failure::bad_input(format!(
-            "{} holds a shard of a different run: give another --out or --name",
-            out_dir.display()
-        ))),
+    if folder::continues_task(&job.spec, out_dir).map_err(|e| Failure::bad_input(e.to_string()))? {
+        // Said even with --quiet: a task's log should show that it was requeued.
+        eprintln!("continuing the shard already in {}", out_dir.display());
+        job.resume = Some(out_dir.to_path_buf());
     }
-}
-
-/// Mends a resumed run's journal (a torn last line is cut, the file kept beside it), says what
-/// was found, and returns how many games it holds.
-fn resume_journal(path: &Path) -> Result<u64, Failure> {
-    use arbiter::tournament::journal;
-    if let Some(note) = journal::repair(path)
-        .map_err(|e| Failure::bad_input(format!("cannot repair {}: {e}", path.display())))?
-    {
-        eprintln!("{note}");
-    }
-    let summary = journal::read(path, |_| ()).map_err(Failure::bad_input)?;
-    if let Some(note) = summary.note(path) {
-        eprintln!("{note}");
-    }
-    Ok(summary.entries)
+    Ok(())
 }
 
 fn warn_if_huge(total: u64, engines: usize) {
@@ -116,27 +93,6 @@ fn warn_if_huge(total: u64, engines: usize) {
             arbiter::tournament::report::MATRIX_ENGINES
         );
     }
-}
-
-/// The run's folder, locked for this process; a new run's spec saved in it.
-fn prepare_folder(job: &RunJob, out_dir: &Path) -> Result<arbiter::tournament::RunLock, Failure> {
-    // Held until the run ends: a second arbiter on the same folder would play the same games.
-    let lock = arbiter::tournament::lock_run_dir(out_dir).map_err(Failure::bad_input)?;
-    if job.resume.is_none() && out_dir.join(JOURNAL_FILE).exists() {
-        return Err(Failure::bad_input(format!(
-            "{} already holds a run: continue it with --resume {}",
-            out_dir.display(),
-            out_dir.display()
-        )));
-    }
-    // A continued task of a split run keeps its settings of now (its concurrency may differ).
-    if job.resume.is_none() || job.spec.shard.is_some() {
-        job.spec.save(out_dir).map_err(|e| Failure {
-            code: EXIT_RUNTIME,
-            message: format!("cannot write the run's spec in {}: {e}", out_dir.display()),
-        })?;
-    }
-    Ok(lock)
 }
 
 /// How a run that stopped early is reported: each cause with its exit code and what to do.
@@ -303,16 +259,12 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let runtime = runtime()?;
     start_engines_once(&runtime, spec, entry)?;
     arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
-    if let (Some(shard), Some(root)) = (spec.shard, out_dir.parent()) {
-        // Before this task's folder is written: a task of another run is refused untouched.
-        arbiter::tournament::claims::join_run(root, &shard.folder(), &spec.identity())
-            .map_err(Failure::bad_input)?;
+    let opened = folder::open(spec, &out_dir, job.resume.is_some())
+        .map_err(|e| run_failure(e, kind, &out_dir))?;
+    for note in &opened.notes {
+        eprintln!("{note}");
     }
-    let _lock = prepare_folder(&job, &out_dir)?;
-    let already = match job.resume {
-        Some(_) => resume_journal(&out_dir.join(JOURNAL_FILE))?,
-        None => 0,
-    };
+    let already = opened.games_before;
     let reporter = Reporter::start(
         &Plan {
             kind: &shown_kind,

@@ -5,6 +5,7 @@ pub mod board_svg;
 pub mod bookgen;
 pub mod charts;
 pub mod claims;
+pub mod folder;
 pub mod import;
 pub mod journal;
 mod ledger;
