@@ -402,6 +402,49 @@ fn an_sprt_whose_tasks_run_two_at_a_time_stops_near_one_machine() {
     eprintln!("SPRT stop with 2 slots for 4 tasks: one machine {one} games, split {split}");
 }
 
+/// An SPRT that the schedule ends before it decides: the tasks, run at once, each end when
+/// every pair is played (none waits for the others for ever), with the pooled verdict of all
+/// the games: undecided (exit 3), as one machine says.
+#[test]
+fn an_undecided_split_sprt_ends_with_the_schedule() {
+    let dir = scratch("split", "undecided");
+    let mut single = sprt_match("single");
+    let at = single.iter().position(|a| a == "--games").unwrap();
+    single[at + 1] = "8".into();
+    let one = arbiter_in(&dir, &single.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(one.status.code(), Some(3), "{}", stdout(&one));
+    let tasks: Vec<_> = (1..=2)
+        .map(|k| {
+            let mut args = with_shard(single.clone(), &format!("{k}/2"));
+            let out = args.iter().position(|a| a == "--out").unwrap();
+            args[out + 1] = "split".into();
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(args)
+                .current_dir(&dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for task in tasks {
+        let out = task.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+    let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert!(
+        stdout(&merged).contains("Merged 8 games"),
+        "{}",
+        stdout(&merged)
+    );
+}
+
 #[test]
 fn a_split_run_needs_one_folder_and_a_real_shard() {
     let dir = scratch("split", "refused");

@@ -55,7 +55,10 @@ pub(super) struct Split {
     others: HashMap<String, Reading>,
     /// The pooled SPRT, counting in the schedule's order.
     pub(super) pool: Option<InOrder>,
-    last_look: Option<Instant>,
+    /// When this task last looked for a dead task holding the game the SPRT waits for, and for
+    /// dead tasks at the end of the schedule: each at most every `LOOK_EVERY`.
+    last_blocker_look: Option<Instant>,
+    last_end_look: Option<Instant>,
     /// What another task's game must pass to count.
     check: RunCheck,
     /// A claim that could not be written: the task stops, and says why.
@@ -95,7 +98,8 @@ impl Split {
             done: Bitset::new(games),
             others: HashMap::new(),
             pool: pool.map(InOrder::new),
-            last_look: None,
+            last_blocker_look: None,
+            last_end_look: None,
             check,
             error: None,
             open,
@@ -255,7 +259,7 @@ impl Split {
         let Some(next) = self.pool.as_ref().map(|p| p.next) else {
             return;
         };
-        if next >= self.games || !self.looked_recently() {
+        if next >= self.games || !due(&mut self.last_blocker_look) {
             return;
         }
         let pair = next / 2;
@@ -265,19 +269,6 @@ impl Split {
         if let Ok(Some(claim)) = self.claims.owner(pair) {
             self.take_if_left(pair, &claim);
         }
-    }
-
-    /// Rate limit for looking at other tasks' heartbeats, which are files on a shared disk.
-    fn looked_recently(&mut self) -> bool {
-        let now = Instant::now();
-        if self
-            .last_look
-            .is_some_and(|t| now.duration_since(t) < LOOK_EVERY)
-        {
-            return false;
-        }
-        self.last_look = Some(now);
-        true
     }
 
     /// Takes `pair` over when its claim is this task's own from before a restart, or its
@@ -316,8 +307,13 @@ impl Split {
     /// Every pair is claimed: take over the unfinished pairs of dead tasks; wait while live
     /// ones still hold some, which they may yet leave.
     fn finish_what_others_left(&mut self) -> Result<Next, String> {
-        if !self.looked_recently() {
+        if !due(&mut self.last_end_look) {
             return Ok(Next::Wait);
+        }
+        // The others' latest games may decide the pooled SPRT meanwhile.
+        self.catch_up();
+        if self.decided() {
+            return Ok(Next::Finished);
         }
         let mut waiting = false;
         for task in self.other_tasks() {
@@ -370,7 +366,17 @@ impl Split {
         if let Some(game) = self.queue.pop_front() {
             return Ok(Next::Play(game));
         }
-        Ok(if waiting { Next::Wait } else { Next::Finished })
+        if waiting {
+            return Ok(Next::Wait);
+        }
+        if self.pool.is_some() {
+            // Ending: the pooled count takes in every task's games, so this task states what
+            // the run as a whole has come to.
+            for task in self.other_tasks() {
+                self.read_journal(&task);
+            }
+        }
+        Ok(Next::Finished)
     }
 
     /// The other tasks' folders in the run's folder, in name order.
@@ -469,6 +475,16 @@ impl GameSource for Mutex<Split> {
             Next::Finished
         })
     }
+}
+
+/// Whether a rate-limited look at the shared disk is due (and marks it done).
+fn due(last: &mut Option<Instant>) -> bool {
+    let now = Instant::now();
+    if last.is_some_and(|t| now.duration_since(t) < LOOK_EVERY) {
+        return false;
+    }
+    *last = Some(now);
+    true
 }
 
 /// The whole lines of `path` from byte `from`, and how many bytes they take; a line still
