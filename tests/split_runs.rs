@@ -167,7 +167,9 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     rescuer.extend(["--lease".into(), "1".into()]);
     let rescued = run(&dir, &rescuer);
     assert!(
-        stderr(&rescued).contains("took over game pair 2 from shard-1-of-3"),
+        // Which pair was under way when the kill landed depends on the machine's speed.
+        stderr(&rescued).contains("took over game pair ")
+            && stderr(&rescued).contains(" from shard-1-of-3, silent"),
         "{}",
         stderr(&rescued)
     );
