@@ -42,8 +42,9 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
     Some(&text[from..from + text[from..].find(end)?])
 }
 
-/// The run's report page and the journal's entry of the first game in its viewer's list.
-fn first_shown(run: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+/// The run's report page and the journal's entry of the first game in its viewer's list, read
+/// as arbiter reads its journal.
+fn first_shown(run: &std::path::Path) -> (std::path::PathBuf, arbiter::tournament::journal::Entry) {
     let page = run.join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("<script src"), "nothing fetched");
@@ -54,8 +55,8 @@ fn first_shown(run: &std::path::Path) -> (std::path::PathBuf, serde_json::Value)
     let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
     let entry = journal
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|v| v["index"].as_u64() == Some(id - 1))
+        .map(|l| arbiter::tournament::journal::parse_line(l).unwrap().0)
+        .find(|e| e.index == id - 1)
         .unwrap();
     (page, entry)
 }
@@ -87,12 +88,7 @@ fn the_viewer_draws_the_beam_to_the_zapped_piece() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let (page, entry) = first_shown(&dir.join("run"));
-    let moves: Vec<String> = entry["record"]["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["text"].as_str().unwrap().to_string())
-        .collect();
+    let moves: Vec<String> = entry.record.moves.iter().map(|m| m.text.clone()).collect();
     // The list of shown games links the game's last ply.
     let html = std::fs::read_to_string(&page).unwrap();
     let listed = between(&html, "<table id=\"shown-games\">", "</table>").expect("a game list");
@@ -159,17 +155,14 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let (page, entry) = first_shown(&dir.join("run"));
-    let moves = entry["record"]["moves"].as_array().unwrap();
-    assert!(
-        moves[0]["book"].as_bool().unwrap(),
-        "the game starts with book moves"
-    );
+    let moves = &entry.record.moves;
+    assert!(moves[0].book, "the game starts with book moves");
     let ply = moves.len().min(12);
     // Leiserchess from the book: white moves first, so white's plies are the odd ones.
     let mut remaining_us = [5_000_000u64, 5_000_000];
     for (i, m) in moves[..ply].iter().enumerate() {
-        if !m["book"].as_bool().unwrap() {
-            let used = m["elapsed"].as_u64().unwrap();
+        if !m.book {
+            let used = m.elapsed.as_micros() as u64;
             let side = &mut remaining_us[i % 2];
             *side = side.saturating_sub(used) + 50_000;
         }

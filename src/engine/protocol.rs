@@ -80,7 +80,7 @@ fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
             "nodes" => info.nodes = number(words.next()),
             "time" => match words.next() {
                 Some("(microsec)") => info.time_us = number(words.next()),
-                ms => info.time_us = number::<u64>(ms).map(|ms| ms * 1000),
+                ms => info.time_us = number::<u64>(ms).map(|ms| ms.saturating_mul(1000)),
             },
             "score" => {
                 let kind = words.next();
@@ -159,7 +159,7 @@ pub fn parse_xboard_line(line: &str) -> EngineLine {
                     depth: Some(depth),
                     score: Some(Score::Centipawns(cp)),
                     nodes: Some(nodes),
-                    time_us: Some(cs * 10_000),
+                    time_us: Some(cs.saturating_mul(10_000)),
                     string: None,
                 }),
                 _ => EngineLine::Other(line.to_string()),
@@ -196,6 +196,21 @@ pub fn parse_features(line: &str) -> Option<Vec<(String, String)>> {
 mod tests {
     use super::*;
     use crate::engine::options::OptionKind;
+
+    /// Found by the fuzzer (fuzz/corpus/engine_lines/time-overflow-*): an engine's time too
+    /// large to hold in microseconds panicked in a debug build and wrapped in a release one.
+    #[test]
+    fn a_huge_reported_time_saturates() {
+        let huge = format!("info depth 1 time {}", u64::MAX);
+        match parse_line(&huge) {
+            EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
+            other => panic!("{other:?}"),
+        }
+        match parse_xboard_line(&format!("5 12 {} 100 e2e4", u64::MAX / 100)) {
+            EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn parses_uci_info() {

@@ -80,7 +80,7 @@ impl ReadSummary {
 
 /// The entry on a line, or, when the line starts with the cut-off remains of another, the whole
 /// entry that follows them.
-pub(super) fn parse_line(line: &str) -> Option<(Entry, bool)> {
+pub fn parse_line(line: &str) -> Option<(Entry, bool)> {
     if let Ok(entry) = serde_json::from_str::<Entry>(line) {
         return Some((entry, false));
     }

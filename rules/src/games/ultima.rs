@@ -557,10 +557,18 @@ impl Position for Ultima {
             let (f, r) = (f.wrapping_sub(b'a'), r.wrapping_sub(b'1'));
             (f < 8 && r < 8).then(|| sq(f as i32, r as i32))
         };
-        let from =
-            square(b[0], b[1]).ok_or_else(|| bad(&format!("'{}' is not a square", &text[..2])))?;
-        let to =
-            square(b[2], b[3]).ok_or_else(|| bad(&format!("'{}' is not a square", &text[2..])))?;
+        let from = square(b[0], b[1]).ok_or_else(|| {
+            bad(&format!(
+                "'{}' is not a square",
+                String::from_utf8_lossy(&b[..2])
+            ))
+        })?;
+        let to = square(b[2], b[3]).ok_or_else(|| {
+            bad(&format!(
+                "'{}' is not a square",
+                String::from_utf8_lossy(&b[2..])
+            ))
+        })?;
         let mv = UltimaMove {
             from: from as u8,
             to: to as u8,
@@ -683,6 +691,17 @@ impl Position for Ultima {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the fuzzer (fuzz/corpus/positions/ultima-non-ascii-move): a four-byte move
+    /// text that is not ASCII, as an engine may send, panicked instead of being refused.
+    #[test]
+    fn a_move_text_that_is_not_ascii_is_refused() {
+        let pos = Ultima::from_fen(Ultima::START_FEN).unwrap();
+        for text in ["\u{fe}?a", "a\u{e9}a", "\u{20ac}a"] {
+            assert_eq!(text.len(), 4);
+            assert!(pos.parse_move(text).is_err(), "{text}");
+        }
+    }
 
     /// The direct check test must agree with the definition (some opponent move captures the
     /// King) in every position of many random games, for both Kings.

@@ -1,0 +1,126 @@
+//! What each fuzz target does with its bytes, and what it holds to be true: no parser of
+//! outside input panics, and what one writes, its reader reads back the same. A panic here is a
+//! finding; AFL++ keeps the input that caused it.
+//!
+//! The first byte of an input picks among choices (a game, a book format); the rest is the text.
+
+use arbiter::game::{GameEntry, GAMES};
+
+/// The game an input is about, from its first byte, and the rest as text.
+fn game_and_text(data: &[u8]) -> Option<(&'static GameEntry, String)> {
+    let (&pick, rest) = data.split_first()?;
+    let entry = &GAMES[pick as usize % GAMES.len()];
+    Some((entry, String::from_utf8_lossy(rest).into_owned()))
+}
+
+/// Engine output, line by line, read as UCI (and the MIT dialect), CECP, and CECP features.
+pub fn engine_lines(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines() {
+        let _ = arbiter::engine::protocol::parse_line(line);
+        let _ = arbiter::engine::protocol::parse_xboard_line(line);
+        let _ = arbiter::engine::protocol::parse_features(line);
+    }
+}
+
+/// A FEN of one game, then move texts. A FEN that is read writes back a FEN that reads to the
+/// same position; every legal move it lists plays; a move text is played or refused, never a
+/// panic.
+pub fn positions(data: &[u8]) {
+    let Some((entry, text)) = game_and_text(data) else {
+        return;
+    };
+    let mut lines = text.lines();
+    let Some(fen) = lines.next() else { return };
+    let Ok(mut game) = entry.new_game(Some(fen)) else {
+        return;
+    };
+    let written = game.fen();
+    let again = entry
+        .new_game(Some(&written))
+        .unwrap_or_else(|e| panic!("{}: its own FEN {written:?} is refused: {e}", entry.id));
+    assert_eq!(again.fen(), written, "{}: FEN round trip", entry.id);
+    let legal = game.legal_moves();
+    for mv in legal.iter().take(64) {
+        let mut copy = game.boxed_clone();
+        if let Err(e) = copy.play(mv) {
+            panic!("{}: listed move {mv} refused in {written}: {e}", entry.id);
+        }
+        let _ = copy.status();
+    }
+    for mv in lines.flat_map(str::split_whitespace).take(64) {
+        if game.status().is_over() {
+            break;
+        }
+        if game.play(mv).is_ok() {
+            let fen = game.fen();
+            assert!(
+                entry.new_game(Some(&fen)).is_ok(),
+                "{}: FEN {fen:?} after {mv} is refused",
+                entry.id
+            );
+        }
+    }
+}
+
+/// An opening book of one game, in each of its formats: every opening it yields replays from
+/// its position.
+pub fn books(data: &[u8]) {
+    use arbiter::tournament::openings::{parse_book, parse_epd, parse_pgn_book};
+    let Some((entry, text)) = game_and_text(data) else {
+        return;
+    };
+    let books = [
+        parse_book(&text, "fuzz.txt", entry, None),
+        parse_book(&text, "fuzz.txt", entry, Some(3)),
+        parse_epd(&text, "fuzz.epd", entry),
+        parse_pgn_book(&text, "fuzz.pgn", entry, None),
+    ];
+    for openings in books.into_iter().flatten() {
+        for o in openings {
+            let mut game = entry
+                .new_game(o.fen.as_deref())
+                .unwrap_or_else(|e| panic!("a book opening's position is refused: {e}"));
+            for mv in &o.moves {
+                if let Err(e) = game.play(mv) {
+                    panic!("a book opening's move {mv} does not replay: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Journal lines (a run's, a shard's, a merge's input): an entry read back is written again
+/// and reads the same.
+pub fn journal_lines(data: &[u8]) {
+    use arbiter::tournament::journal::parse_line;
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines() {
+        let Some((entry, _)) = parse_line(line.trim()) else {
+            continue;
+        };
+        let written = serde_json::to_string(&entry).expect("an entry always writes");
+        let (again, glued) = parse_line(&written)
+            .unwrap_or_else(|| panic!("a written entry does not read back: {written}"));
+        assert!(!glued);
+        // Durations are whole microseconds in the journal: compare what was written.
+        let rewritten = serde_json::to_string(&again).expect("an entry always writes");
+        assert_eq!(rewritten, written, "journal round trip");
+    }
+}
+
+/// A run folder's run.json: read, checked as every run is, and its identity taken.
+pub fn run_specs(data: &[u8]) {
+    let Ok(spec) = serde_json::from_slice::<arbiter::tournament::RunSpec>(data) else {
+        return;
+    };
+    let _ = spec.check();
+    let _ = spec.identity();
+    let _ = spec.schedule_size();
+}
+
+/// PGN text, as `arbiter rate` and `arbiter import` read it.
+pub fn pgn(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = arbiter::pgn::read_games(&text);
+}
