@@ -161,10 +161,13 @@ enum Command {
     /// Join the shard folders of a split run (`--shard K/N`) into one run folder with the files a
     /// single machine would have written (games.csv, standings.csv, crosstable.csv, report...).
     ///
-    /// DIR is a shard folder or a folder holding shard-* folders (the run's folder). Shards may
-    /// be partial or resumed; a game found twice with the same result is kept once, with
-    /// different results it is an error naming both files. Games in no folder are listed (exit
-    /// code 3) unless the SPRT had decided. Merging again after more games is safe.
+    /// DIR is a shard folder or a folder holding shard-* folders (the run's folder). Every game
+    /// is replayed by the rules and checked against the run's schedule; a forged or foreign one
+    /// is refused with its file and line. A game found twice is kept once; with two results,
+    /// the task holding its claim wins, else it is an error naming both files. Games in no
+    /// folder are listed (exit code 3) unless the SPRT had decided before the first of them.
+    /// OUT is locked, and a folder of another run is refused; a refused merge changes nothing.
+    /// Merging again after more games (or after `--resume OUT`) is safe.
     ///
     /// Example: arbiter merge runs/sprt runs/sprt
     #[command(verbatim_doc_comment)]

@@ -38,10 +38,8 @@ impl RunKind {
     }
 }
 
-/// One part of a run split over several machines: shard `index` (from 1) of `count` plays the
-/// game pairs whose number leaves remainder `index - 1` when divided by `count`. Pairs are never
-/// split, and every shard gets pairs from the whole schedule, so shards that stop early (an SPRT)
-/// have all played about as far.
+/// One task of a run split over several machines: task `index` (from 1) of up to `count`. It
+/// names the task's folder; which game pairs it plays, it claims while it runs (`claims`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
     pub index: u64,
@@ -68,26 +66,6 @@ impl Shard {
             .contains(&index)
             .then_some(Shard { index, count })
             .filter(|_| count <= MAX_SHARDS)
-    }
-
-    /// Whether game `game` (from 0) of the schedule is this shard's.
-    #[inline]
-    pub fn owns(&self, game: u64) -> bool {
-        (game / 2) % self.count == self.index - 1
-    }
-
-    /// How many of the first `total` games of the schedule are this shard's.
-    pub fn games_of(&self, total: u64) -> u64 {
-        let pairs = total.div_ceil(2);
-        let first = self.index - 1;
-        if first >= pairs {
-            return 0;
-        }
-        let owned_pairs = (pairs - 1 - first) / self.count + 1;
-        let last_pair = first + (owned_pairs - 1) * self.count;
-        // The schedule's last pair may be a single game (an odd number of games in all).
-        let short = total % 2 == 1 && last_pair == pairs - 1;
-        2 * owned_pairs - u64::from(short)
     }
 
     /// The shard's folder inside the run's folder.
@@ -582,22 +560,7 @@ mod tests {
     }
 
     #[test]
-    fn shards_split_the_schedule_into_whole_pairs_once_each() {
-        for total in [0u64, 1, 2, 7, 40, 41, 1001] {
-            for count in [1u64, 2, 3, 7] {
-                let shards: Vec<Shard> =
-                    (1..=count).map(|k| Shard::new(k, count).unwrap()).collect();
-                for g in 0..total {
-                    let owners: Vec<&Shard> = shards.iter().filter(|s| s.owns(g)).collect();
-                    assert_eq!(owners.len(), 1, "game {g} of {total} in {count} shards");
-                    assert!(owners[0].owns(g ^ 1), "a pair stays together");
-                }
-                for s in &shards {
-                    let counted = (0..total).filter(|&g| s.owns(g)).count() as u64;
-                    assert_eq!(s.games_of(total), counted, "{s} of {total}");
-                }
-            }
-        }
+    fn a_task_is_k_of_n() {
         assert_eq!(Shard::parse("2/8"), Ok(Shard { index: 2, count: 8 }));
         for bad in ["0/4", "5/4", "1", "a/b", "1/0", "1/100001"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
