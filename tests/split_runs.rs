@@ -176,6 +176,30 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     let text = stdout(&run(&dir, &["merge", "dead", "dead"].map(String::from)));
     assert!(text.contains("Merged 18 games"), "{text}");
     assert_same_files(&dir.join("single"), &dir.join("dead"));
+    // Killed between creating its claim and writing its name in it (seen once in CI): the
+    // claim is empty, and the task that listed the pair is the one that left it.
+    run(&dir, &task("unnamed", 1));
+    let unnamed = dir.join("unnamed/shard-1-of-3/journal.jsonl");
+    let kept: Vec<String> = journal_lines(&unnamed)
+        .into_iter()
+        .filter(|l| !l.starts_with("{\"index\":16,") && !l.starts_with("{\"index\":17,"))
+        .collect();
+    std::fs::write(&unnamed, kept.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("unnamed/claims/p8"), "").unwrap();
+    std::fs::write(dir.join("unnamed/claims/alive-shard-1-of-3"), "1 2 3 1\n").unwrap();
+    let mut rescuer = task("unnamed", 2);
+    rescuer.extend(["--lease".into(), "1".into()]);
+    let rescued = run(&dir, &rescuer);
+    assert!(
+        stderr(&rescued).contains("took over game pair 9 from shard-1-of-3"),
+        "{}",
+        stderr(&rescued)
+    );
+    let text = stdout(&run(
+        &dir,
+        &["merge", "unnamed", "unnamed"].map(String::from),
+    ));
+    assert!(text.contains("Merged 18 games"), "{text}");
     // A task that ran twice: its folder twice. Each game is kept once.
     let copy = dir.join("run/shard-1-of-3-copy");
     std::fs::create_dir_all(&copy).unwrap();

@@ -354,6 +354,15 @@ impl Split {
                     Ok(Some(claim)) if claim.owner == task => {
                         self.take_if_left(pair, &claim);
                     }
+                    // Made but never named: the task died between creating its claim and
+                    // writing its name in it. It listed the pair, so the claim was its own.
+                    Ok(Some(claim)) if claim.owner.is_empty() => {
+                        let claim = Claim {
+                            owner: task.clone(),
+                            ..claim
+                        };
+                        self.take_if_left(pair, &claim);
+                    }
                     // Another task's now: its own heartbeat speaks for it.
                     _ => {
                         if let Some(r) = self.others.get_mut(&task) {
