@@ -219,24 +219,13 @@ fn sprt_match(out: &str, seed: u64) -> Vec<String> {
 fn a_split_sprt_with_a_folder_missing_states_no_verdict() {
     let dir = scratch("merge", "sprt-gap");
     // Two tasks at once, each with two games at a time: their pairs interleave.
-    let tasks: Vec<_> = (1..=2)
+    let tasks: Vec<Vec<String>> = (1..=2)
         .map(|k| {
-            Command::new(env!("CARGO_BIN_EXE_arbiter"))
-                .args(with(
-                    sprt_match("split", 3),
-                    &["--shard", &format!("{k}/2"), "--concurrency", "2"],
-                ))
-                .current_dir(&dir)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            let task = ["--shard", &format!("{k}/2"), "--concurrency", "2"];
+            with(sprt_match("split", 3), &task)
         })
         .collect();
-    for task in tasks {
-        let out = task.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    }
+    common::tasks_at_once(&dir, &tasks, 0);
     let whole = arbiter_in(&dir, &["merge", "whole", "split"]);
     assert!(stdout(&whole).contains("H1 accepted"), "{}", stdout(&whole));
     let two = lines(&dir.join("split/shard-2-of-2/journal.jsonl")).len();

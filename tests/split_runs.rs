@@ -315,29 +315,12 @@ fn an_sprt_split_over_four_shards_stops_near_where_one_machine_stops() {
         "{}",
         stdout(&single)
     );
-    // Four shards at once, as four array tasks would run, sharing the run's folder.
-    let tasks: Vec<_> = (1..=4)
-        .map(|k| {
-            Command::new(env!("CARGO_BIN_EXE_arbiter"))
-                .args(with_shard(sprt_match("split"), &format!("{k}/4")))
-                .current_dir(&dir)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+    // Four shards at once, as four array tasks would run, sharing the run's folder; each
+    // reports the pooled verdict: H1 (exit 0).
+    let tasks: Vec<Vec<String>> = (1..=4)
+        .map(|k| with_shard(sprt_match("split"), &format!("{k}/4")))
         .collect();
-    for task in tasks {
-        let out = task.wait_with_output().unwrap();
-        // Each shard reports the pooled verdict: H1 (exit 0).
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}{}",
-            stdout(&out),
-            stderr(&out)
-        );
-    }
+    common::tasks_at_once(&dir, &tasks, 0);
     let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
     let text = stdout(&merged);
     // The rule: the pooled test counts games in the schedule's order up to the first one not
@@ -380,27 +363,12 @@ fn an_sprt_whose_tasks_run_two_at_a_time_stops_near_one_machine() {
         "{}",
         stdout(&single)
     );
-    let start = |k: u32| {
-        Command::new(env!("CARGO_BIN_EXE_arbiter"))
-            .args(with_shard(sprt_match("split"), &format!("{k}/4")))
-            .current_dir(&dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
     for slots in [[1, 2], [3, 4]] {
-        let tasks: Vec<_> = slots.iter().map(|&k| start(k)).collect();
-        for task in tasks {
-            let out = task.wait_with_output().unwrap();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{}{}",
-                stdout(&out),
-                stderr(&out)
-            );
-        }
+        let tasks: Vec<Vec<String>> = slots
+            .iter()
+            .map(|k| with_shard(sprt_match("split"), &format!("{k}/4")))
+            .collect();
+        common::tasks_at_once(&dir, &tasks, 0);
     }
     for k in [3, 4] {
         let path = dir.join(format!("split/shard-{k}-of-4/journal.jsonl"));
@@ -439,30 +407,15 @@ fn an_undecided_split_sprt_ends_with_the_schedule() {
     single[at + 1] = "8".into();
     let one = arbiter_in(&dir, &single.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(one.status.code(), Some(3), "{}", stdout(&one));
-    let tasks: Vec<_> = (1..=2)
+    let tasks: Vec<Vec<String>> = (1..=2)
         .map(|k| {
             let mut args = with_shard(single.clone(), &format!("{k}/2"));
             let out = args.iter().position(|a| a == "--out").unwrap();
             args[out + 1] = "split".into();
-            Command::new(env!("CARGO_BIN_EXE_arbiter"))
-                .args(args)
-                .current_dir(&dir)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            args
         })
         .collect();
-    for task in tasks {
-        let out = task.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(3),
-            "{}{}",
-            stdout(&out),
-            stderr(&out)
-        );
-    }
+    common::tasks_at_once(&dir, &tasks, 3);
     let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
     assert!(
         stdout(&merged).contains("Merged 8 games"),

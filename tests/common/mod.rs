@@ -203,3 +203,34 @@ pub fn deep_against_shallow(games: u64, seed: u64, out: &str) -> Vec<String> {
     }
     args
 }
+
+/// Runs arbiter once per argument list, all at once in `dir` (as a cluster runs array tasks),
+/// and asserts each exits with `code`; returns their outputs.
+pub fn tasks_at_once(dir: &std::path::Path, tasks: &[Vec<String>], code: i32) -> Vec<Output> {
+    let children: Vec<_> = tasks
+        .iter()
+        .map(|args| {
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(args)
+                .current_dir(dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("arbiter starts")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("arbiter ends");
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{}{}",
+                stdout(&out),
+                stderr(&out)
+            );
+            out
+        })
+        .collect()
+}
