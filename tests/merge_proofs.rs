@@ -139,8 +139,8 @@ fn forge(path: &Path, edit: impl Fn(&str) -> String) {
     std::fs::write(path, all.join("\n") + "\n").unwrap();
 }
 
-/// What a forgery is, and the edit that makes it.
-type Forgery = (&'static str, Box<dyn Fn(&str) -> String>);
+/// What a forgery is, the reason a refusal must give, and the edit that makes it.
+type Forgery = (&'static str, String, Box<dyn Fn(&str) -> String>);
 
 #[test]
 fn forged_journal_lines_are_refused_by_merge_and_resume() {
@@ -158,12 +158,14 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
     let forgeries: Vec<Forgery> = vec![
         (
             "unknown black player",
+            format!("{white} against stranger, where the schedule has {white} against {black}"),
             Box::new(move |l: &str| {
                 l.replace(&format!("\"black\":\"{black}\""), "\"black\":\"stranger\"")
             }),
         ),
         (
             "x against x",
+            format!("{white} against {white}, where the schedule has"),
             Box::new(move |l: &str| {
                 l.replace(
                     &format!("\"black\":\"{black}\""),
@@ -173,10 +175,14 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
         ),
         (
             "an illegal move scored as a zapped king",
+            // The book's moves come first: the forged move is an engine's, so that the
+            // refusal is the rules' (an edited book move is refused as another opening).
+            "(a1a1):".to_string(),
             Box::new(|l: &str| {
-                // The first move's text: up to its time (`@`), the next move or the list's end.
-                let at = l.find("\"moves\":\"").unwrap() + 9;
-                let end = at + l[at..].find([' ', '@', '"']).unwrap();
+                // The first engine move's text: the token before the first time (`@`).
+                let moves = l.find("\"moves\":\"").unwrap() + 9;
+                let end = moves + l[moves..].find('@').unwrap();
+                let at = l[..end].rfind([' ', '"']).unwrap() + 1;
                 let l = format!("{}a1a1{}", &l[..at], &l[end..]);
                 let l = l.replacen("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"", 1);
                 let l = l.replacen("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"", 1);
@@ -186,20 +192,22 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
             }),
         ),
     ];
-    for (what, edit) in &forgeries {
+    for (what, why, edit) in &forgeries {
         std::fs::write(&journal, &pristine).unwrap();
         forge(&journal, edit);
         let out = arbiter_in(&dir, &["merge", "merged", "run"]);
         assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains("shard-1-of-1/journal.jsonl:1: game 1 is not a game of this run"),
+            stderr(&out).contains("shard-1-of-1/journal.jsonl:1: game 1 is not a game of this run")
+                && stderr(&out).contains(why.as_str()),
             "{what}: {}",
             stderr(&out)
         );
         let out = arbiter_in(&dir, &["match", "--resume", "run/shard-1-of-1", "--quiet"]);
         assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains("entry 1 (game 1) is not a game of this run"),
+            stderr(&out).contains("entry 1 (game 1) is not a game of this run")
+                && stderr(&out).contains(why.as_str()),
             "{what}: {}",
             stderr(&out)
         );

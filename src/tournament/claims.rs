@@ -197,21 +197,9 @@ impl Claims {
 
     /// The current claim on `pair`, if any.
     pub fn owner(&mut self, pair: u64) -> std::io::Result<Option<Claim>> {
-        let mut current = None;
-        for generation in 1.. {
-            self.touched += 1;
-            match std::fs::read(pair_file(&self.dir, pair, generation)) {
-                Ok(owner) => {
-                    current = Some(Claim {
-                        owner: String::from_utf8_lossy(&owner).into_owned(),
-                        generation,
-                    })
-                }
-                Err(e) if e.kind() == ErrorKind::NotFound => break,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(current)
+        let claim = current_claim(&self.dir, pair)?;
+        self.touched += 1 + claim.as_ref().map_or(0, |c| u64::from(c.generation));
+        Ok(claim)
     }
 
     /// Whether this task still holds `pair` at `generation`: no other task has taken it over.
@@ -371,18 +359,31 @@ impl Drop for Heartbeat {
     }
 }
 
+/// The claim on `pair` as it stands: the highest generation's.
+fn current_claim(dir: &Path, pair: u64) -> std::io::Result<Option<Claim>> {
+    let mut current = None;
+    for generation in 1.. {
+        match std::fs::read(pair_file(dir, pair, generation)) {
+            Ok(owner) => {
+                current = Some(Claim {
+                    owner: String::from_utf8_lossy(&owner).into_owned(),
+                    generation,
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(current)
+}
+
 /// The current owner of `pair` in the run folder `run_dir`, as `arbiter merge` asks when two
 /// tasks recorded the same game: the one holding the claim is the one whose result stands.
 pub fn owner_in(run_dir: &Path, pair: u64) -> Option<String> {
-    let dir = run_dir.join(CLAIMS_DIR);
-    let mut owner = None;
-    for generation in 1.. {
-        match std::fs::read(pair_file(&dir, pair, generation)) {
-            Ok(o) => owner = Some(String::from_utf8_lossy(&o).into_owned()),
-            Err(_) => break,
-        }
-    }
-    owner
+    current_claim(&run_dir.join(CLAIMS_DIR), pair)
+        .ok()
+        .flatten()
+        .map(|c| c.owner)
 }
 
 #[cfg(test)]

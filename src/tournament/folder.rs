@@ -6,13 +6,10 @@ use super::claims;
 use super::journal::{self, JOURNAL_FILE};
 use super::spec::RunSpec;
 use super::{lock_run_dir, RunError, RunLock};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A run folder held open for a run.
 pub struct RunFolder {
-    pub dir: PathBuf,
-    /// The run continues games already in the folder's journal.
-    pub resumed: bool,
     /// Games already in the journal.
     pub games_before: u64,
     /// What was found and mended, for the user (a requeued task, a torn journal).
@@ -73,8 +70,6 @@ pub fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunEr
         games_before = summary.entries;
     }
     Ok(RunFolder {
-        dir: dir.to_path_buf(),
-        resumed: resume,
         games_before,
         notes,
         _lock: lock,

@@ -141,12 +141,11 @@ impl Split {
     }
 
     fn pair_games(&self, pair: u64) -> impl Iterator<Item = u64> {
-        let games = self.games;
-        (2 * pair..2 * pair + 2).filter(move |&g| g < games)
+        games_of_pair(pair, self.games)
     }
 
     fn pair_done(&self, pair: u64) -> bool {
-        self.pair_games(pair).all(|g| self.done.contains(g))
+        pair_finished(&self.done, self.games, pair)
     }
 
     fn hold(&mut self, pair: u64, generation: u32) {
@@ -241,9 +240,8 @@ impl Split {
     /// Claims the lowest pair no task has claimed, and returns its first game.
     fn claim_next(&mut self) -> Result<Option<u64>, String> {
         let path = self.root.join(super::claims::CLAIMS_DIR);
-        let done = &self.done;
-        let games = self.games;
-        let finished = |pair: u64| (2 * pair..(2 * pair + 2).min(games)).all(|g| done.contains(g));
+        let (done, games) = (&self.done, self.games);
+        let finished = |pair: u64| pair_finished(done, games, pair);
         let claimed = self
             .claims
             .claim_lowest(&mut self.cursor, self.pairs, finished)
@@ -484,6 +482,15 @@ impl GameSource for Mutex<Split> {
             Next::Finished
         })
     }
+}
+
+/// The games of a pair: two, or one for the last pair of an odd schedule.
+fn games_of_pair(pair: u64, games: u64) -> impl Iterator<Item = u64> {
+    (2 * pair..2 * pair + 2).filter(move |&g| g < games)
+}
+
+fn pair_finished(done: &Bitset, games: u64, pair: u64) -> bool {
+    games_of_pair(pair, games).all(|g| done.contains(g))
 }
 
 /// Whether a rate-limited look at the shared disk is due (and marks it done).
