@@ -212,6 +212,8 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
             &format!("cmd={flaky}"),
             "name=flaky",
             &format!("dir={}", dir.display()),
+            // The program the script runs, for the engine's sandbox.
+            &format!("readable={}", bundled_engine()),
             "--engine",
             &good,
             "name=good",

@@ -41,6 +41,11 @@ pub enum FaultKind {
     Orphan,
     /// At each `go`, with probability `rate`, commit one of the in-game faults, chosen by `seed`.
     Random,
+    /// At start, try to start 10,000 processes at once; write how many started to
+    /// `forkstorm.txt` in the working folder, end them, then play.
+    ForkStorm,
+    /// At the `after`-th `go`, take memory (and touch it) until stopped.
+    Hog,
 }
 
 /// The faults `Random` chooses from: those that happen during a game.
@@ -99,6 +104,8 @@ impl Fault {
             "escape" => FaultKind::Escape,
             "orphan" => FaultKind::Orphan,
             "random" => FaultKind::Random,
+            "forkstorm" => FaultKind::ForkStorm,
+            "hog" => FaultKind::Hog,
             _ => return None,
         };
         Some(Fault {
@@ -138,6 +145,7 @@ impl Fault {
                     .stdin(std::process::Stdio::null())
                     .spawn();
             }
+            FaultKind::ForkStorm => fork_storm(10_000),
             _ => {}
         }
     }
@@ -165,7 +173,7 @@ impl Fault {
     }
 
     pub const KINDS: &'static str =
-        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, random (with --fault-rate and --fault-seed)";
+        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, forkstorm, hog, random (with --fault-rate and --fault-seed)";
 
     pub fn confirms_variant(&self) -> bool {
         self.kind != FaultKind::NoVariant
@@ -198,6 +206,13 @@ impl Fault {
                 std::process::exit(5)
             }
             FaultKind::Stall => true,
+            FaultKind::Hog => {
+                let mut held: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    // Filled with ones, so every page is really taken.
+                    held.push(vec![1u8; 16 << 20]);
+                }
+            }
             FaultKind::LongLine => {
                 crate::uci::say(&format!("info string {}", "x".repeat(5 << 20)));
                 false
@@ -245,5 +260,29 @@ impl Fault {
             }
             _ => best,
         }
+    }
+}
+
+/// Starts up to `tries` sleeping processes, stopping at the first refusal; records the count in
+/// `forkstorm.txt` and ends them all.
+fn fork_storm(tries: usize) {
+    let mut children = Vec::new();
+    for _ in 0..tries {
+        match std::process::Command::new("sleep")
+            .arg("60")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => children.push(child),
+            Err(_) => break,
+        }
+    }
+    let _ = std::fs::write(
+        "forkstorm.txt",
+        format!("started {} of {tries}\n", children.len()),
+    );
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

@@ -256,6 +256,7 @@ fn write_report(
         decision: None,
         engines: &[],
         viewer_games: arbiter::tournament::viewer::MAX_SHOWN,
+        sandbox: None,
     };
     write_reports(&out, totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;

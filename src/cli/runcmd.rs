@@ -215,7 +215,7 @@ pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
     refuse_outputs_onto_the_run(spec, &out_dir(job))?;
     let entry = super::rules::game_entry(&spec.game)?;
     openings(spec, entry)?;
-    start_engines_once(&runtime()?, spec, entry)
+    start_engines_once(&runtime()?, job, entry)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -228,11 +228,21 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 /// Every engine started and its handshake completed once, before anything is written.
 fn start_engines_once(
     runtime: &tokio::runtime::Runtime,
-    spec: &RunSpec,
+    job: &RunJob,
     entry: &arbiter::game::GameEntry,
 ) -> Result<(), Failure> {
+    // A split run's engines must not see any of its tasks' folders.
+    let dir = out_dir(job);
+    let run = match job.spec.shard {
+        Some(_) => dir.parent().unwrap_or(&dir),
+        None => &dir,
+    };
     runtime
-        .block_on(arbiter::tournament::preflight(&spec.engines, entry.id))
+        .block_on(arbiter::tournament::preflight(
+            &job.spec.engines,
+            entry.id,
+            run,
+        ))
         .map_err(Failure::bad_input)
 }
 
@@ -257,7 +267,10 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         warn_if_huge(total, spec.engines.len());
     }
     let runtime = runtime()?;
-    start_engines_once(&runtime, spec, entry)?;
+    start_engines_once(&runtime, &job, entry)?;
+    if !job.quiet {
+        say!("{}", arbiter::engine::sandbox::describe(&spec.engines));
+    }
     arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let opened = folder::open(spec, &out_dir, job.resume.is_some())
         .map_err(|e| run_failure(e, kind, &out_dir))?;

@@ -1,5 +1,6 @@
 //! How to run an engine: `--engine cmd=./player name=new tc=10+0.1 option.Hash=64 ...`.
 
+use super::sandbox::{parse_size, Confinement, SandboxMode};
 use crate::referee::clock::{parse_seconds, TimeControl};
 use std::time::Duration;
 use thiserror::Error;
@@ -27,9 +28,9 @@ impl Proto {
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart option.<Name>)")]
+    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable option.<Name>)")]
     NotKeyValue(String),
-    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart option.<Name>)")]
+    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable option.<Name>)")]
     UnknownKey(String),
     #[error("engine setting {key}={value}: {reason}")]
     BadValue {
@@ -78,6 +79,13 @@ pub struct EngineConfig {
     /// after it failed.
     #[serde(default)]
     pub restart: bool,
+    /// The sandbox and resource limits (`sandbox=`, `memory=`, `processes=`, `threads=`).
+    #[serde(default, skip_serializing_if = "Confinement::is_default")]
+    pub sandbox: Confinement,
+    /// Folders this engine must not see from its sandbox (the run's, the other engines'): set by
+    /// the run, not a setting.
+    #[serde(skip)]
+    pub hidden: Vec<std::path::PathBuf>,
 }
 
 /// The largest `timemargin=` (ms): an hour.
@@ -104,6 +112,8 @@ impl EngineConfig {
             stall: DEFAULT_STALL,
             handshake: DEFAULT_HANDSHAKE,
             restart: false,
+            sandbox: Confinement::default(),
+            hidden: Vec::new(),
         };
         let shared = each.iter().map(|s| (s, true));
         for (setting, from_each) in shared.chain(settings.iter().map(|s| (s, false))) {
@@ -184,6 +194,35 @@ impl EngineConfig {
                     "off" | "auto" => false,
                     _ => return Err(bad("expected on or off")),
                 }
+            }
+            "sandbox" => {
+                self.sandbox.mode = match value {
+                    "auto" => SandboxMode::Auto,
+                    "on" => SandboxMode::On,
+                    "off" => SandboxMode::Off,
+                    _ => return Err(bad("expected auto, on or off")),
+                }
+            }
+            "memory" => {
+                self.sandbox.memory = Some(
+                    parse_size(value)
+                        .ok_or_else(|| bad("expected a size of at least 1M, like 512M or 2G"))?,
+                )
+            }
+            "readable" => self.sandbox.readable.push(value.to_string()),
+            "processes" => {
+                self.sandbox.processes = Some(
+                    u32::try_from(positive()?)
+                        .map_err(|_| bad("expected a positive whole number"))?,
+                )
+            }
+            "threads" => {
+                self.sandbox.threads = Some(
+                    u32::try_from(positive()?)
+                        .ok()
+                        .filter(|&n| n <= 1024)
+                        .ok_or_else(|| bad("expected CPU cores, 1 to 1024"))?,
+                )
             }
             _ => match key.strip_prefix("option.") {
                 Some(name) if !name.is_empty() => {

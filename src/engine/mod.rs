@@ -1,5 +1,6 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
+pub mod cgroup;
 pub mod config;
 pub mod dialect;
 pub mod keeper;
@@ -8,9 +9,11 @@ pub mod options;
 pub mod process;
 pub mod protocol;
 pub mod reader;
+pub mod sandbox;
 
 pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
 pub use dialect::{ClockReading, Turn};
 pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};
 pub use reader::{Line, MAX_LINE};
+pub use sandbox::{Confinement, SandboxMode};

@@ -1,6 +1,7 @@
 //! A running engine: spawned without a shell in its own process group, fed lines on stdin, its
 //! stdout read on the referee's runtime (see `reader`).
 
+use super::cgroup::{self, EngineGroup};
 use super::config::{EngineConfig, Proto};
 use super::dialect::{go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
 use super::log::IoLog;
@@ -9,6 +10,7 @@ use super::protocol::{
     merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
 };
 use super::reader::{Line, LineReader};
+use super::sandbox;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -29,6 +31,8 @@ pub enum EngineError {
     },
     #[error("engine '{0}' exited")]
     Exited(String),
+    #[error("engine '{name}' exceeded its memory limit ({limit}) and was stopped")]
+    OverMemory { name: String, limit: String },
     #[error("engine '{name}' did not answer '{what}' within {secs:.1} s")]
     Timeout {
         name: String,
@@ -128,6 +132,17 @@ pub struct EngineProcess {
     /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
     /// process has been waited for, but its children may still be in the group).
     pgid: Option<u32>,
+    /// The sandbox's control groups and scratch folder, removed when the engine is gone.
+    confined: Confined,
+}
+
+/// What a sandboxed engine holds besides its process.
+#[derive(Debug, Default)]
+struct Confined {
+    group: Option<EngineGroup>,
+    /// Its memory limit, when one is kept.
+    memory: Option<u64>,
+    scratch: Option<sandbox::Scratch>,
 }
 
 impl Drop for EngineProcess {
@@ -159,7 +174,34 @@ impl EngineProcess {
         game: &str,
         log: Option<IoLog>,
     ) -> Result<EngineProcess, EngineError> {
-        let mut cmd = Command::new(&config.cmd);
+        let spawn_error = |reason: String| EngineError::Spawn {
+            name: config.name.clone(),
+            cmd: config.cmd.clone(),
+            reason,
+        };
+        let sandboxed = sandbox::decide(config.sandbox.mode).map_err(spawn_error)?;
+        let mut confined = Confined::default();
+        let mut cmd = if sandboxed {
+            let wrapped = sandbox::wrap(config, &config.hidden).map_err(spawn_error)?;
+            let limits = sandbox::limits(config);
+            if cgroup::support().is_some() {
+                confined.group = Some(
+                    EngineGroup::create(&limits)
+                        .map_err(|e| spawn_error(format!("cannot make its control group: {e}")))?,
+                );
+                confined.memory = Some(limits.memory);
+            }
+            let mut cmd = Command::new(&wrapped.bwrap);
+            cmd.args(&wrapped.args);
+            confined.scratch = wrapped.scratch;
+            cmd
+        } else {
+            let mut cmd = Command::new(&config.cmd);
+            if let Some(dir) = &config.dir {
+                cmd.current_dir(dir);
+            }
+            cmd
+        };
         // stderr goes to --log when there is one (marked `!`), and nowhere otherwise.
         let stderr = if log.is_some() {
             Stdio::piped()
@@ -171,21 +213,24 @@ impl EngineProcess {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .process_group(0);
-        if let Some(dir) = &config.dir {
-            cmd.current_dir(dir);
-        }
         // A keeper process stands between us and the engine and holds its whole process tree:
         // nothing the engine starts outlives it, even when the referee is killed with SIGKILL.
-        // SAFETY: keeper::split makes only async-signal-safe calls, as pre_exec requires.
+        // The engine (the sandbox, when there is one) joins its control groups before exec.
+        let groups = confined
+            .group
+            .as_ref()
+            .map(EngineGroup::procs_files)
+            .unwrap_or_default();
+        // SAFETY: keeper::split and cgroup::join make only async-signal-safe calls, as pre_exec
+        // requires.
         unsafe {
             let referee = libc::getpid();
-            cmd.pre_exec(move || super::keeper::split(referee));
+            cmd.pre_exec(move || {
+                super::keeper::split(referee)?;
+                cgroup::join(&groups)
+            });
         }
-        let mut child = cmd.spawn().map_err(|e| EngineError::Spawn {
-            name: config.name.clone(),
-            cmd: config.cmd.clone(),
-            reason: e.to_string(),
-        })?;
+        let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         if let (Some(err), Some(log)) = (child.stderr.take(), log.clone()) {
             tokio::spawn(copy_stderr(err, config.name.clone(), log));
         }
@@ -205,6 +250,7 @@ impl EngineProcess {
             game: game.to_string(),
             pings: 0,
             pgid: None,
+            confined,
         };
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
@@ -455,8 +501,19 @@ impl EngineProcess {
         let limit = self.config.handshake;
         match tokio::time::timeout(limit, write).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(EngineError::Exited(self.config.name.clone())),
+            Ok(Err(_)) => Err(self.exited()),
             Err(_) => Err(self.timeout_error(line, limit)),
+        }
+    }
+
+    /// Why the engine is gone: over its memory limit when the kernel says so, else it exited.
+    fn exited(&self) -> EngineError {
+        match (&self.confined.group, self.confined.memory) {
+            (Some(group), Some(limit)) if group.ran_out_of_memory() => EngineError::OverMemory {
+                name: self.config.name.clone(),
+                limit: sandbox::show_size(limit),
+            },
+            _ => EngineError::Exited(self.config.name.clone()),
         }
     }
 
@@ -469,7 +526,7 @@ impl EngineProcess {
         let waited = deadline.saturating_duration_since(Instant::now());
         match timeout_at(deadline.into(), self.lines.next()).await {
             Ok(Some(line)) => Ok(line),
-            Ok(None) => Err(EngineError::Exited(self.config.name.clone())),
+            Ok(None) => Err(self.exited()),
             // The handshake's steps share one allowance: name it whole, not what was left of
             // it when the last step began.
             Err(_) if HANDSHAKE_STEPS.contains(&waiting_for) => {

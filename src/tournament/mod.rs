@@ -66,9 +66,18 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
 /// Starts every engine once and completes its handshake for `game` (protocol, options, variant),
 /// then ends it: a set-up that cannot play is refused before any game is played or any file is
 /// written, with the engine's name and the operating system's or the engine's own error.
-pub async fn preflight(engines: &[EngineConfig], game: &str) -> Result<(), String> {
+///
+/// Each engine is started as in the run, in its sandbox with `run` (the run's folder) and the
+/// other engines' folders out of its sight.
+pub async fn preflight(
+    engines: &[EngineConfig],
+    game: &str,
+    run: &std::path::Path,
+) -> Result<(), String> {
+    let engines = &crate::engine::sandbox::hide_from_each_other(engines, run);
     let unnamed = |c: &EngineConfig| EngineConfig {
         name: String::new(),
+        hidden: Vec::new(),
         ..c.clone()
     };
     for (i, cfg) in engines.iter().enumerate() {

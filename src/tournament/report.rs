@@ -30,6 +30,8 @@ pub struct RunInfo<'a> {
     pub engines: &'a [crate::engine::EngineConfig],
     /// Games embedded in the report's viewer.
     pub viewer_games: usize,
+    /// How the engines were confined, as the run that played them said (none for imports).
+    pub sandbox: Option<String>,
 }
 
 /// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
@@ -389,6 +391,9 @@ fn markdown(
             ""
         }
     );
+    if let Some(sandbox) = &info.sandbox {
+        let _ = writeln!(md, "{}\n", md_text(sandbox));
+    }
     let _ = writeln!(md, "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (i, s) in rows.iter().enumerate() {
         let (elo, ci) = match s.elo {

@@ -66,6 +66,9 @@ fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
             ""
         }
     );
+    if let Some(sandbox) = &info.sandbox {
+        let _ = write!(h, "<p class=\"note\">{}</p>", e(sandbox));
+    }
     let _ = write!(
         h,
         "<p class=\"note\">Report of {} by arbiter {}.</p>",

@@ -118,11 +118,21 @@ impl RunOptions {
         }
     }
 
+    /// The engines, each with what it must not see from its sandbox: the run's folder (all of a
+    /// split run's) and the other engines' folders.
+    fn confined_engines(&self) -> Vec<EngineConfig> {
+        let run = match &self.split {
+            Some(_) => self.out_dir.parent().unwrap_or(&self.out_dir),
+            None => &self.out_dir,
+        };
+        crate::engine::sandbox::hide_from_each_other(&self.engines, run)
+    }
+
     /// What every worker needs to play, for `left` games still to play.
     fn settings(&self, log: Option<IoLog>, left: u64) -> RunSettings {
         RunSettings {
             entry: self.entry,
-            engines: self.engines.clone(),
+            engines: self.confined_engines(),
             openings: self.openings.clone(),
             // More workers than games left would only start engines that never play.
             concurrency: self.concurrency.min(left.max(1) as usize),
@@ -309,6 +319,7 @@ fn run_info<'a>(
         decision,
         engines: &opts.engines,
         viewer_games: opts.viewer_games,
+        sandbox: Some(crate::engine::sandbox::describe(&opts.engines)),
     }
 }
 

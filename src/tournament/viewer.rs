@@ -38,6 +38,7 @@ fn rank(entry: &Entry) -> u8 {
             | Termination::TimeForfeit
             | Termination::EngineCrash
             | Termination::EngineStall
+            | Termination::MemoryLimit
     );
     match (fault, r.outcome) {
         (true, _) => 0,

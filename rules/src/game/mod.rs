@@ -95,6 +95,8 @@ pub enum Termination {
     TimeForfeit,
     EngineCrash,
     EngineStall,
+    /// The engine's sandbox stopped it for using more memory than its limit.
+    MemoryLimit,
     Adjudication,
     /// The engine conceded (CECP's `resign`).
     Resignation,
@@ -103,7 +105,7 @@ pub enum Termination {
 }
 
 impl Termination {
-    pub const ALL: [Termination; 15] = [
+    pub const ALL: [Termination; 16] = [
         Termination::KingZapped,
         Termination::Checkmate,
         Termination::Stalemate,
@@ -116,6 +118,7 @@ impl Termination {
         Termination::TimeForfeit,
         Termination::EngineCrash,
         Termination::EngineStall,
+        Termination::MemoryLimit,
         Termination::Adjudication,
         Termination::Resignation,
         Termination::Unrecorded,
@@ -135,6 +138,7 @@ impl Termination {
             Termination::TimeForfeit => "time forfeit",
             Termination::EngineCrash => "engine crash",
             Termination::EngineStall => "engine stall",
+            Termination::MemoryLimit => "memory limit",
             Termination::Adjudication => "adjudication",
             Termination::Resignation => "resignation",
             Termination::Unrecorded => "unrecorded",

@@ -1,0 +1,257 @@
+//! Resource limits per engine, kept by the kernel: a control group (cgroup v1) per engine process
+//! with its memory, process count and CPU share capped.
+//!
+//! An rlimit is per process (a forking engine multiplies it) or per user (shared with everything
+//! else the user runs); a cgroup holds the engine's whole tree, and the kernel says afterwards
+//! whether it killed a process for want of memory, which is how an engine over its limit is told
+//! from one that crashed. The groups are made in the cgroup arbiter itself is in, named after
+//! arbiter's pid, so that the next arbiter can sweep those of one that was killed.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// What one engine may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub memory: u64,
+    pub processes: u32,
+    pub cpus: u32,
+}
+
+/// The folders (one per controller) where arbiter may make groups: memory, pids, cpu.
+#[derive(Debug)]
+struct Hierarchies {
+    memory: PathBuf,
+    pids: PathBuf,
+    cpu: PathBuf,
+}
+
+/// The cgroup v1 folders arbiter may make groups in, found once; `None` where the machine has no
+/// writable v1 memory, pids and cpu hierarchies (cgroup v2 only, or no permission).
+fn hierarchies() -> Option<&'static Hierarchies> {
+    static FOUND: OnceLock<Option<Hierarchies>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+            let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+            let found = Hierarchies {
+                memory: own_group(&mountinfo, &membership, "memory")?,
+                pids: own_group(&mountinfo, &membership, "pids")?,
+                cpu: own_group(&mountinfo, &membership, "cpu")?,
+            };
+            for dir in [&found.memory, &found.pids, &found.cpu] {
+                sweep_stale(dir);
+                let probe = dir.join(format!("arbiter-{}-probe", std::process::id()));
+                std::fs::create_dir(&probe).ok()?;
+                let _ = std::fs::remove_dir(&probe);
+            }
+            Some(found)
+        })
+        .as_ref()
+}
+
+/// The folder of this process's own group in the v1 hierarchy of `controller`.
+fn own_group(mountinfo: &str, membership: &str, controller: &str) -> Option<PathBuf> {
+    let path = membership.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })?;
+    mountinfo.lines().find_map(|line| {
+        // id parent major:minor root mountpoint options... - fstype source superoptions
+        let (left, right) = line.split_once(" - ")?;
+        let mut right = right.split(' ');
+        let (fstype, _, options) = (right.next()?, right.next()?, right.next()?);
+        if fstype != "cgroup" || !options.split(',').any(|o| o == controller) {
+            return None;
+        }
+        let fields: Vec<&str> = left.split(' ').collect();
+        let (root, mountpoint) = (fields.get(3)?, fields.get(4)?);
+        let inside = path.strip_prefix(root.trim_end_matches('/'))?;
+        Some(Path::new(mountpoint).join(inside.trim_start_matches('/')))
+    })
+}
+
+/// Removes the empty groups left by an arbiter that was killed (its pid no longer alive).
+fn sweep_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("arbiter-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) == 0 }
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// Whether per-engine limits can be kept on this machine, and how, in a few words.
+pub fn support() -> Option<&'static str> {
+    hierarchies().map(|_| "cgroup v1")
+}
+
+/// One engine process's groups, removed when dropped (once the tree in them is gone).
+#[derive(Debug)]
+pub struct EngineGroup {
+    dirs: Vec<PathBuf>,
+    memory: PathBuf,
+    /// The `cgroup.procs` files the engine joins between fork and exec.
+    procs: Vec<CString>,
+}
+
+impl EngineGroup {
+    /// Makes the groups for one engine process with `limits`.
+    pub fn create(limits: &Limits) -> std::io::Result<EngineGroup> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let h = hierarchies().ok_or_else(|| std::io::Error::other("no writable cgroup v1"))?;
+        let name = format!(
+            "arbiter-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut group = EngineGroup {
+            dirs: Vec::new(),
+            memory: h.memory.join(&name),
+            procs: Vec::new(),
+        };
+        let period = 100_000u64;
+        let settings: [(&PathBuf, Vec<(&str, String)>); 3] = [
+            (
+                &h.memory,
+                vec![
+                    ("memory.limit_in_bytes", limits.memory.to_string()),
+                    // Where the kernel counts swap, swap counts too ("-try": it may not).
+                    ("memory.memsw.limit_in_bytes?", limits.memory.to_string()),
+                ],
+            ),
+            (&h.pids, vec![("pids.max", limits.processes.to_string())]),
+            (
+                &h.cpu,
+                vec![
+                    ("cpu.cfs_period_us", period.to_string()),
+                    (
+                        "cpu.cfs_quota_us",
+                        (period * u64::from(limits.cpus.max(1))).to_string(),
+                    ),
+                ],
+            ),
+        ];
+        for (parent, files) in settings {
+            let dir = parent.join(&name);
+            std::fs::create_dir(&dir)?;
+            group.dirs.push(dir.clone());
+            for (file, value) in files {
+                let (file, optional) = match file.strip_suffix('?') {
+                    Some(f) => (f, true),
+                    None => (file, false),
+                };
+                match std::fs::write(dir.join(file), &value) {
+                    Err(e) if !optional => return Err(e),
+                    _ => {}
+                }
+            }
+            let procs = dir.join("cgroup.procs");
+            group.procs.push(
+                CString::new(procs.into_os_string().into_encoded_bytes())
+                    .map_err(std::io::Error::other)?,
+            );
+        }
+        Ok(group)
+    }
+
+    /// The files to write `0` to (moving the writer into the group), for [`join`].
+    pub fn procs_files(&self) -> Vec<CString> {
+        self.procs.clone()
+    }
+
+    /// Whether the kernel killed a process of this group for exceeding its memory limit.
+    pub fn ran_out_of_memory(&self) -> bool {
+        std::fs::read_to_string(self.memory.join("memory.oom_control"))
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("oom_kill "))
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+            })
+            .is_some_and(|kills| kills > 0)
+    }
+}
+
+impl Drop for EngineGroup {
+    /// The groups go once their processes have: a group with a process in it cannot be removed,
+    /// so a thread tries for a while (the engine's tree is being ended as this runs).
+    fn drop(&mut self) {
+        let dirs = std::mem::take(&mut self.dirs);
+        let remove = move || {
+            for _ in 0..100 {
+                let left: Vec<&PathBuf> = dirs
+                    .iter()
+                    .filter(|d| std::fs::remove_dir(d).is_err() && d.exists())
+                    .collect();
+                if left.is_empty() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        };
+        let _ = std::thread::Builder::new()
+            .name("cgroup cleanup".into())
+            .spawn(remove);
+    }
+}
+
+/// Moves the calling process into the groups whose `cgroup.procs` files are given.
+///
+/// # Safety
+/// Async-signal-safe (open/write/close only), for use between `fork` and `exec`.
+pub unsafe fn join(procs: &[CString]) -> std::io::Result<()> {
+    for file in procs {
+        let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+        libc::close(fd);
+        if written != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_own_group_is_found_under_the_controllers_mount() {
+        let mountinfo = "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
+                         35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                         36 31 0:33 /outer /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n";
+        let membership = "8:pids:/outer/job\n4:memory:/api/42\n0::/\n";
+        assert_eq!(
+            own_group(mountinfo, membership, "memory"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/api/42"))
+        );
+        assert_eq!(
+            own_group(mountinfo, membership, "pids"),
+            Some(PathBuf::from("/sys/fs/cgroup/pids/job"))
+        );
+        assert_eq!(own_group(mountinfo, membership, "cpu"), None);
+    }
+}

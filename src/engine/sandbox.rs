@@ -1,0 +1,463 @@
+//! Each engine in a sandbox of its own: the only way to win is to play.
+//!
+//! An engine is run inside bubblewrap (`bwrap`, Debian's `bubblewrap`) with its own PID, network,
+//! IPC, UTS, cgroup and user namespaces: it sees and can signal only its own processes, its network
+//! is a loopback of its own, and its file system is the system's programs and libraries read-only,
+//! its program's folder read-only, its working folder (`dir=`, else arbiter's) writable, and the
+//! files its options, arguments and `readable=` name read-only. The run's folder and the other
+//! engines' folders are not there, even where they lie inside its own. When the sandbox's
+//! first process dies (with its keeper, via `--die-with-parent`), the kernel ends everything in
+//! its PID namespace: nothing an engine starts can outlive it.
+//!
+//! Memory, process count and CPU are limited per engine by a cgroup (see `cgroup`).
+
+use super::cgroup::{self, Limits};
+use super::config::EngineConfig;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Whether an engine runs in a sandbox: `auto` (where the machine can), `on` (refused where it
+/// cannot), `off` (a plain child process, as cutechess-cli and fastchess run engines).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+/// An engine's confinement as asked for: the sandbox and its limits (`None`: the default).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Confinement {
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Bytes of memory for the engine's whole tree (`memory=512M`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    /// Processes and threads at once (`processes=64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u32>,
+    /// CPU cores' worth of time (`threads=2`); by default the engine's `Threads` option, else 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// More files or folders the engine may read (`readable=/opt/books`): what a wrapper script
+    /// runs, a book outside the engine's folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readable: Vec<String>,
+}
+
+impl Confinement {
+    pub fn is_default(&self) -> bool {
+        *self == Confinement::default()
+    }
+}
+
+/// Reads `512M`, `2G`, `1500K` or plain bytes.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return None,
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .filter(|&n| n >= 1 << 20)
+}
+
+/// `512 MiB`, `12 GiB`.
+pub fn show_size(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
+}
+
+/// What this machine offers, found once.
+#[derive(Debug)]
+struct Support {
+    /// The bubblewrap program and its version, or why there is none that works.
+    bwrap: Result<(PathBuf, String), String>,
+}
+
+/// The bubblewrap program (`ARBITER_BWRAP` names another, for a machine where it is elsewhere),
+/// tried once with the namespaces an engine gets.
+fn support() -> &'static Support {
+    static FOUND: OnceLock<Support> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let program = std::env::var_os("ARBITER_BWRAP")
+            .map(PathBuf::from)
+            .or_else(|| find_in_path(Path::new("bwrap")));
+        let bwrap = match program {
+            None => Err(
+                "bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt-get install bubblewrap"
+                    .to_string(),
+            ),
+            Some(program) => try_bwrap(&program).map(|version| (program, version)),
+        };
+        Support { bwrap }
+    })
+}
+
+fn try_bwrap(program: &Path) -> Result<String, String> {
+    let mut probe = std::process::Command::new(program);
+    probe
+        .args(["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"])
+        .arg("true")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let out = probe
+        .output()
+        .map_err(|e| format!("{} cannot be run: {e}", program.display()))?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(format!(
+            "{} cannot make namespaces here ({why}); user namespaces may be disabled",
+            program.display()
+        ));
+    }
+    let version = std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "bubblewrap".into());
+    Ok(version)
+}
+
+fn find_in_path(name: &Path) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Whether an engine with `mode` runs sandboxed here; an error for `on` where it cannot.
+pub fn decide(mode: SandboxMode) -> Result<bool, String> {
+    match (mode, &support().bwrap) {
+        (SandboxMode::Off, _) => Ok(false),
+        (_, Ok(_)) => Ok(true),
+        (SandboxMode::Auto, Err(_)) => Ok(false),
+        (SandboxMode::On, Err(why)) => Err(format!("sandbox=on cannot be kept here: {why}")),
+    }
+}
+
+/// One line on how the engines of a run are confined, for the start of a run and its report.
+pub fn describe(engines: &[EngineConfig]) -> String {
+    let sandboxed: Vec<&EngineConfig> = engines
+        .iter()
+        .filter(|e| decide(e.sandbox.mode).unwrap_or(false))
+        .collect();
+    let why_not = match &support().bwrap {
+        Err(why) => format!(" ({why})"),
+        Ok(_) => String::new(),
+    };
+    if sandboxed.is_empty() {
+        return format!("sandbox: off, engines run as plain processes{why_not}");
+    }
+    let version = support()
+        .bwrap
+        .as_ref()
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let who = if sandboxed.len() == engines.len() {
+        "every engine".to_string()
+    } else {
+        let names: Vec<&str> = sandboxed.iter().map(|e| e.name.as_str()).collect();
+        names.join(", ")
+    };
+    let limits = match cgroup::support() {
+        Some(how) => {
+            let l = limits(sandboxed[0]);
+            format!(
+                "limits by {how}: {} memory, {} processes, {} CPU (first engine; memory= processes= threads= change them)",
+                show_size(l.memory),
+                l.processes,
+                l.cpus
+            )
+        }
+        None => "no memory, process or CPU limits (no writable cgroup v1 here)".to_string(),
+    };
+    format!("sandbox: {who} in its own namespaces ({version}); {limits}{why_not}")
+}
+
+/// The limits an engine gets: what it asked for, else a share of the machine that fits one
+/// engine per core.
+pub fn limits(config: &EngineConfig) -> Limits {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    // SAFETY: sysconf(3) has no preconditions.
+    let ram = unsafe {
+        (libc::sysconf(libc::_SC_PHYS_PAGES) as u64)
+            .saturating_mul(libc::sysconf(libc::_SC_PAGESIZE) as u64)
+    };
+    let asked_threads = config
+        .options
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Threads"))
+        .and_then(|(_, v)| v.trim().parse::<u32>().ok());
+    Limits {
+        memory: config
+            .sandbox
+            .memory
+            .unwrap_or((ram / cores.max(1)).max(256 << 20)),
+        processes: config.sandbox.processes.unwrap_or(512),
+        cpus: config.sandbox.threads.or(asked_threads).unwrap_or(1).max(1),
+    }
+}
+
+/// How to start one sandboxed engine: bwrap's arguments up to the engine's program.
+#[derive(Debug)]
+pub struct Wrapped {
+    pub bwrap: PathBuf,
+    pub args: Vec<OsString>,
+    /// A working folder made for this engine (none was given), removed when the engine is gone.
+    pub scratch: Option<Scratch>,
+}
+
+/// A folder removed when dropped.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The system's folders every program needs, read-only.
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+];
+
+/// What of `/etc` a program may need (the dynamic loader, users, time zone, certificates);
+/// the rest (keys, password hashes, the cluster's munge key) stays out.
+const ETC: &[&str] = &[
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "ssl",
+    "ca-certificates",
+    "fonts",
+    "os-release",
+];
+
+/// Absolute and free of symlinks where it exists, absolute otherwise.
+fn real(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    absolute.canonicalize().unwrap_or(absolute)
+}
+
+/// Builds bwrap's arguments for `config`; `hidden` are folders the engine must not see (the
+/// run's, the other engines').
+pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String> {
+    let Ok((bwrap, _)) = &support().bwrap else {
+        return Err("no working bubblewrap".into());
+    };
+    let base = config.dir.as_deref().map(|d| real(Path::new(d)));
+    let program = if config.cmd.contains('/') {
+        let cmd = Path::new(&config.cmd);
+        match (&base, cmd.is_absolute()) {
+            (Some(dir), false) => real(&dir.join(cmd)),
+            _ => real(cmd),
+        }
+    } else {
+        find_in_path(Path::new(&config.cmd))
+            .map(|p| real(&p))
+            .ok_or_else(|| format!("no program '{}' in PATH", config.cmd))?
+    };
+    check_executable(&program)?;
+    let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
+    let kernel = ["/etc", "/proc", "/sys", "/dev", "/boot", "/run"];
+    let system =
+        |p: &Path| p == Path::new("/") || SYSTEM.iter().chain(&kernel).any(|s| p.starts_with(s));
+    // Its working folder, as without a sandbox: dir= when given, else arbiter's own; a scratch
+    // folder of its own where that is a system folder (`/` for a service).
+    let mut scratch = None;
+    let work = base.unwrap_or_else(|| real(Path::new(".")));
+    let work = if system(&work) {
+        let dir = std::env::temp_dir().join(format!(
+            "arbiter-engine-{}-{}",
+            std::process::id(),
+            SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        scratch = Some(Scratch(dir.clone()));
+        real(&dir)
+    } else {
+        work
+    };
+    let mut args: Vec<OsString> = Vec::new();
+    let mut add = |words: &[&std::ffi::OsStr]| args.extend(words.iter().map(|w| w.to_os_string()));
+    add(&[
+        "--unshare-all".as_ref(),
+        "--die-with-parent".as_ref(),
+        "--new-session".as_ref(),
+        "--cap-drop".as_ref(),
+        "ALL".as_ref(),
+    ]);
+    for dir in SYSTEM {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            Ok(target) => add(&["--symlink".as_ref(), target.as_os_str(), path.as_os_str()]),
+            Err(_) if path.is_dir() => {
+                add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+            }
+            Err(_) => {}
+        }
+    }
+    for name in ETC {
+        let path = Path::new("/etc").join(name);
+        if path.exists() {
+            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+    }
+    add(&[
+        "--dev".as_ref(),
+        "/dev".as_ref(),
+        "--proc".as_ref(),
+        "/proc".as_ref(),
+        "--tmpfs".as_ref(),
+        "/tmp".as_ref(),
+    ]);
+    // Its own folders, then the files its options name (VariantPath, EvalFile, SyzygyPath).
+    let mut own: Vec<PathBuf> = Vec::new();
+    if !system(&program_dir) && program_dir != work {
+        add(&[
+            "--ro-bind".as_ref(),
+            program_dir.as_os_str(),
+            program_dir.as_os_str(),
+        ]);
+        own.push(program_dir.clone());
+    }
+    add(&["--bind".as_ref(), work.as_os_str(), work.as_os_str()]);
+    own.push(work.clone());
+    let named = config
+        .options
+        .iter()
+        .flat_map(|(_, value)| value.split(if value.contains(';') { ';' } else { ':' }));
+    let asked = config.sandbox.readable.iter().map(String::as_str);
+    for part in named
+        .chain(config.args.iter().map(String::as_str))
+        .chain(asked)
+    {
+        {
+            let named = Path::new(part.trim());
+            if part.trim().is_empty() || !named.is_absolute() && !part.contains('/') {
+                continue;
+            }
+            let path = real(&work.join(named));
+            if path.exists() && !own.iter().any(|o| path.starts_with(o)) && !system(&path) {
+                add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+                own.push(path);
+            }
+        }
+    }
+    // What must stay out of sight though it lies inside the folders above: an empty folder
+    // over it. A folder that holds one of the engine's own cannot be hidden from it.
+    for hide in hidden {
+        let hide = real(hide);
+        let inside = own.iter().any(|o| hide.starts_with(o) && hide != *o);
+        let holds_own = own.iter().any(|o| o.starts_with(&hide));
+        if inside && !holds_own && hide.is_dir() {
+            add(&["--tmpfs".as_ref(), hide.as_os_str()]);
+        }
+    }
+    add(&["--chdir".as_ref(), work.as_os_str(), program.as_os_str()]);
+    Ok(Wrapped {
+        bwrap: bwrap.clone(),
+        args,
+        scratch,
+    })
+}
+
+/// The engines, each with what it must not see: the run's folder and the other engines' folders.
+pub fn hide_from_each_other(engines: &[EngineConfig], run: &Path) -> Vec<EngineConfig> {
+    let folders: Vec<Vec<PathBuf>> = engines.iter().map(engine_folders).collect();
+    engines
+        .iter()
+        .enumerate()
+        .map(|(i, engine)| {
+            let mut hidden = vec![run.to_path_buf()];
+            for (j, theirs) in folders.iter().enumerate() {
+                if j != i {
+                    hidden.extend(theirs.iter().cloned());
+                }
+            }
+            EngineConfig {
+                hidden,
+                ..engine.clone()
+            }
+        })
+        .collect()
+}
+
+/// An engine's own folders: its working folder and its program's.
+fn engine_folders(engine: &EngineConfig) -> Vec<PathBuf> {
+    let dir = engine.dir.as_ref().map(PathBuf::from);
+    let mut folders: Vec<PathBuf> = dir.iter().cloned().collect();
+    if engine.cmd.contains('/') {
+        let program = match &dir {
+            Some(d) => d.join(&engine.cmd),
+            None => PathBuf::from(&engine.cmd),
+        };
+        folders.extend(program.parent().map(Path::to_path_buf));
+    }
+    folders
+}
+
+/// The error `exec` would give, found before the sandbox hides it in its own output.
+fn check_executable(program: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(program.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: access(2) reads the NUL-terminated path it is given.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    Ok(())
+}
+
+static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_with_units_and_refuse_nonsense() {
+        assert_eq!(parse_size("512M"), Some(512 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1048576"), Some(1 << 20));
+        assert_eq!(parse_size("12"), None, "under a MiB is a mistake");
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+        assert_eq!(show_size(512 << 20), "512 MiB");
+        assert_eq!(show_size(12 << 30), "12 GiB");
+        assert_eq!(show_size(12052 << 20), "11.8 GiB");
+    }
+}

@@ -1,0 +1,352 @@
+//! Engines are adversaries: each runs in a sandbox of its own (bubblewrap), so that the only way
+//! to win is to play. Real engines and real attacks: a wrapper that kills its opponent, one that
+//! writes into the run, reads the opponent's folder and dials a port, a fork storm, a memory hog.
+//! `.ci/run` installs bubblewrap; without it these tests fail, they never skip.
+
+mod common;
+
+use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A copy of the bundled engine in `dir/<name>/`, so that each side has a folder of its own.
+fn engine_copy(dir: &Path, name: &str) -> PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("arbiter-engine");
+    std::fs::copy(bundled_engine(), &path).unwrap();
+    path
+}
+
+fn script(path: &Path, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+fn run(dir: &Path, args: &[String]) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    arbiter_in(dir, &refs)
+}
+
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// The terminations in games.csv, one per game.
+fn terminations(run: &Path) -> Vec<String> {
+    let mut reader = csv::Reader::from_path(run.join("games.csv")).unwrap();
+    let column = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "termination")
+        .expect("games.csv has a termination column");
+    reader
+        .records()
+        .map(|r| r.unwrap()[column].to_string())
+        .collect()
+}
+
+const BY_THE_RULES: &[&str] = &[
+    "king zapped",
+    "checkmate",
+    "stalemate",
+    "campmate",
+    "repetition",
+    "move rule",
+    "max plies",
+];
+
+#[test]
+fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
+    for (proto, game, engine_args) in [
+        ("uci", "leiserchess", ""),
+        ("leiserchess", "leiserchess", "--dialect leiserchess"),
+        ("xboard", "leiserchess", "--protocol xboard"),
+    ] {
+        let dir = scratch("sandbox", &format!("killer-{proto}"));
+        let victim = engine_copy(&dir, "victim");
+        let own = engine_copy(&dir, "cheater");
+        // Scans every process for the opponent's command line (its folder's name, which
+        // arbiter's own command line holds too) and kills what it finds, all game long.
+        let cheater = script(
+            &dir.join("cheater/cheat.sh"),
+            &format!(
+                "#!/bin/sh\n\
+                 ( while :; do\n\
+                   for p in /proc/[0-9]*; do\n\
+                     case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in\n\
+                       *victim*) kill -9 ${{p#/proc/}} && echo \"killed ${{p#/proc/}}\" >> kills.txt ;;\n\
+                     esac\n\
+                   done\n\
+                   echo scanned > scanned.txt\n\
+                   sleep 0.05\n\
+                 done ) &\n\
+                 exec {} \"$@\"\n",
+                own.display()
+            ),
+        );
+        let mut args = strings(&["match", "--game", game, "--games", "2", "--each", "depth=2"]);
+        args.push(format!("proto={proto}"));
+        args.extend(["--out".into(), dir.join("run").display().to_string()]);
+        let mut engine = |name: &str, cmd: &str, folder: &str| {
+            args.extend([
+                "--engine".into(),
+                format!("cmd={cmd}"),
+                format!("name={name}"),
+                format!("dir={}", dir.join(folder).display()),
+            ]);
+            for a in engine_args.split_whitespace() {
+                args.push(format!("arg={a}"));
+            }
+        };
+        engine("cheater", &cheater, "cheater");
+        engine("victim", &victim.display().to_string(), "victim");
+        let out = run(&dir, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{proto}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            dir.join("cheater/scanned.txt").exists(),
+            "{proto}: the attack never ran"
+        );
+        assert!(
+            !dir.join("cheater/kills.txt").exists(),
+            "{proto}: it killed {:?}",
+            std::fs::read_to_string(dir.join("cheater/kills.txt"))
+        );
+        let ended = terminations(&dir.join("run"));
+        assert_eq!(ended.len(), 2, "{proto}");
+        for t in &ended {
+            assert!(BY_THE_RULES.contains(&t.as_str()), "{proto}: {ended:?}");
+        }
+    }
+}
+
+#[test]
+fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
+    let dir = scratch("sandbox", "attacks").canonicalize().unwrap();
+    let victim = engine_copy(&dir, "opponent");
+    let own = engine_copy(&dir, "attacker");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The attacker works in `dir` itself, which holds the run and the opponent's folder.
+    let attacker = script(
+        &dir.join("attacker/attack.sh"),
+        &format!(
+            "#!/bin/bash\n\
+             r=attacker/attacks.txt\n\
+             echo '{{\"forged\":1}}' >> run/journal.jsonl 2>/dev/null; echo \"journal $?\" >> $r\n\
+             [ -e opponent/arbiter-engine ] && echo 'opponent seen' >> $r\n\
+             cat opponent/arbiter-engine > /dev/null 2>&1 && echo 'opponent read' >> $r\n\
+             (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo 'port reached' >> $r\n\
+             echo done >> $r\n\
+             exec {} --fault forkstorm \"$@\"\n",
+            own.display()
+        ),
+    );
+    let args = vec![
+        "match".to_string(),
+        "--games".into(),
+        "2".into(),
+        "--each".into(),
+        "depth=2".into(),
+        "--out".into(),
+        "run".into(),
+        "--engine".into(),
+        format!("cmd={attacker}"),
+        "name=attacker".into(),
+        format!("dir={}", dir.display()),
+        "processes=64".into(),
+        "--engine".into(),
+        format!("cmd={}", victim.display()),
+        "name=opponent".into(),
+        format!("dir={}", dir.join("opponent").display()),
+    ];
+    let out = run(&dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let said = std::fs::read_to_string(dir.join("attacker/attacks.txt")).unwrap();
+    assert!(said.contains("done"), "{said}");
+    for breach in ["opponent seen", "opponent read", "port reached"] {
+        assert!(!said.contains(breach), "{breach}: {said}");
+    }
+    assert!(listener.accept().is_err(), "a connection reached the test");
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert!(!journal.contains("forged"), "{journal}");
+    assert_eq!(journal.lines().count(), 2, "{journal}");
+    // The storm met its limit (64 processes and threads for the whole engine) and the games
+    // were played all the same.
+    let storm = std::fs::read_to_string(dir.join("forkstorm.txt")).unwrap();
+    let started: usize = storm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(started < 64, "{storm}");
+    for t in terminations(&dir.join("run")) {
+        assert!(BY_THE_RULES.contains(&t.as_str()), "{t}");
+    }
+}
+
+#[test]
+fn an_engine_over_its_memory_limit_loses_for_that() {
+    let dir = scratch("sandbox", "memory");
+    let args: Vec<String> = vec![
+        "match".into(),
+        "--games".into(),
+        "1".into(),
+        "--each".into(),
+        "depth=2".into(),
+        "--out".into(),
+        "run".into(),
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=hog".into(),
+        "arg=--fault".into(),
+        "arg=hog".into(),
+        "memory=64M".into(),
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=fair".into(),
+    ];
+    let out = run(&dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(terminations(&dir.join("run")), ["memory limit"]);
+    let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(report.contains("memory limit"), "{report}");
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert!(pgn.contains("exceeded its memory limit (64 MiB)"), "{pgn}");
+}
+
+#[test]
+fn sandbox_on_is_refused_where_the_machine_cannot_keep_it() {
+    let dir = scratch("sandbox", "refused");
+    let engine = format!("cmd={}", bundled_engine());
+    let base = |mode: &str| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
+        cmd.args(["match", "--games", "2", "--out", "run", "--engine", &engine])
+            .args(["name=a", "--engine", &engine, "name=b", "--each", "depth=1"])
+            .arg(format!("sandbox={mode}"))
+            .env("ARBITER_BWRAP", "/nonexistent/bwrap")
+            .current_dir(&dir);
+        common::output_within_deadline(cmd)
+    };
+    let out = base("on");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sandbox=on cannot be kept here"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join("run").exists(), "a refused run wrote files");
+    // auto: played without, and said so once at the start and in the report.
+    let out = base("auto");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(said.matches("sandbox: off").count(), 1, "{said}");
+    let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(report.contains("sandbox: off"), "{report}");
+}
+
+/// Processes whose working folder is `dir`.
+fn processes_in(dir: &Path) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            (std::fs::read_link(e.path().join("cwd")).ok()? == dir).then_some(pid)
+        })
+        .collect()
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(1)?.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rfind(')').is_some_and(|i| !s[i..].starts_with(") Z")))
+}
+
+#[test]
+fn killing_a_keeper_leaves_no_engine_process_behind() {
+    let dir = scratch("sandbox", "keeper").canonicalize().unwrap();
+    let engine = format!("cmd={}", bundled_engine());
+    let mut arbiter = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--games", "100", "--each", "tc=10+0.1", "--quiet"])
+        .args([
+            "--engine",
+            &engine,
+            "name=escaper",
+            "arg=--fault",
+            "arg=escape",
+        ])
+        .arg(format!("dir={}", dir.display()))
+        .args(["--engine", &engine, "name=plain"])
+        .args([
+            "--out",
+            &std::env::temp_dir()
+                .join(format!("arbiter-keeper-run-{}", std::process::id()))
+                .display()
+                .to_string(),
+        ])
+        .current_dir(std::env::temp_dir())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The escaper's `setsid sleep` runs in its own session: find it, then its keeper (the
+    // ancestor whose parent is arbiter).
+    let started = Instant::now();
+    let sleeper = loop {
+        let found = processes_in(&dir).into_iter().find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep"))
+        });
+        if let Some(pid) = found {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no sleeper started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut keeper = sleeper;
+    let mut tree = vec![sleeper];
+    while let Some(parent) = parent_of(keeper) {
+        if parent == arbiter.id() {
+            break;
+        }
+        keeper = parent;
+        tree.push(parent);
+    }
+    assert_ne!(keeper, sleeper, "no keeper found above {sleeper}");
+    // SAFETY: kill(2) of a process this test found; no memory is touched.
+    unsafe { libc::kill(keeper as i32, libc::SIGKILL) };
+    let started = Instant::now();
+    while tree.iter().any(|&p| alive(p)) && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = arbiter.kill();
+    let _ = arbiter.wait();
+    let left: Vec<u32> = tree.iter().copied().filter(|&p| alive(p)).collect();
+    assert_eq!(left, Vec::<u32>::new(), "outlived their keeper");
+}
