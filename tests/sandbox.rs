@@ -286,12 +286,23 @@ fn alive(pid: u32) -> bool {
         .is_ok_and(|s| s.rfind(')').is_some_and(|i| !s[i..].starts_with(") Z")))
 }
 
+/// With the sandbox, the kernel ends the engine's PID namespace with its first process; without,
+/// its control group is emptied when the engine is done.
 #[test]
-fn killing_a_keeper_leaves_no_engine_process_behind() {
-    let dir = scratch("sandbox", "keeper").canonicalize().unwrap();
+fn killing_a_keeper_leaves_no_engine_process_behind_with_or_without_the_sandbox() {
+    for mode in ["on", "off"] {
+        killing_a_keeper_leaves_nothing(mode);
+    }
+}
+
+fn killing_a_keeper_leaves_nothing(mode: &str) {
+    let dir = scratch("sandbox", &format!("keeper-{mode}"))
+        .canonicalize()
+        .unwrap();
     let engine = format!("cmd={}", bundled_engine());
     let mut arbiter = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["match", "--games", "100", "--each", "tc=10+0.1", "--quiet"])
+        .args(["match", "--games", "100", "--quiet", "--each", "tc=10+0.1"])
+        .arg(format!("sandbox={mode}"))
         .args([
             "--engine",
             &engine,
@@ -304,7 +315,7 @@ fn killing_a_keeper_leaves_no_engine_process_behind() {
         .args([
             "--out",
             &std::env::temp_dir()
-                .join(format!("arbiter-keeper-run-{}", std::process::id()))
+                .join(format!("arbiter-keeper-{mode}-{}", std::process::id()))
                 .display()
                 .to_string(),
         ])
@@ -325,7 +336,7 @@ fn killing_a_keeper_leaves_no_engine_process_behind() {
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "no sleeper started"
+            "{mode}: no sleeper started"
         );
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -348,5 +359,5 @@ fn killing_a_keeper_leaves_no_engine_process_behind() {
     let _ = arbiter.kill();
     let _ = arbiter.wait();
     let left: Vec<u32> = tree.iter().copied().filter(|&p| alive(p)).collect();
-    assert_eq!(left, Vec::<u32>::new(), "outlived their keeper");
+    assert_eq!(left, Vec::<u32>::new(), "{mode}: outlived their keeper");
 }

@@ -95,6 +95,8 @@ fn sweep_stale(dir: &Path) {
         let alive = unsafe { libc::kill(pid, 0) == 0 }
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !alive {
+            // What an arbiter killed together with its keepers left running goes now.
+            kill_members(&entry.path());
             let _ = std::fs::remove_dir(entry.path());
         }
     }
@@ -115,8 +117,8 @@ pub struct EngineGroup {
 }
 
 impl EngineGroup {
-    /// Makes the groups for one engine process with `limits`.
-    pub fn create(limits: &Limits) -> std::io::Result<EngineGroup> {
+    /// Makes the groups for one engine process, with `limits` or none.
+    pub fn create(limits: Option<&Limits>) -> std::io::Result<EngineGroup> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let h = hierarchies().ok_or_else(|| std::io::Error::other("no writable cgroup v1"))?;
         let name = format!(
@@ -130,6 +132,15 @@ impl EngineGroup {
             procs: Vec::new(),
         };
         let period = 100_000u64;
+        let unlimited = Limits {
+            memory: 0,
+            processes: 0,
+            cpus: 0,
+        };
+        let (limits, limited) = match limits {
+            Some(l) => (l, true),
+            None => (&unlimited, false),
+        };
         let settings: [(&PathBuf, Vec<(&str, String)>); 3] = [
             (
                 &h.memory,
@@ -155,7 +166,7 @@ impl EngineGroup {
             let dir = parent.join(&name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
-            for (file, value) in files {
+            for (file, value) in files.into_iter().filter(|_| limited) {
                 let (file, optional) = match file.strip_suffix('?') {
                     Some(f) => (f, true),
                     None => (file, false),
@@ -193,12 +204,13 @@ impl EngineGroup {
 }
 
 impl Drop for EngineGroup {
-    /// The groups go once their processes have: a group with a process in it cannot be removed,
-    /// so a thread tries for a while (the engine's tree is being ended as this runs).
+    /// The engine is done: whatever is still in its groups (a process its killed keeper left
+    /// behind) is killed, and the groups removed once empty, by a thread that tries for a while.
     fn drop(&mut self) {
         let dirs = std::mem::take(&mut self.dirs);
         let remove = move || {
             for _ in 0..100 {
+                dirs.iter().for_each(|d| kill_members(d));
                 let left: Vec<&PathBuf> = dirs
                     .iter()
                     .filter(|d| std::fs::remove_dir(d).is_err() && d.exists())
@@ -212,6 +224,17 @@ impl Drop for EngineGroup {
         let _ = std::thread::Builder::new()
             .name("cgroup cleanup".into())
             .spawn(remove);
+    }
+}
+
+/// Kills every process in the group `dir`.
+fn kill_members(dir: &Path) {
+    let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
+        return;
+    };
+    for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        // SAFETY: kill(2) of a process in a group arbiter made for an engine that is done.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 

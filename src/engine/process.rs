@@ -181,16 +181,19 @@ impl EngineProcess {
         };
         let sandboxed = sandbox::decide(config.sandbox.mode).map_err(spawn_error)?;
         let mut confined = Confined::default();
+        // Where the machine allows, the engine's tree is in a control group of its own even
+        // without a sandbox (then with no limits): whatever is left in it when the engine is
+        // done is killed, however its keeper ended.
+        let limits = sandboxed.then(|| sandbox::limits(config));
+        if cgroup::support().is_some() {
+            confined.group = Some(
+                EngineGroup::create(limits.as_ref())
+                    .map_err(|e| spawn_error(format!("cannot make its control group: {e}")))?,
+            );
+            confined.memory = limits.map(|l| l.memory);
+        }
         let mut cmd = if sandboxed {
             let wrapped = sandbox::wrap(config, &config.hidden).map_err(spawn_error)?;
-            let limits = sandbox::limits(config);
-            if cgroup::support().is_some() {
-                confined.group = Some(
-                    EngineGroup::create(&limits)
-                        .map_err(|e| spawn_error(format!("cannot make its control group: {e}")))?,
-                );
-                confined.memory = Some(limits.memory);
-            }
             let mut cmd = Command::new(&wrapped.bwrap);
             cmd.args(&wrapped.args);
             confined.scratch = wrapped.scratch;
