@@ -80,6 +80,20 @@ fn fairy_stockfish_learns_leaperhouse_from_variant_path() {
         "uci",
         "the list is asked for again: {to_fsf:?}"
     );
+    // The file anywhere else, named by its full path, as users of a shared variants.ini do:
+    // the engine's sandbox lets it read the file its option names.
+    let elsewhere = scratch("setups", "variantpath-shared").join("variants.ini");
+    std::fs::write(&elsewhere, variants_ini()).unwrap();
+    let named = format!("option.VariantPath={}", elsewhere.display());
+    let named: &'static str = Box::leak(named.into_boxed_str());
+    let out = arbiter_in(&dir, &[&args(named)[..], &["--out", "shared"]].concat());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
 }
 
 /// The 2012 MIT player speaks the 2018 player's `go time .. inc ..`: the dialect is allowed on

@@ -71,6 +71,13 @@ fn stockfish_against_itself_ends_every_game_by_the_rules() {
         endings.iter().all(|e| by_rules.contains(&e.as_str())),
         "{endings:?}"
     );
+    // Played in their sandboxes (bubblewrap, which .ci/run installs), with their limits.
+    let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(
+        report.contains("sandbox: every engine in its own namespaces")
+            && report.contains("limits by cgroup"),
+        "{report}"
+    );
 }
 
 #[test]
