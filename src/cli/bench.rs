@@ -158,6 +158,17 @@ fn instant_match(
     affinity: bool,
     out: std::path::PathBuf,
 ) -> Result<RunOptions, Failure> {
+    instant_match_in(games, concurrency, affinity, out, "auto")
+}
+
+/// The same, with the engines' `sandbox=` mode.
+fn instant_match_in(
+    games: u64,
+    concurrency: usize,
+    affinity: bool,
+    out: std::path::PathBuf,
+    sandbox: &str,
+) -> Result<RunOptions, Failure> {
     let engine = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
@@ -175,6 +186,7 @@ fn instant_match(
                 "arg=leiserchess".into(),
                 "option.style=0".into(),
                 "depth=1".into(),
+                format!("sandbox={sandbox}"),
             ],
             &[] as &[String],
         )
@@ -253,6 +265,58 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
     Ok(rows)
 }
 
+/// What the sandbox costs: an engine's start (to the end of its handshake, then `quit`), and
+/// the wall time per ply of an instant match, with the sandbox and without.
+fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let mut rows = Vec::new();
+    for mode in ["off", "on"] {
+        let out = std::env::temp_dir().join(format!(
+            "arbiter-bench-sandbox-{}-{mode}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&out);
+        let opts = instant_match_in(games, 1, false, out.clone(), mode)?;
+        let engine = opts.engines[0].clone();
+        let mut starts = Vec::new();
+        for _ in 0..20 {
+            let started = Instant::now();
+            let process = runtime
+                .block_on(arbiter::engine::EngineProcess::start(
+                    &engine,
+                    "leiserchess",
+                    None,
+                ))
+                .map_err(|e| Failure::bad_input(e.to_string()))?;
+            starts.push(started.elapsed().as_micros() as u64);
+            runtime.block_on(process.quit());
+        }
+        starts.sort_unstable();
+        let mut plies = 0u64;
+        let started = Instant::now();
+        runtime
+            .block_on(run(opts, |p| plies += p.record.plies() as u64))
+            .map_err(|e| Failure::bad_input(e.to_string()))?;
+        let wall = started.elapsed().as_secs_f64();
+        let _ = std::fs::remove_dir_all(&out);
+        let label = |what: &str| format!("sandbox={mode}: {what}");
+        rows.push(row(
+            label("engine start to ready, median of 20"),
+            starts[10] as f64 / 1e3,
+            "ms",
+        ));
+        rows.push(row(
+            label(&format!("wall per ply, {games} instant games")),
+            wall / plies.max(1) as f64 * 1e6,
+            "us",
+        ));
+    }
+    Ok(rows)
+}
+
 /// `only`: perft of one game and nothing else; `referee_only`: the referee rows alone.
 pub fn run_bench(
     full: bool,
@@ -283,6 +347,10 @@ pub fn run_bench(
                     rows.push(r);
                 }
             }
+        }
+        for r in sandbox_rows(games)? {
+            print(&r);
+            rows.push(r);
         }
         if full {
             for r in referee_rows(10_000, 2, true)? {
