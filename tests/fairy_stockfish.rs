@@ -143,3 +143,48 @@ fn chess_perft_agrees_with_fairy_stockfish_on_random_playouts() {
         positions.len()
     );
 }
+
+/// Fairy-Stockfish as its users set it up, playing through arbiter in its sandbox: a variants
+/// file named by full path in a folder of its own (not the engine's, not the working folder) is
+/// read, as the variant list it prints after the file is loaded shows.
+#[test]
+#[ignore = "needs fairy-stockfish: .ci/run installs it and runs this with --ignored"]
+fn fairy_stockfish_reads_its_variant_path_from_inside_its_sandbox() {
+    let bin =
+        std::env::var("FAIRY_STOCKFISH").unwrap_or_else(|_| "/usr/games/fairy-stockfish".into());
+    let shared = std::env::temp_dir().join(format!("arbiter-fsf-shared-{}", std::process::id()));
+    let work = std::env::temp_dir().join(format!("arbiter-fsf-work-{}", std::process::id()));
+    for d in [&shared, &work] {
+        let _ = std::fs::remove_dir_all(d);
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ini = shared.join("variants.ini");
+    std::fs::write(&ini, "[sandboxchess:chess]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match", "--game", "chess", "--games", "2", "--out", "run", "--log", "io.log",
+        ])
+        .args(["--each", "nodes=200", &format!("cmd={bin}")])
+        .arg(format!("option.VariantPath={}", ini.display()))
+        .args(["--engine", "name=a", "--engine", "name=b"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("sandbox: every engine"), "{said}");
+    let log = std::fs::read_to_string(work.join("io.log")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("UCI_Variant") && l.contains("sandboxchess")),
+        "the variants file was not read: {}",
+        log.lines()
+            .filter(|l| l.contains("UCI_Variant"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -185,6 +185,14 @@ impl EngineProcess {
         // without a sandbox (then with no limits): whatever is left in it when the engine is
         // done is killed, however its keeper ended.
         let limits = sandboxed.then(|| sandbox::limits(config));
+        let asked = &config.sandbox;
+        if cgroup::support().is_none()
+            && (asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some())
+        {
+            return Err(spawn_error(
+                "memory=, processes= and threads= need a control group arbiter may make (cgroup v1, e.g. as root), and there is none here".into(),
+            ));
+        }
         if cgroup::support().is_some() {
             confined.group = Some(
                 EngineGroup::create(limits.as_ref())
