@@ -16,7 +16,7 @@ cargo afl build --release --features afl --quiet
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
 mkdir -p out
 found=0
-for target in engine_lines positions books journal_lines run_specs pgn; do
+for target in engine_lines positions books journal_lines run_specs pgn configs; do
   out=out/$target
   rm -rf "$out"
   cargo afl fuzz -V "$seconds" -i "corpus/$target" -o "$out" "target/release/$target" \

@@ -1,8 +1,9 @@
 //! arbiter: a referee and tournament harness for laser-chess and variant engines.
 //!
 //! The library holds the harness around the reference rules of `arbiter-rules` ([`game`],
-//! [`games`]); the `arbiter` binary is a thin command-line layer over it.
+//! [`games`]) and the command line ([`cli`]); the `arbiter` binary only calls [`cli::run`].
 
+pub mod cli;
 pub mod engine;
 pub mod pgn;
 pub mod referee;

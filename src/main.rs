@@ -1,9 +1,7 @@
-//! The `arbiter` command line: a thin layer over the library.
-
-mod cli;
+//! The `arbiter` command line: the library's [`arbiter::cli`], run.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cli::run()
+    arbiter::cli::run()
 }

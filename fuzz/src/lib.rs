@@ -124,3 +124,36 @@ pub fn pgn(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = arbiter::pgn::read_games(&text);
 }
+
+/// A run configuration as the command line reads one: the first byte picks the MIT autotester's
+/// `.txt`, a TOML run file, or fastchess's `config.json`. What is read is a run whose settings
+/// check without a panic and whose `run.json` reads back the same; a `config.json` becomes an
+/// arbiter command line or a refusal.
+pub fn configs(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    match pick % 3 {
+        0 | 1 => {
+            let Ok(spec) = arbiter::cli::fuzzing::run_file(&text, pick % 3 == 1) else {
+                return;
+            };
+            let _ = spec.check();
+            let _ = spec.schedule_size();
+            let json = serde_json::to_string(&spec).expect("a run spec writes as JSON");
+            let again: arbiter::tournament::RunSpec = serde_json::from_str(&json)
+                .unwrap_or_else(|e| panic!("its own run.json {json} is refused: {e}"));
+            assert_eq!(
+                serde_json::to_string(&again).expect("writes"),
+                json,
+                "run.json round trip"
+            );
+        }
+        _ => {
+            if let Ok(argv) = arbiter::cli::fuzzing::fastchess_config(&text) {
+                assert!(!argv.is_empty(), "an empty command line from {text:?}");
+            }
+        }
+    }
+}

@@ -45,3 +45,8 @@ fn run_specs() {
 fn pgn() {
     replay("pgn", arbiter_fuzz::pgn);
 }
+
+#[test]
+fn configs() {
+    replay("configs", arbiter_fuzz::configs);
+}

@@ -2,11 +2,11 @@
 //! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory.
 
 use super::Failure;
-use arbiter::engine::EngineConfig;
-use arbiter::game::{find_game, GameEntry, GAMES};
-use arbiter::referee::Adjudication;
-use arbiter::stats::{percentiles, RatingOptions};
-use arbiter::tournament::{run, Format, RunOptions};
+use crate::engine::EngineConfig;
+use crate::game::{find_game, GameEntry, GAMES};
+use crate::referee::Adjudication;
+use crate::stats::{percentiles, RatingOptions};
+use crate::tournament::{run, Format, RunOptions};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -285,7 +285,7 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
         for _ in 0..20 {
             let started = Instant::now();
             let process = runtime
-                .block_on(arbiter::engine::EngineProcess::start(
+                .block_on(crate::engine::EngineProcess::start(
                     &engine,
                     "leiserchess",
                     None,
@@ -379,8 +379,8 @@ pub fn run_bench(
 
 /// `arbiter bench --sprt-sim`: measured error rates and average sample numbers of an SPRT.
 pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
-    use arbiter::stats::simulate::{at_elo, simulate, standard_error, SHAPES};
-    let sprt = arbiter::stats::Sprt::parse(bounds)
+    use crate::stats::simulate::{at_elo, simulate, standard_error, SHAPES};
+    let sprt = crate::stats::Sprt::parse(bounds)
         .map_err(|e| Failure::bad_input(format!("--sprt-sim: {e}")))?;
     if runs == 0 {
         return Err(Failure::bad_input("--runs must be at least 1"));
@@ -437,8 +437,8 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
 /// do. Every pair must be claimed by exactly one task; timed, with the files touched per pair
 /// (the claim protocol's cost on a shared file system).
 pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
-    use arbiter::tournament::claims::{owner_in, Claims};
-    use arbiter::tournament::spec::MAX_SHARDS;
+    use crate::tournament::claims::{owner_in, Claims};
+    use crate::tournament::spec::MAX_SHARDS;
     if games == 0 || shards == 0 || shards > MAX_SHARDS {
         return Err(Failure::bad_input(
             "--shards and --games must be at least 1 (shards at most 100,000)",

@@ -3,7 +3,7 @@
 
 use super::runspec::RunJob;
 use super::Failure;
-use arbiter::tournament::merge::{merge, MergeError};
+use crate::tournament::merge::{merge, MergeError};
 use std::path::{Path, PathBuf};
 
 /// Exit code of a merge that is missing games (and has no SPRT decision that made them moot).

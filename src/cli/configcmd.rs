@@ -5,11 +5,11 @@
 
 use super::runspec::{engine_error, key_values, Origin, RunJob};
 use super::Failure;
-use arbiter::engine::EngineConfig;
-use arbiter::referee::{DrawRule, ResignRule};
-use arbiter::stats::Sprt;
-use arbiter::tournament::spec::Anchor;
-use arbiter::tournament::{Format, RunKind, RunSpec, SpecError};
+use crate::engine::EngineConfig;
+use crate::referee::{DrawRule, ResignRule};
+use crate::stats::Sprt;
+use crate::tournament::spec::Anchor;
+use crate::tournament::{Format, RunKind, RunSpec, SpecError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -305,6 +305,17 @@ fn mit_player_setting(key: &str, value: &str, base: &Path) -> Result<Vec<String>
 pub fn job_of(file: &Path, quiet: bool, out: Option<&Path>) -> Result<RunJob, Failure> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
+    job_of_text(text, file, quiet, out)
+}
+
+/// The run a configuration's text describes, as read from `file` (whose name says the format:
+/// `.toml`, else the autotester's `.txt`, and whose folder relative paths start from).
+pub fn job_of_text(
+    text: String,
+    file: &Path,
+    quiet: bool,
+    out: Option<&Path>,
+) -> Result<RunJob, Failure> {
     let base: PathBuf = file.parent().map(Path::to_path_buf).unwrap_or_default();
     let mit = file.extension().is_none_or(|e| e != "toml");
     let mut spec = if mit {
@@ -379,7 +390,7 @@ mod tests {
         };
         assert_eq!(reference.name, "reference");
         assert_eq!(reference.cmd, "/at/../player/leiserchess");
-        assert_eq!(reference.proto, arbiter::engine::Proto::Leiserchess);
+        assert_eq!(reference.proto, crate::engine::Proto::Leiserchess);
         assert_eq!(reference.limits_summary(), "tc=20+0.5");
         assert_eq!(candidate.args, ["-v"]);
         assert_eq!(candidate.options, [("hash".to_string(), "64".to_string())]);

@@ -326,8 +326,14 @@ pub fn config_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
     }
     let file = file.ok_or_else(|| refuse("needs file=config.json".into()))?;
     let text = std::fs::read_to_string(file).map_err(|e| refuse(format!("{file}: {e}")))?;
+    flags_of_json(&text, file, keep_stats)
+}
+
+/// The flags a fastchess `config.json` (its text, read from `file`) stands for.
+pub fn flags_of_json(text: &str, file: &str, keep_stats: bool) -> Result<Vec<TheirFlag>, Failure> {
+    let refuse = |why: String| Failure::bad_input(format!("-config: {why}"));
     let config: Config =
-        serde_json::from_str(&text).map_err(|e| refuse(format!("{file}:{}: {e}", e.line())))?;
+        serde_json::from_str(text).map_err(|e| refuse(format!("{file}:{}: {e}", e.line())))?;
     if let Some(why) = refusal(&config, keep_stats) {
         return Err(refuse(format!("{file}: {why}")));
     }

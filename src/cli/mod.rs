@@ -317,6 +317,40 @@ fn stop_signals_from_the_start() {
     }
 }
 
+/// Entry points for the fuzzers (`fuzz/`): each reads a configuration text as `arbiter` reads that
+/// kind of file, through to the run's settings or the refusal the user would see.
+#[doc(hidden)]
+pub mod fuzzing {
+    use crate::tournament::RunSpec;
+    use std::path::Path;
+
+    /// An autotester `.txt` (`toml == false`) or a TOML run file, as if at `/fuzz/run.<ext>`.
+    pub fn run_file(text: &str, toml: bool) -> Result<RunSpec, String> {
+        let file = Path::new(if toml {
+            "/fuzz/run.toml"
+        } else {
+            "/fuzz/run.txt"
+        });
+        super::configcmd::job_of_text(text.to_string(), file, true, None)
+            .map(|job| job.spec)
+            .map_err(|f| f.message)
+    }
+
+    /// A fastchess `config.json`: the arbiter command line it stands for.
+    pub fn fastchess_config(text: &str) -> Result<Vec<String>, String> {
+        let flags = super::fastchess_config::flags_of_json(text, "config.json", true)
+            .map_err(|f| f.message)?;
+        let mut args: Vec<String> = Vec::new();
+        for (name, values) in flags {
+            args.push(name);
+            args.extend(values);
+        }
+        super::compat::translate("fastchess", &args)
+            .map(|t| t.argv)
+            .map_err(|f| f.message)
+    }
+}
+
 pub fn run() -> ExitCode {
     stop_signals_from_the_start();
     let args: Vec<String> = std::env::args().collect();
@@ -510,7 +544,7 @@ fn make_book(
     max_imbalance: i32,
     out: Option<&std::path::Path>,
 ) -> Result<u8, Failure> {
-    use arbiter::tournament::bookgen::{generate, BookSpec};
+    use crate::tournament::bookgen::{generate, BookSpec};
     let entry = rules::game_entry(game)?;
     let spec = BookSpec {
         count,
@@ -540,11 +574,11 @@ fn make_book(
 /// `arbiter slurm`: the run is read and checked here, as it will be in every task, so that a
 /// mistake shows before anything is submitted.
 fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
-    if !(1..=arbiter::tournament::spec::MAX_SHARDS).contains(&opts.shards) {
+    if !(1..=crate::tournament::spec::MAX_SHARDS).contains(&opts.shards) {
         return Err(Failure::bad_input(format!(
             "--shards {}: from 1 to {}",
             opts.shards,
-            arbiter::tournament::spec::MAX_SHARDS
+            crate::tournament::spec::MAX_SHARDS
         )));
     }
     let argv = std::iter::once("arbiter".to_string()).chain(run.iter().cloned());
@@ -603,7 +637,7 @@ fn resume_overrides(name: &str, sub: &clap::ArgMatches) -> Result<(bool, Option<
 /// A run folder from before specs were saved typed: its `run.json` holds the command line that
 /// started it, read again as typed.
 fn legacy_resume(dir: &std::path::Path) -> Result<runspec::RunJob, Failure> {
-    let path = dir.join(arbiter::tournament::spec::SPEC_FILE);
+    let path = dir.join(crate::tournament::spec::SPEC_FILE);
     let cannot = |e: &dyn std::fmt::Display| {
         Failure::bad_input(format!("cannot resume {}: {e}", dir.display()))
     };

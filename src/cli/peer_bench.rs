@@ -7,9 +7,9 @@
 //! harnesses are measured the same way, as child processes of this one.
 
 use super::Failure;
-use arbiter::game::find_game;
-use arbiter::pgn::read_games;
-use arbiter::tournament::bookgen::{generate, BookSpec};
+use crate::game::find_game;
+use crate::pgn::read_games;
+use crate::tournament::bookgen::{generate, BookSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,9 +1,9 @@
 //! What a run shows while it plays: a banner at once (what is played, by whom, where the output
 //! goes), then a progress bar from 0/N on a terminal, or one line per game elsewhere.
 
-use arbiter::engine::EngineConfig;
-use arbiter::stats::{fixed, signed, trinomial_elo, EloEstimate};
-use arbiter::tournament::Progress;
+use crate::engine::EngineConfig;
+use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
+use crate::tournament::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::io::IsTerminal;
 use std::path::Path;

@@ -1,12 +1,12 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
-use arbiter::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
-use arbiter::stats::{RatingError, RatingOptions, Ratings};
-use arbiter::tournament::import::read_pgn_records;
-use arbiter::tournament::journal::{Entry, Journal};
-use arbiter::tournament::report::{write_reports, RunInfo};
-use arbiter::tournament::results::Totals;
+use crate::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
+use crate::stats::{RatingError, RatingOptions, Ratings};
+use crate::tournament::import::read_pgn_records;
+use crate::tournament::journal::{Entry, Journal};
+use crate::tournament::report::{write_reports, RunInfo};
+use crate::tournament::results::Totals;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -32,11 +32,11 @@ pub struct RateArgs {
     #[arg(long, value_enum, default_value_t = Intervals::Exactdist)]
     pub intervals: Intervals,
     /// BayesElo's `advantage`: the first move's worth in Elo (--model bayeselo).
-    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_ADVANTAGE)]
+    #[arg(long, default_value_t = crate::stats::ratings::DEFAULT_ADVANTAGE)]
     pub advantage: f64,
     /// BayesElo's `drawelo`: the draw width in Elo (--model bayeselo; the MIT autotester's
     /// scripts set 10).
-    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_DRAWELO)]
+    #[arg(long, default_value_t = crate::stats::ratings::DEFAULT_DRAWELO)]
     pub drawelo: f64,
     /// Where to write the report (default reports/rate-<time>/).
     #[arg(long)]
@@ -151,7 +151,7 @@ fn print_bayeselo(
         o.drawelo,
         o.prior,
         o.intervals,
-        arbiter::stats::bayeselo::elo_scale(o.drawelo)
+        crate::stats::bayeselo::elo_scale(o.drawelo)
     );
     let width = totals
         .names
@@ -201,7 +201,7 @@ const RATED_MARKER: &str = "rated.txt";
 
 fn write_report(
     args: &RateArgs,
-    records: Vec<arbiter::referee::GameRecord>,
+    records: Vec<crate::referee::GameRecord>,
     totals: &Totals,
     rating: &RatingOptions,
 ) -> Result<u8, Failure> {
@@ -212,10 +212,10 @@ fn write_report(
             .unwrap_or(0);
         PathBuf::from(format!("reports/rate-{secs}"))
     });
-    let journal_path = out.join(arbiter::tournament::journal::JOURNAL_FILE);
+    let journal_path = out.join(crate::tournament::journal::JOURNAL_FILE);
     let marker = out.join(RATED_MARKER);
     // A run's folder is never written over: its journal is the only copy of its games.
-    if out.join(arbiter::tournament::spec::SPEC_FILE).exists()
+    if out.join(crate::tournament::spec::SPEC_FILE).exists()
         || (journal_path.exists() && !marker.exists())
     {
         return Err(Failure::bad_input(format!(
@@ -229,7 +229,7 @@ fn write_report(
         .map_err(|e| Failure::bad_input(format!("{}: {e}", marker.display())))?;
     let tmp = out.join(format!(
         ".{}.rating",
-        arbiter::tournament::journal::JOURNAL_FILE
+        crate::tournament::journal::JOURNAL_FILE
     ));
     let _ = std::fs::remove_file(&tmp);
     let mut journal =
@@ -255,7 +255,7 @@ fn write_report(
         interrupted: false,
         decision: None,
         engines: &[],
-        viewer_games: arbiter::tournament::viewer::MAX_SHOWN,
+        viewer_games: crate::tournament::viewer::MAX_SHOWN,
         sandbox: None,
     };
     write_reports(&out, totals, &info)

@@ -1,7 +1,7 @@
 //! `perft`, `replay`, `show` and `games`: the rules engine at the command line.
 
 use super::Failure;
-use arbiter::game::{find_game, game_ids, AnyGame, GameEntry, MoveError, Status, GAMES};
+use crate::game::{find_game, game_ids, AnyGame, GameEntry, MoveError, Status, GAMES};
 use std::io::Write;
 use std::time::Instant;
 
@@ -113,7 +113,7 @@ fn move_tokens(args: &[String]) -> Vec<&str> {
 fn play_all(
     game: &mut dyn AnyGame,
     moves: &[String],
-    mut each: impl FnMut(usize, &arbiter::game::PlyReport),
+    mut each: impl FnMut(usize, &crate::game::PlyReport),
 ) -> Result<(), Failure> {
     for text in move_tokens(moves) {
         let ply = game.ply_count() + 1;
@@ -174,7 +174,7 @@ pub fn show(
     })?;
     if let Some(path) = svg {
         let picture =
-            arbiter::tournament::board_svg::board_svg(entry.id, &game.fen(), &beam, &removed);
+            crate::tournament::board_svg::board_svg(entry.id, &game.fen(), &beam, &removed);
         std::fs::write(path, picture)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }

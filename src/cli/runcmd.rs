@@ -4,10 +4,10 @@
 use super::progress::{Plan, Reporter};
 use super::runspec::RunJob;
 use super::Failure;
-use arbiter::tournament::folder;
-use arbiter::tournament::openings::{load_book, Opening};
-use arbiter::tournament::report::write_final_positions;
-use arbiter::tournament::{run, RunError, RunOptions, RunSpec};
+use crate::tournament::folder;
+use crate::tournament::openings::{load_book, Opening};
+use crate::tournament::report::write_final_positions;
+use crate::tournament::{run, RunError, RunOptions, RunSpec};
 use std::path::{Path, PathBuf};
 
 /// Schedules past these sizes get a warning before they start: they take days, and reports of
@@ -89,8 +89,8 @@ fn warn_if_huge(total: u64, engines: usize) {
             "warning: {total} games scheduled for {engines} engines; at 10 games a second that is \
              {:.1} days. Joint ratings are left out past {} engines and square tables past {}.",
             total as f64 / 10.0 / 86_400.0,
-            arbiter::stats::ratings::MAX_PLAYERS,
-            arbiter::tournament::report::MATRIX_ENGINES
+            crate::stats::ratings::MAX_PLAYERS,
+            crate::tournament::report::MATRIX_ENGINES
         );
     }
 }
@@ -117,7 +117,7 @@ fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
 /// The book a run plays from: `openings`, else openings/<game>.txt if it exists.
 fn openings(
     spec: &RunSpec,
-    entry: &'static arbiter::game::GameEntry,
+    entry: &'static crate::game::GameEntry,
 ) -> Result<(Option<PathBuf>, Vec<Opening>), Failure> {
     let book = spec.openings.clone().or_else(|| {
         let default = PathBuf::from(format!("openings/{}.txt", entry.id));
@@ -133,8 +133,8 @@ fn openings(
 
 /// The files a run folder holds, which `--pgnout`, `--epdout` and `--log` must not overwrite.
 const RUN_FILES: &[&str] = &[
-    arbiter::tournament::journal::JOURNAL_FILE,
-    arbiter::tournament::spec::SPEC_FILE,
+    crate::tournament::journal::JOURNAL_FILE,
+    crate::tournament::spec::SPEC_FILE,
     "games.pgn",
     "games.csv",
     "standings.csv",
@@ -229,7 +229,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 fn start_engines_once(
     runtime: &tokio::runtime::Runtime,
     job: &RunJob,
-    entry: &arbiter::game::GameEntry,
+    entry: &crate::game::GameEntry,
 ) -> Result<(), Failure> {
     // A split run's engines must not see any of its tasks' folders.
     let dir = out_dir(job);
@@ -238,7 +238,7 @@ fn start_engines_once(
         None => &dir,
     };
     runtime
-        .block_on(arbiter::tournament::preflight(
+        .block_on(crate::tournament::preflight(
             &job.spec.engines,
             entry.id,
             run,
@@ -269,9 +269,9 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let runtime = runtime()?;
     start_engines_once(&runtime, &job, entry)?;
     if !job.quiet {
-        say!("{}", arbiter::engine::sandbox::describe(&spec.engines));
+        say!("{}", crate::engine::sandbox::describe(&spec.engines));
     }
-    arbiter::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
+    crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let opened = folder::open(spec, &out_dir, job.resume.is_some())
         .map_err(|e| run_failure(e, kind, &out_dir))?;
     for note in &opened.notes {

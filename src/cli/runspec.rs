@@ -2,11 +2,11 @@
 //! setting the spec refuses is named as the user gave it (`--concurrency`, `basic.txt:3`).
 
 use super::Failure;
-use arbiter::engine::{ConfigError, EngineConfig};
-use arbiter::referee::{DrawRule, ResignRule};
-use arbiter::stats::Sprt;
-use arbiter::tournament::spec::{Anchor, Shard};
-use arbiter::tournament::{Format, RunKind, RunSpec, SpecError};
+use crate::engine::{ConfigError, EngineConfig};
+use crate::referee::{DrawRule, ResignRule};
+use crate::stats::Sprt;
+use crate::tournament::spec::{Anchor, Shard};
+use crate::tournament::{Format, RunKind, RunSpec, SpecError};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
@@ -101,7 +101,7 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Games shown in report.html's game viewer (games a fault ended first, then decisive
     /// ones); 0 for none.
-    #[arg(long, value_name = "N", default_value_t = arbiter::tournament::viewer::MAX_SHOWN)]
+    #[arg(long, value_name = "N", default_value_t = crate::tournament::viewer::MAX_SHOWN)]
     pub viewer_games: usize,
     #[command(flatten)]
     pub split: SplitArgs,
@@ -123,7 +123,7 @@ pub struct SplitArgs {
     pub shards: Option<u64>,
     /// Seconds a task of a split run may stay silent before the others take it for dead and
     /// play the game pairs it left unfinished.
-    #[arg(long, value_name = "SECONDS", default_value_t = arbiter::tournament::spec::DEFAULT_LEASE)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::tournament::spec::DEFAULT_LEASE)]
     pub lease: u64,
 }
 
@@ -265,7 +265,7 @@ impl Origin {
             }
             Origin::Saved(dir) => format!(
                 "{}: {}",
-                dir.join(arbiter::tournament::spec::SPEC_FILE).display(),
+                dir.join(crate::tournament::spec::SPEC_FILE).display(),
                 e
             ),
         };

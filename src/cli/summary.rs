@@ -1,13 +1,11 @@
 //! What a finished run prints: the result (two engines) or the joint ratings (more), the
 //! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
 
-use arbiter::stats::Ratings;
-use arbiter::stats::{
-    fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt,
-};
-use arbiter::tournament::report::describe_sprt_end;
-use arbiter::tournament::results::Totals;
-use arbiter::tournament::RunOutcome;
+use crate::stats::Ratings;
+use crate::stats::{fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt};
+use crate::tournament::report::describe_sprt_end;
+use crate::tournament::results::Totals;
+use crate::tournament::RunOutcome;
 
 pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, sprt: Option<Sprt>) {
     if names.len() == 2 {
