@@ -361,3 +361,48 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
     let left: Vec<u32> = tree.iter().copied().filter(|&p| alive(p)).collect();
     assert_eq!(left, Vec::<u32>::new(), "{mode}: outlived their keeper");
 }
+
+/// `threads=1` is enforced, not only asked for: an engine that keeps two threads busy gets one
+/// core's worth of time (the kernel's CFS quota), however idle the machine is.
+#[test]
+fn an_engine_gets_the_cpu_its_threads_setting_allows() {
+    let dir = scratch("sandbox", "cpu").canonicalize().unwrap();
+    let args: Vec<String> = vec![
+        "match".into(),
+        "--games".into(),
+        "1".into(),
+        "--each".into(),
+        "depth=1".into(),
+        "--out".into(),
+        "run".into(),
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=spinner".into(),
+        "arg=--fault".into(),
+        "arg=spin".into(),
+        "threads=1".into(),
+        format!("dir={}", dir.display()),
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=fair".into(),
+    ];
+    let out = run(&dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // The spinner started twice (the start-up check, then the game): each time it was held.
+    let said = std::fs::read_to_string(dir.join("spin.txt")).unwrap();
+    let words: Vec<f64> = said
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (cpu, wall) = (words[0], words[1]);
+    assert!(
+        cpu <= wall + 0.25,
+        "two busy threads got {cpu} s of CPU in {wall} s: {said}"
+    );
+}

@@ -46,6 +46,9 @@ pub enum FaultKind {
     ForkStorm,
     /// At the `after`-th `go`, take memory (and touch it) until stopped.
     Hog,
+    /// At start, keep two threads busy for 1.5 s; write the CPU time this took and the wall
+    /// time to `spin.txt` in the working folder, then play.
+    Spin,
 }
 
 /// The faults `Random` chooses from: those that happen during a game.
@@ -106,6 +109,7 @@ impl Fault {
             "random" => FaultKind::Random,
             "forkstorm" => FaultKind::ForkStorm,
             "hog" => FaultKind::Hog,
+            "spin" => FaultKind::Spin,
             _ => return None,
         };
         Some(Fault {
@@ -146,6 +150,7 @@ impl Fault {
                     .spawn();
             }
             FaultKind::ForkStorm => fork_storm(10_000),
+            FaultKind::Spin => spin(2, Duration::from_millis(1500)),
             _ => {}
         }
     }
@@ -173,7 +178,7 @@ impl Fault {
     }
 
     pub const KINDS: &'static str =
-        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, forkstorm, hog, random (with --fault-rate and --fault-seed)";
+        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, forkstorm, hog, spin, random (with --fault-rate and --fault-seed)";
 
     pub fn confirms_variant(&self) -> bool {
         self.kind != FaultKind::NoVariant
@@ -285,4 +290,48 @@ fn fork_storm(tries: usize) {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// Keeps `threads` threads busy for `wall`; records in `spin.txt` the CPU seconds the process
+/// used meanwhile and the wall seconds.
+fn spin(threads: usize, wall: Duration) {
+    let before = cpu_seconds();
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while started.elapsed() < wall {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    let used = cpu_seconds() - before;
+    let _ = std::fs::write(
+        "spin.txt",
+        format!(
+            "cpu {used:.3} wall {:.3}\n",
+            started.elapsed().as_secs_f64()
+        ),
+    );
+}
+
+/// User and system CPU seconds of this process so far, from `/proc/self/stat` (clock ticks of
+/// 1/100 s, as on Linux).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+    let fields: Vec<&str> = after.split(' ').collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    (ticks(11) + ticks(12)) / 100.0
 }

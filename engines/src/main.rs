@@ -28,7 +28,7 @@ struct Args {
     protocol: String,
     /// Misbehave on purpose, to test referees: none, crash, nouciok, stall, illegal, garbage,
     /// overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood,
-    /// fork, escape, orphan, forkstorm, hog, random.
+    /// fork, escape, orphan, forkstorm, hog, spin, random.
     #[arg(long, default_value = "none")]
     fault: String,
     /// The `go` (or CECP move) from which the fault is committed, 0 for the first.

@@ -183,13 +183,29 @@ pub fn describe(engines: &[EngineConfig]) -> String {
     };
     let limits = match cgroup::support() {
         Some(how) => {
-            let l = limits(sandboxed[0]);
-            format!(
-                "limits by {how}: {} memory, {} processes, {} CPU (first engine; memory= processes= threads= change them)",
-                show_size(l.memory),
-                l.processes,
-                l.cpus
-            )
+            let of = |e: &EngineConfig| {
+                let l = limits(e);
+                format!(
+                    "{} memory, {} processes, {} CPU",
+                    show_size(l.memory),
+                    l.processes,
+                    l.cpus
+                )
+            };
+            let each: Vec<String> = sandboxed.iter().map(|e| of(e)).collect();
+            if each.iter().all(|l| *l == each[0]) {
+                format!(
+                    "limits by {how}: {} each (memory= processes= threads= change them)",
+                    each[0]
+                )
+            } else {
+                let named: Vec<String> = sandboxed
+                    .iter()
+                    .zip(&each)
+                    .map(|(e, l)| format!("{} {l}", e.name))
+                    .collect();
+                format!("limits by {how}: {}", named.join("; "))
+            }
         }
         None => "no memory, process or CPU limits (no writable cgroup v1 here)".to_string(),
     };
