@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, rule_text, scratch, stderr, stdout};
+use common::{arbiter_in, bundled_engine, rule_text, scratch, stderr, stdout, succeed_in};
 
 /// The variants.ini of leaperhouse.txt: from its `[leaperhouse]` section to the end.
 fn variants_ini() -> String {
@@ -86,14 +86,12 @@ fn fairy_stockfish_learns_leaperhouse_from_variant_path() {
     std::fs::write(&elsewhere, variants_ini()).unwrap();
     let named = format!("option.VariantPath={}", elsewhere.display());
     let named: &'static str = Box::leak(named.into_boxed_str());
-    let out = arbiter_in(&dir, &[&args(named)[..], &["--out", "shared"]].concat());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    let words: Vec<String> = [&args(named)[..], &["--out", "shared"]]
+        .concat()
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    succeed_in(&dir, &words);
 }
 
 /// The 2012 MIT player speaks the 2018 player's `go time .. inc ..`: the dialect is allowed on

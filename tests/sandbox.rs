@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
+use common::{bundled_engine, scratch, stderr, stdout, succeed_in};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -25,9 +25,22 @@ fn script(path: &Path, text: &str) -> String {
     path.display().to_string()
 }
 
-fn run(dir: &Path, args: &[String]) -> std::process::Output {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    arbiter_in(dir, &refs)
+/// One game in `dir/run`: the bundled engine as `name` with `settings`, against a fair one.
+fn against_a_fair_engine(depth: u32, name: &str, settings: &[String]) -> Vec<String> {
+    let mut args = strings(&["match", "--games", "1", "--out", "run", "--each"]);
+    args.push(format!("depth={depth}"));
+    args.extend([
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        format!("name={name}"),
+    ]);
+    args.extend(settings.iter().cloned());
+    args.extend([
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=fair".into(),
+    ]);
+    args
 }
 
 fn strings(words: &[&str]) -> Vec<String> {
@@ -104,14 +117,7 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
         };
         engine("cheater", &cheater, "cheater");
         engine("victim", &victim.display().to_string(), "victim");
-        let out = run(&dir, &args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{proto}: {}{}",
-            stdout(&out),
-            stderr(&out)
-        );
+        succeed_in(&dir, &args);
         assert!(
             dir.join("cheater/scanned.txt").exists(),
             "{proto}: the attack never ran"
@@ -170,14 +176,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         "name=opponent".into(),
         format!("dir={}", dir.join("opponent").display()),
     ];
-    let out = run(&dir, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    succeed_in(&dir, &args);
     let said = std::fs::read_to_string(dir.join("attacker/attacks.txt")).unwrap();
     assert!(said.contains("done"), "{said}");
     for breach in ["opponent seen", "opponent read", "port reached"] {
@@ -200,32 +199,12 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
 #[test]
 fn an_engine_over_its_memory_limit_loses_for_that() {
     let dir = scratch("sandbox", "memory");
-    let args: Vec<String> = vec![
-        "match".into(),
-        "--games".into(),
-        "1".into(),
-        "--each".into(),
-        "depth=2".into(),
-        "--out".into(),
-        "run".into(),
-        "--engine".into(),
-        format!("cmd={}", bundled_engine()),
-        "name=hog".into(),
-        "arg=--fault".into(),
-        "arg=hog".into(),
-        "memory=64M".into(),
-        "--engine".into(),
-        format!("cmd={}", bundled_engine()),
-        "name=fair".into(),
-    ];
-    let out = run(&dir, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
+    let args = against_a_fair_engine(
+        2,
+        "hog",
+        &strings(&["arg=--fault", "arg=hog", "memory=64M"]),
     );
+    succeed_in(&dir, &args);
     assert_eq!(terminations(&dir.join("run")), ["memory limit"]);
     let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
     assert!(report.contains("memory limit"), "{report}");
@@ -367,33 +346,10 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
 #[test]
 fn an_engine_gets_the_cpu_its_threads_setting_allows() {
     let dir = scratch("sandbox", "cpu").canonicalize().unwrap();
-    let args: Vec<String> = vec![
-        "match".into(),
-        "--games".into(),
-        "1".into(),
-        "--each".into(),
-        "depth=1".into(),
-        "--out".into(),
-        "run".into(),
-        "--engine".into(),
-        format!("cmd={}", bundled_engine()),
-        "name=spinner".into(),
-        "arg=--fault".into(),
-        "arg=spin".into(),
-        "threads=1".into(),
-        format!("dir={}", dir.display()),
-        "--engine".into(),
-        format!("cmd={}", bundled_engine()),
-        "name=fair".into(),
-    ];
-    let out = run(&dir, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    let mut settings = strings(&["arg=--fault", "arg=spin", "threads=1"]);
+    settings.push(format!("dir={}", dir.display()));
+    let args = against_a_fair_engine(1, "spinner", &settings);
+    succeed_in(&dir, &args);
     // The spinner started twice (the start-up check, then the game): each time it was held.
     let said = std::fs::read_to_string(dir.join("spin.txt")).unwrap();
     let words: Vec<f64> = said
