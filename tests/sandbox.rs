@@ -148,11 +148,12 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         &dir.join("attacker/attack.sh"),
         &format!(
             "#!/bin/bash\n\
-             r=attacker/attacks.txt\n\
+             r=attacks.txt\n\
              echo '{{\"forged\":1}}' >> run/journal.jsonl 2>/dev/null; echo \"journal $?\" >> $r\n\
              [ -e opponent/arbiter-engine ] && echo 'opponent seen' >> $r\n\
              cat opponent/arbiter-engine > /dev/null 2>&1 && echo 'opponent read' >> $r\n\
              (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo 'port reached' >> $r\n\
+             : >> attacker/arbiter-engine 2>/dev/null && echo 'own program writable' >> $r\n\
              echo done >> $r\n\
              exec {} --fault forkstorm \"$@\"\n",
             own.display()
@@ -177,9 +178,14 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         format!("dir={}", dir.join("opponent").display()),
     ];
     succeed_in(&dir, &args);
-    let said = std::fs::read_to_string(dir.join("attacker/attacks.txt")).unwrap();
+    let said = std::fs::read_to_string(dir.join("attacks.txt")).unwrap();
     assert!(said.contains("done"), "{said}");
-    for breach in ["opponent seen", "opponent read", "port reached"] {
+    for breach in [
+        "opponent seen",
+        "opponent read",
+        "port reached",
+        "own program writable",
+    ] {
         assert!(!said.contains(breach), "{breach}: {said}");
     }
     assert!(listener.accept().is_err(), "a connection reached the test");

@@ -360,18 +360,29 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         "--tmpfs".as_ref(),
         "/tmp".as_ref(),
     ]);
-    // Its own folders, then the files its options name (VariantPath, EvalFile, SyzygyPath).
-    let mut own: Vec<PathBuf> = Vec::new();
-    if !system(&program_dir) && program_dir != work {
+    // Its own folders, then the files its options, arguments and `readable=` name. A later
+    // mount covers what it lies over: the program's folder goes before a working folder inside
+    // it, after one around it (so that the program stays read-only there).
+    let mut own: Vec<PathBuf> = vec![work.clone()];
+    let program_bind = !system(&program_dir) && program_dir != work;
+    let program_around = work.starts_with(&program_dir);
+    let bind_program = |add: &mut dyn FnMut(&[&std::ffi::OsStr])| {
         add(&[
             "--ro-bind".as_ref(),
             program_dir.as_os_str(),
             program_dir.as_os_str(),
-        ]);
-        own.push(program_dir.clone());
+        ])
+    };
+    if program_bind && program_around {
+        bind_program(&mut add);
     }
     add(&["--bind".as_ref(), work.as_os_str(), work.as_os_str()]);
-    own.push(work.clone());
+    if program_bind && !program_around {
+        bind_program(&mut add);
+    }
+    if program_bind {
+        own.push(program_dir.clone());
+    }
     let named = config
         .options
         .iter()
@@ -381,16 +392,14 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         .chain(config.args.iter().map(String::as_str))
         .chain(asked)
     {
-        {
-            let named = Path::new(part.trim());
-            if part.trim().is_empty() || !named.is_absolute() && !part.contains('/') {
-                continue;
-            }
-            let path = real(&work.join(named));
-            if path.exists() && !own.iter().any(|o| path.starts_with(o)) && !system(&path) {
-                add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
-                own.push(path);
-            }
+        let part = part.trim();
+        if part.is_empty() || !part.contains('/') {
+            continue;
+        }
+        let path = real(&work.join(part));
+        if path.exists() && !own.iter().any(|o| path.starts_with(o)) && !system(&path) {
+            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            own.push(path);
         }
     }
     // What must stay out of sight though it lies inside the folders above: an empty folder
