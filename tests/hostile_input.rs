@@ -46,7 +46,7 @@ proptest! {
     }
 
     #[test]
-    fn fens_near_the_start_positions_never_panic(i in 0usize..5, edits in prop::collection::vec((0usize..120, any::<char>(), 0u8..3), 0..4)) {
+    fn fens_near_the_start_positions_never_panic(i in 0usize..GAMES.len(), edits in prop::collection::vec((0usize..120, any::<char>(), 0u8..3), 0..4)) {
         let entry = &GAMES[i];
         let mut chars: Vec<char> = entry.start_fen.chars().collect();
         for (at, c, kind) in edits {
@@ -82,7 +82,7 @@ proptest! {
     }
 
     #[test]
-    fn opening_books_never_panic(text in near_valid(), i in 0usize..5) {
+    fn opening_books_never_panic(text in near_valid(), i in 0usize..GAMES.len()) {
         let _ = parse_book(&text, "book.txt", &GAMES[i], Some(10));
         let _ = parse_book(&format!("fen {text} moves g4g5"), "book.txt", &GAMES[i], None);
     }

@@ -1,4 +1,4 @@
-//! A game the engine was told about, behind one interface for all five games.
+//! A game the engine was told about, behind one interface for every game of the rules crate.
 
 use crate::search::{choose, Iteration, Limits, Rng, Style};
 use arbiter_rules::game::{visit_game, Color, Game, GameVisitor, Position};

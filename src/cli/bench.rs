@@ -79,14 +79,6 @@ pub fn command(args: BenchArgs) -> Result<u8, Failure> {
     .map(|_| 0)
 }
 
-/// (short depth, full depth) per game: a short run takes well under a second per game.
-fn depths(id: &str) -> (u32, u32) {
-    match id {
-        "leiserchess" | "leiserchess2012" | "laserchess" | "leaperhouse" => (4, 5),
-        _ => (3, 4),
-    }
-}
-
 struct Row {
     benchmark: String,
     value: f64,
@@ -102,7 +94,7 @@ fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
 }
 
 fn perft_rows(entry: &'static GameEntry, full: bool) -> Result<Vec<Row>, Failure> {
-    let (short, deep) = depths(entry.id);
+    let (short, deep) = entry.bench_depths;
     let depth = if full { deep } else { short };
     let started = Instant::now();
     let leaves = entry

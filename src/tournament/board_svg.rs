@@ -1,76 +1,19 @@
 //! A position drawn as SVG, for `arbiter show --svg` and the report: the board of any of the
-//! games from its FEN (each piece as its FEN token, coloured by side), the last move's laser beam
-//! from the firing piece to where it ended, and the squares whose pieces it removed.
+//! games from its FEN, read as the game's `Drawing` says (each piece as its FEN token, coloured
+//! by side), the last move's laser beam from the firing piece to where it ended, and the squares
+//! whose pieces it removed.
 
+use crate::game::{Drawing, GameEntry};
 use std::fmt::Write;
 
 const CELL: i32 = 48;
 const MARGIN: i32 = 22;
 
-/// The pieces of a FEN's board field, rank by rank from the top: `None` for an empty square.
-pub fn board_tokens(game: &str, fen: &str) -> Vec<Vec<Option<String>>> {
-    let field = fen.split_whitespace().next().unwrap_or("");
-    // Leaperhouse's hands follow the board in brackets.
-    let field = field.split('[').next().unwrap_or("");
-    // Leiserchess writes each piece as two letters.
-    let pairs = game.starts_with("leiserchess");
-    field
-        .split('/')
-        .map(|rank| {
-            let chars: Vec<char> = rank.chars().collect();
-            let mut cells = Vec::new();
-            let mut i = 0;
-            while i < chars.len() {
-                if chars[i].is_ascii_digit() {
-                    let digits: String = chars[i..]
-                        .iter()
-                        .take_while(|c| c.is_ascii_digit())
-                        .collect();
-                    i += digits.len();
-                    cells.extend(std::iter::repeat_n(None, digits.parse().unwrap_or(0)));
-                    continue;
-                }
-                if chars[i] == '*' {
-                    cells.extend(std::iter::repeat_n(None, 10));
-                    i += 1;
-                    continue;
-                }
-                let start = i;
-                if chars[i] == '+' {
-                    i += 1;
-                }
-                i += if pairs { 2 } else { 1 };
-                while !pairs && i < chars.len() && chars[i] == '+' {
-                    i += 1;
-                }
-                let end = i.min(chars.len());
-                cells.push(Some(chars[start..end].iter().collect()));
-            }
-            cells
-        })
-        .collect()
-}
-
-/// The board's squares are named from rank 0 in Leiserchess, from rank 1 elsewhere.
-fn first_rank(game: &str) -> i32 {
-    if game.starts_with("leiserchess") {
-        0
-    } else {
-        1
-    }
-}
-
-/// (file, rank from the bottom) of a square name such as `e4` or `j10`.
-fn coords(game: &str, name: &str) -> Option<(i32, i32)> {
-    let (&letter, digits) = name.as_bytes().split_first()?;
-    let rank: i32 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    Some((i32::from(letter) - i32::from(b'a'), rank - first_rank(game)))
-}
-
 /// The position as an SVG picture, with the beam (square names, from the firing piece) and
 /// the removed squares marked.
-pub fn board_svg(game: &str, fen: &str, beam: &[String], removed: &[String]) -> String {
-    let rows = board_tokens(game, fen);
+pub fn board_svg(game: &GameEntry, fen: &str, beam: &[String], removed: &[String]) -> String {
+    let drawing = game.drawing;
+    let rows = drawing.squares(fen);
     let ranks = rows.len() as i32;
     let files = rows.iter().map(Vec::len).max().unwrap_or(0) as i32;
     let (w, h) = (files * CELL + 2 * MARGIN, ranks * CELL + 2 * MARGIN);
@@ -109,7 +52,7 @@ pub fn board_svg(game: &str, fen: &str, beam: &[String], removed: &[String]) -> 
                     svg,
                     "<g class=\"piece\" data-square=\"{}{}\"><circle cx=\"{cx}\" cy=\"{cy}\" r=\"18\" fill=\"{back}\" stroke=\"#555\"/><text x=\"{cx}\" y=\"{}\" text-anchor=\"middle\" font-size=\"14\" fill=\"{ink}\">{}</text></g>",
                     (b'a' + f as u8) as char,
-                    r + first_rank(game),
+                    r + drawing.first_rank,
                     cy + 5,
                     super::report::html_escape(token)
                 );
@@ -131,10 +74,10 @@ pub fn board_svg(game: &str, fen: &str, beam: &[String], removed: &[String]) -> 
             svg,
             "<text x=\"6\" y=\"{}\" font-size=\"12\">{}</text>",
             cy + 4,
-            r + first_rank(game)
+            r + drawing.first_rank
         );
     }
-    draw_marks(&mut svg, game, beam, removed, &centre);
+    draw_marks(&mut svg, &drawing, beam, removed, &centre);
     svg.push_str("</svg>");
     svg
 }
@@ -142,14 +85,14 @@ pub fn board_svg(game: &str, fen: &str, beam: &[String], removed: &[String]) -> 
 /// The beam through the centres of its squares, and a cross on each removed piece's square.
 fn draw_marks(
     svg: &mut String,
-    game: &str,
+    drawing: &Drawing,
     beam: &[String],
     removed: &[String],
     centre: &dyn Fn(i32, i32) -> (i32, i32),
 ) {
     let points: Vec<String> = beam
         .iter()
-        .filter_map(|s| coords(game, s))
+        .filter_map(|s| drawing.coords(s))
         .map(|(f, r)| {
             let (x, y) = centre(f, r);
             format!("{x},{y}")
@@ -164,7 +107,7 @@ fn draw_marks(
         );
     }
     for square in removed {
-        if let Some((f, r)) = coords(game, square) {
+        if let Some((f, r)) = drawing.coords(square) {
             let (cx, cy) = centre(f, r);
             let _ = write!(
                 svg,
@@ -180,26 +123,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_games_board_field_gives_its_squares() {
-        for entry in crate::game::GAMES {
-            let rows = board_tokens(entry.id, entry.start_fen);
-            let files = rows[0].len();
-            assert!(
-                rows.iter().all(|r| r.len() == files),
-                "{}: {rows:?}",
-                entry.id
-            );
-            assert!(rows.iter().flatten().any(Option::is_some), "{}", entry.id);
-        }
-        let rows = board_tokens("laserchess", "l++3d++kd++b+++2/*/8/8/8/8/8/7L w");
-        assert_eq!(rows[0][0].as_deref(), Some("l++"));
-        assert_eq!(rows[1].len(), 10);
-    }
-
-    #[test]
     fn the_beam_ends_on_the_square_it_names() {
         let svg = board_svg(
-            "leiserchess",
+            crate::game::find_game("leiserchess").unwrap(),
             "ss7/8/8/8/8/8/8/7NN W",
             &["h0".into(), "h1".into()],
             &["h1".into()],

@@ -221,13 +221,9 @@ pub fn write_final_positions(dir: &Path, path: &Path) -> std::io::Result<u64> {
         let Some(fen) = entry.record.final_fen() else {
             return;
         };
-        let fields: Vec<&str> = fen.split_whitespace().collect();
-        match fields.as_slice() {
-            [board, side, castling, ep, halfmove, fullmove] if entry.record.game == "chess" => text
-                .push_str(&format!(
-                    "{board} {side} {castling} {ep} hmvc {halfmove}; fmvn {fullmove};"
-                )),
-            _ => text.push_str(&fen),
+        match crate::game::find_game(&entry.record.game) {
+            Some(game) => text.push_str(&(game.position_line)(&fen)),
+            None => text.push_str(&fen),
         }
         text.push('\n');
         lines += 1;

@@ -169,9 +169,12 @@ fn game_json(entry: &Entry) -> Option<String> {
         ));
     }
     Some(format!(
-        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{}]}}",
+        "{{\"id\":{},\"game\":{},\"drawing\":[{},{},{}],\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{}]}}",
         entry.index + 1,
         js(&r.game),
+        rules.drawing.files,
+        rules.drawing.first_rank,
+        rules.drawing.letters,
         js(&r.white),
         js(&r.black),
         js(r.outcome.as_str()),
@@ -254,18 +257,19 @@ fn game_list(h: &mut String, games: &[&Entry]) {
     h.push_str("</table>");
 }
 
-/// Draws a frame as `board_svg.rs` does, from the FEN's tokens.
+/// Draws a frame as `board_svg.rs` does, from the FEN's tokens read as the game's `Drawing`
+/// (`drawing`: files, first rank, letters per piece) says.
 const SCRIPT: &str = r###"(function(){
 const C=48,M=22;let g=0,p=0;
 const $=id=>document.getElementById(id);
-function tokens(game,fen){const field=fen.split(' ')[0].split('[')[0];const pairs=game.startsWith('leiserchess');
+function tokens(dr,fen){const field=fen.split(' ')[0].split('[')[0];const pairs=dr[2]>1;
  return field.split('/').map(rank=>{const cells=[];let i=0;while(i<rank.length){const c=rank[i];
   if(/[0-9]/.test(c)){let d='';while(i<rank.length&&/[0-9]/.test(rank[i]))d+=rank[i++];for(let k=0;k<+d;k++)cells.push(null);continue;}
-  if(c==='*'){for(let k=0;k<10;k++)cells.push(null);i++;continue;}
-  const s=i;if(rank[i]==='+')i++;i+=pairs?2:1;while(!pairs&&rank[i]==='+')i++;cells.push(rank.slice(s,i));}
+  if(c==='*'){for(let k=0;k<dr[0];k++)cells.push(null);i++;continue;}
+  const s=i;if(rank[i]==='+')i++;i+=dr[2];while(!pairs&&rank[i]==='+')i++;cells.push(rank.slice(s,i));}
   return cells;});}
-function draw(game,f){const rows=tokens(game,f.fen),R=rows.length,F=Math.max(...rows.map(r=>r.length));
- const first=game.startsWith('leiserchess')?0:1,w=F*C+2*M,h=R*C+2*M;
+function draw(dr,f){const rows=tokens(dr,f.fen),R=rows.length,F=Math.max(...rows.map(r=>r.length));
+ const first=dr[1],w=F*C+2*M,h=R*C+2*M;
  const ctr=(x,y)=>[M+x*C+C/2,M+(R-1-y)*C+C/2];
  const at=s=>[s.charCodeAt(0)-97,parseInt(s.slice(1))-first];
  let o=`<svg xmlns="http://www.w3.org/2000/svg" class="board" width="${w}" height="${h}" font-family="sans-serif">`;
@@ -279,7 +283,7 @@ function draw(game,f){const rows=tokens(game,f.fen),R=rows.length,F=Math.max(...
  for(const s of f.rm||[]){const[cx,cy]=ctr(...at(s));o+=`<g class="removed" data-square="${s}"><circle cx="${cx}" cy="${cy}" r="21" fill="none" stroke="#e00" stroke-width="3"/><line x1="${cx-12}" y1="${cy-12}" x2="${cx+12}" y2="${cy+12}" stroke="#e00" stroke-width="3"/></g>`;}
  return o+'</svg>';}
 function show(){const G=GAMES[g],f=G.frames[p];$('pick').value=g;
- $('board').innerHTML=draw(G.game,f);
+ $('board').innerHTML=draw(G.drawing,f);
  $('where').textContent=`ply ${p} of ${G.frames.length-1}`;
  $('info').textContent=p==0?`${G.white} - ${G.black}: ${G.result}, ${G.end}`:
   `${p%2?G.white:G.black}: ${f.mv}${f.book?' (book)':` score ${f.sc||'-'} depth ${f.d??'-'} ${f.ms} ms`}${(f.rm||[]).length?', removed on '+f.rm.join(' '):''}`+

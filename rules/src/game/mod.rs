@@ -4,10 +4,12 @@
 //! past. Rules that need the past (Ko, repetition, move-count draws) live in [`Game`], which keeps the
 //! history and asks the position's [`Position::judge`] hook what it means.
 
+mod drawing;
 mod history;
 pub(crate) mod perft;
 mod registry;
 
+pub use drawing::Drawing;
 pub use history::{Game, History, PlyRecord};
 pub use perft::{perft, perft_divide};
 pub use registry::{
@@ -463,4 +465,16 @@ pub trait Position: Clone + Send + Sync + 'static {
 
     /// The board as text for `arbiter show`.
     fn render(&self) -> String;
+
+    /// How a picture of the board reads this game's FEN and names its squares.
+    const DRAWING: Drawing = Drawing::STANDARD;
+
+    /// Perft depths `arbiter bench` times: (the quick run, `--full`).
+    const BENCH_DEPTHS: (u32, u32) = (3, 4);
+
+    /// A final position as one line of `--epdout`: the FEN, or what the game's tools read
+    /// instead (chess: EPD with fastchess's `hmvc`/`fmvn` opcodes).
+    fn position_line(fen: &str) -> String {
+        fen.to_string()
+    }
 }

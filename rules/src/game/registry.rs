@@ -135,6 +135,12 @@ pub struct GameEntry {
     pub setups: &'static [(&'static str, &'static str)],
     /// Rule options and their values, the default first (see `Position::RULE_OPTIONS`).
     pub rule_options: &'static [(&'static str, &'static [&'static str])],
+    /// How a picture of the board reads the FEN (see `Position::DRAWING`).
+    pub drawing: super::Drawing,
+    /// Perft depths `arbiter bench` times (see `Position::BENCH_DEPTHS`).
+    pub bench_depths: (u32, u32),
+    /// A final position as a line of `--epdout` (see `Position::position_line`).
+    pub position_line: fn(&str) -> String,
     new_game: fn(&str) -> Result<Box<dyn AnyGame>, FenError>,
     new_game_with: NewGameWith,
     perft: fn(&str, u32) -> Result<u64, FenError>,
@@ -151,6 +157,9 @@ impl GameEntry {
             start_fen: P::START_FEN,
             setups: P::SETUPS,
             rule_options: P::RULE_OPTIONS,
+            drawing: P::DRAWING,
+            bench_depths: P::BENCH_DEPTHS,
+            position_line: P::position_line,
             new_game: new_game::<P>,
             new_game_with: new_game_with::<P>,
             perft: perft_of::<P>,

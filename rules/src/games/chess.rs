@@ -40,6 +40,15 @@ impl Position for Chess {
     type Move = Move;
 
     const ID: &'static str = "chess";
+    /// EPD as fastchess writes it: the FEN's clocks as `hmvc`/`fmvn` opcodes.
+    fn position_line(fen: &str) -> String {
+        match fen.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [board, side, castling, ep, halfmove, fullmove] => {
+                format!("{board} {side} {castling} {ep} hmvc {halfmove}; fmvn {fullmove};")
+            }
+            _ => fen.to_string(),
+        }
+    }
     const DESCRIPTION: &'static str =
         "Standard chess (FIDE rules by the shakmaty crate), UCI moves, FEN, SAN in PGN";
     const START_FEN: &'static str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

@@ -6,7 +6,7 @@
 use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
 use crate::game::{
-    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
+    Color, Drawing, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
 };
 use crate::zobrist;
@@ -412,6 +412,11 @@ impl Position for LaserChess {
     type Move = LaserChessMove;
 
     const ID: &'static str = "laserchess";
+    const DRAWING: Drawing = Drawing {
+        files: 10,
+        ..Drawing::STANDARD
+    };
+    const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Laser Chess (Khet-like), 10x8, Deflectors, Defenders, Switches; setups ace (default), curiosity, grail, mercury, sophie";
     const START_FEN: &'static str =

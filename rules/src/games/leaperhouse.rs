@@ -7,7 +7,7 @@
 
 use super::mailbox::Mailbox;
 use crate::game::{
-    Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
+    Color, Drawing, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
 };
 use crate::zobrist;
@@ -448,6 +448,11 @@ impl Position for Leaperhouse {
     type Move = LeaperMove;
 
     const ID: &'static str = "leaperhouse";
+    const DRAWING: Drawing = Drawing {
+        files: 10,
+        ..Drawing::STANDARD
+    };
+    const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Leaperhouse, 10x10 leapers and shogi pawns with drops (Fairy-Stockfish notation)";
     const START_FEN: &'static str =

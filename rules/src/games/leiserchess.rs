@@ -6,7 +6,7 @@
 use super::laser_board::{
     explain_illegal, is_piece, rotated, LaserBoard, LaserMove, EMPTY, NEIGHBOURS,
 };
-use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
+use crate::game::{Color, Drawing, FenError, History, MoveError, Position, Removals, Status};
 
 /// A Leiserchess 2018 position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,6 +130,12 @@ impl Position for Leiserchess {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess";
+    const DRAWING: Drawing = Drawing {
+        files: 8,
+        first_rank: 0,
+        letters: 2,
+    };
+    const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Leiserchess 2018 (MIT 6.172), 8x8, Kings and Pawns, swaps, Ko";
     const START_FEN: &'static str = "ss7/3nwse3/2nwse4/1nwse3NW1/1se3NWSE1/4NWSE2/3NWSE3/7NN W";

@@ -6,7 +6,7 @@
 
 use super::laser_board::explain_illegal;
 use super::laser_board::{color_of, is_piece, rotated, LaserBoard, LaserMove, NEIGHBOURS, OFF};
-use crate::game::{Color, FenError, History, MoveError, Position, Removals, Status};
+use crate::game::{Color, Drawing, FenError, History, MoveError, Position, Removals, Status};
 
 /// A Leiserchess 2012 position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +96,12 @@ impl Position for Leiserchess2012 {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess2012";
+    const DRAWING: Drawing = Drawing {
+        files: 10,
+        first_rank: 0,
+        letters: 2,
+    };
+    const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Leiserchess 2012, 10x10, swaps with any adjacent piece, null move, Ko";
     const START_FEN: &'static str =
