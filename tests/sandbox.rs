@@ -150,6 +150,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
             "#!/bin/bash\n\
              r=attacks.txt\n\
              echo '{{\"forged\":1}}' >> run/journal.jsonl 2>/dev/null; echo \"journal $?\" >> $r\n\
+             rm -f io.log 2>/dev/null; echo 'forged line' > io.log 2>/dev/null\n\
              [ -e opponent/arbiter-engine ] && echo 'opponent seen' >> $r\n\
              cat opponent/arbiter-engine > /dev/null 2>&1 && echo 'opponent read' >> $r\n\
              (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo 'port reached' >> $r\n\
@@ -167,6 +168,8 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         "depth=2".into(),
         "--out".into(),
         "run".into(),
+        "--log".into(),
+        "io.log".into(),
         "--engine".into(),
         format!("cmd={attacker}"),
         "name=attacker".into(),
@@ -191,6 +194,8 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
     assert!(listener.accept().is_err(), "a connection reached the test");
     let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
     assert!(!journal.contains("forged"), "{journal}");
+    let log = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert!(!log.contains("forged") && log.contains("bestmove"), "{log}");
     assert_eq!(journal.lines().count(), 2, "{journal}");
     // The storm met its limit (64 processes and threads for the whole engine) and the games
     // were played all the same.

@@ -231,17 +231,19 @@ fn start_engines_once(
     job: &RunJob,
     entry: &crate::game::GameEntry,
 ) -> Result<(), Failure> {
-    // A split run's engines must not see any of its tasks' folders.
+    // A split run's engines must not see any of its tasks' folders, nor the I/O log.
     let dir = out_dir(job);
     let run = match job.spec.shard {
         Some(_) => dir.parent().unwrap_or(&dir),
         None => &dir,
     };
+    let mut hidden = vec![run.to_path_buf()];
+    hidden.extend(job.spec.log.iter().cloned());
     runtime
         .block_on(crate::tournament::preflight(
             &job.spec.engines,
             entry.id,
-            run,
+            &hidden,
         ))
         .map_err(Failure::bad_input)
 }

@@ -403,13 +403,16 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         }
     }
     // What must stay out of sight though it lies inside the folders above: an empty folder
-    // over it. A folder that holds one of the engine's own cannot be hidden from it.
+    // over a folder, an empty file over a file. A folder that holds one of the engine's own
+    // cannot be hidden from it.
     for hide in hidden {
         let hide = real(hide);
         let inside = own.iter().any(|o| hide.starts_with(o) && hide != *o);
         let holds_own = own.iter().any(|o| o.starts_with(&hide));
         if inside && !holds_own && hide.is_dir() {
             add(&["--tmpfs".as_ref(), hide.as_os_str()]);
+        } else if inside && hide.is_file() {
+            add(&["--ro-bind".as_ref(), "/dev/null".as_ref(), hide.as_os_str()]);
         }
     }
     add(&["--chdir".as_ref(), work.as_os_str(), program.as_os_str()]);
@@ -420,14 +423,15 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     })
 }
 
-/// The engines, each with what it must not see: the run's folder and the other engines' folders.
-pub fn hide_from_each_other(engines: &[EngineConfig], run: &Path) -> Vec<EngineConfig> {
+/// The engines, each with what it must not see: the run's own files and folders (`run`: its
+/// folder, the I/O log) and the other engines' folders.
+pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<EngineConfig> {
     let folders: Vec<Vec<PathBuf>> = engines.iter().map(engine_folders).collect();
     engines
         .iter()
         .enumerate()
         .map(|(i, engine)| {
-            let mut hidden = vec![run.to_path_buf()];
+            let mut hidden = run.to_vec();
             for (j, theirs) in folders.iter().enumerate() {
                 if j != i {
                     hidden.extend(theirs.iter().cloned());

@@ -67,12 +67,12 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
 /// then ends it: a set-up that cannot play is refused before any game is played or any file is
 /// written, with the engine's name and the operating system's or the engine's own error.
 ///
-/// Each engine is started as in the run, in its sandbox with `run` (the run's folder) and the
-/// other engines' folders out of its sight.
+/// Each engine is started as in the run, in its sandbox with `run` (the run's folder and files)
+/// and the other engines' folders out of its sight.
 pub async fn preflight(
     engines: &[EngineConfig],
     game: &str,
-    run: &std::path::Path,
+    run: &[PathBuf],
 ) -> Result<(), String> {
     let engines = &crate::engine::sandbox::hide_from_each_other(engines, run);
     let unnamed = |c: &EngineConfig| EngineConfig {

@@ -125,7 +125,9 @@ impl RunOptions {
             Some(_) => self.out_dir.parent().unwrap_or(&self.out_dir),
             None => &self.out_dir,
         };
-        crate::engine::sandbox::hide_from_each_other(&self.engines, run)
+        let mut hidden = vec![run.to_path_buf()];
+        hidden.extend(self.log.iter().cloned());
+        crate::engine::sandbox::hide_from_each_other(&self.engines, &hidden)
     }
 
     /// What every worker needs to play, for `left` games still to play.
