@@ -231,14 +231,11 @@ fn start_engines_once(
     job: &RunJob,
     entry: &crate::game::GameEntry,
 ) -> Result<(), Failure> {
-    // A split run's engines must not see any of its tasks' folders, nor the I/O log.
-    let dir = out_dir(job);
-    let run = match job.spec.shard {
-        Some(_) => dir.parent().unwrap_or(&dir),
-        None => &dir,
-    };
-    let mut hidden = vec![run.to_path_buf()];
-    hidden.extend(job.spec.log.iter().cloned());
+    let hidden = crate::engine::sandbox::run_files(
+        &out_dir(job),
+        job.spec.shard.is_some(),
+        job.spec.log.as_deref(),
+    );
     runtime
         .block_on(crate::tournament::preflight(
             &job.spec.engines,

@@ -182,13 +182,13 @@ impl EngineProcess {
         let sandboxed = sandbox::decide(config.sandbox.mode).map_err(spawn_error)?;
         let mut confined = Confined::default();
         // Where the machine allows, the engine's tree is in a control group of its own even
-        // without a sandbox (then with no limits): whatever is left in it when the engine is
-        // done is killed, however its keeper ended.
-        let limits = sandboxed.then(|| sandbox::limits(config));
+        // without a sandbox (then with no limits unless some were asked for): whatever is left
+        // in it when the engine is done is killed, however its keeper ended.
         let asked = &config.sandbox;
-        if cgroup::support().is_none()
-            && (asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some())
-        {
+        let limits_asked =
+            asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
+        let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
+        if cgroup::support().is_none() && limits_asked {
             return Err(spawn_error(
                 "memory=, processes= and threads= need a control group arbiter may make (cgroup v1, e.g. as root), and there is none here".into(),
             ));

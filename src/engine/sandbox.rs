@@ -445,6 +445,19 @@ pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<En
         .collect()
 }
 
+/// What of a run its engines must not see: its folder (all of a split run's, `out_dir` being one
+/// task's) and its I/O log.
+pub fn run_files(out_dir: &Path, split: bool, log: Option<&Path>) -> Vec<PathBuf> {
+    let folder = match split {
+        true => out_dir.parent().unwrap_or(out_dir),
+        false => out_dir,
+    };
+    std::iter::once(folder)
+        .chain(log)
+        .map(Path::to_path_buf)
+        .collect()
+}
+
 /// An engine's own folders: its working folder and its program's.
 fn engine_folders(engine: &EngineConfig) -> Vec<PathBuf> {
     let dir = engine.dir.as_ref().map(PathBuf::from);

@@ -119,14 +119,13 @@ impl RunOptions {
     }
 
     /// The engines, each with what it must not see from its sandbox: the run's folder (all of a
-    /// split run's) and the other engines' folders.
+    /// split run's), its I/O log and the other engines' folders.
     fn confined_engines(&self) -> Vec<EngineConfig> {
-        let run = match &self.split {
-            Some(_) => self.out_dir.parent().unwrap_or(&self.out_dir),
-            None => &self.out_dir,
-        };
-        let mut hidden = vec![run.to_path_buf()];
-        hidden.extend(self.log.iter().cloned());
+        let hidden = crate::engine::sandbox::run_files(
+            &self.out_dir,
+            self.split.is_some(),
+            self.log.as_deref(),
+        );
         crate::engine::sandbox::hide_from_each_other(&self.engines, &hidden)
     }
 
