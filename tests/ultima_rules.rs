@@ -142,7 +142,9 @@ fn chameleon_multi_capture_as_in_figure_11() {
 #[test]
 fn check_comes_from_every_capture_method() {
     assert!(in_check("7k/8/8/8/8/8/1s6/K7 w"), "adjacent chameleon");
-    assert!(in_check("8/8/8/8/8/8/1k6/K7 w"), "adjacent king");
+    // Kings side by side hold each other in check, which no game reaches: the white King here
+    // is frozen by the Immobilizer, so only the black one threatens.
+    assert!(in_check("8/8/8/8/8/8/ik6/K7 w"), "adjacent king");
     assert!(in_check("7k/8/8/8/8/8/3w4/3K4 w"), "withdrawer with room");
     assert!(
         !in_check("7k/8/8/8/8/3w4/3w4/3K4 w"),
@@ -275,4 +277,17 @@ proptest! {
     fn playouts_round_trip(choices in prop::collection::vec(any::<usize>(), 1..100)) {
         check_playout::<Ultima>(Ultima::START_FEN, &choices);
     }
+}
+
+/// Found by fuzzing: with White to move and Black's King in reach, White took the King and the
+/// game went on to a position its own FEN reader refused (no black King). Such a position is
+/// refused as chess refuses it: the side not to move may not be in check.
+#[test]
+fn a_position_whose_side_not_to_move_is_in_check_is_refused() {
+    let err = Ultima::from_fen("clsPPsP1/Ilpppppp/8/8/8/8/PPPwkSli/ppSWKSLC w 0 1")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("side not to move is in check"), "{err}");
+    assert!(Ultima::from_fen(Ultima::START_FEN).is_ok());
 }

@@ -511,13 +511,21 @@ impl Position for Ultima {
             None => return Err(err("missing side to move (w or b)".into())),
         };
         let (halfmove, fullmove) = crate::game::parse_fen_clocks(fields, err)?;
-        Ok(Ultima {
+        let position = Ultima {
             cells,
             kings,
             turn,
             halfmove,
             fullmove,
-        })
+        };
+        // As in chess: with the King of the side not to move in reach, the next move would take
+        // it, and the game would go on without one (found by fuzzing).
+        if position.king_capturable(turn.other()) {
+            return Err(err(
+                "the side not to move is in check: its King could be taken at once".into(),
+            ));
+        }
+        Ok(position)
     }
 
     fn fen(&self) -> String {
