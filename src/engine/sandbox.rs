@@ -4,8 +4,8 @@
 //! IPC, UTS, cgroup and user namespaces: it sees and can signal only its own processes, its network
 //! is a loopback of its own, and its file system is the system's programs and libraries read-only,
 //! its program's folder read-only, its working folder (`dir=`, else arbiter's) writable, and the
-//! files its options, arguments and `readable=` name read-only. The run's folder and the other
-//! engines' folders are not there, even where they lie inside its own. When the sandbox's
+//! files its options, arguments and `readable=` name read-only. The run's folder, its I/O log and
+//! the other engines' folders are not there, even where they lie inside its own. When the sandbox's
 //! first process dies (with its keeper, via `--die-with-parent`), the kernel ends everything in
 //! its PID namespace: nothing an engine starts can outlive it.
 //!
