@@ -381,8 +381,10 @@ fn an_engine_gets_the_cpu_its_threads_setting_allows() {
         .filter_map(|w| w.parse().ok())
         .collect();
     let (cpu, wall) = (words[0], words[1]);
+    // The quota allows about one period (0.1 s) beyond the wall time; without it the two
+    // threads took 1.67 s in 1.5 s, measured with the other core busy.
     assert!(
-        cpu <= wall + 0.25,
+        cpu <= wall + 0.1,
         "two busy threads got {cpu} s of CPU in {wall} s: {said}"
     );
 }
