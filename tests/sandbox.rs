@@ -291,7 +291,7 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
         .unwrap();
     let engine = format!("cmd={}", bundled_engine());
     let mut arbiter = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["match", "--games", "100", "--quiet", "--each", "tc=10+0.1"])
+        .args(["match", "--games", "100", "--quiet", "--each", "tc=60+1"])
         .arg(format!("sandbox={mode}"))
         .args([
             "--engine",

@@ -163,6 +163,9 @@ impl Drop for EngineProcess {
     }
 }
 
+/// How long the lines an engine wrote before its keeper exited may take to be read.
+const LAST_WORDS: Duration = Duration::from_millis(200);
+
 /// How long the keeper gets to end an engine's tree before its group is killed outright.
 const KEEPER_GRACE: Duration = Duration::from_millis(500);
 
@@ -535,7 +538,17 @@ impl EngineProcess {
         waiting_for: &str,
     ) -> Result<Line, EngineError> {
         let waited = deadline.saturating_duration_since(Instant::now());
-        match timeout_at(deadline.into(), self.lines.next()).await {
+        // The keeper's exit ends the engine even when something it left behind still holds
+        // its output open: then what it wrote is read, but no one waits for more.
+        let read = tokio::select! {
+            biased;
+            read = timeout_at(deadline.into(), self.lines.next()) => read,
+            _ = self.child.wait() => {
+                let rest = deadline.min(Instant::now() + LAST_WORDS);
+                timeout_at(rest.into(), self.lines.next()).await.or(Ok(None))
+            }
+        };
+        match read {
             Ok(Some(line)) => Ok(line),
             Ok(None) => Err(self.exited()),
             // The handshake's steps share one allowance: name it whole, not what was left of
@@ -614,7 +627,8 @@ impl EngineProcess {
 
     /// Asks the keeper to end the engine and everything it started.
     fn signal_keeper(&self) {
-        if let Some(pid) = self.pgid {
+        // No id once the keeper is reaped: its number may be another process's by now.
+        if let Some(pid) = self.child.id() {
             // SAFETY: kill(2) on our own child; no memory is touched.
             unsafe {
                 libc::kill(pid as i32, libc::SIGTERM);
