@@ -2,7 +2,7 @@
 //! input must come back as an error. Inputs proptest finds are kept in proptest-regressions/.
 
 use arbiter::engine::{parse_line, EngineConfig};
-use arbiter::game::{find_game, GAMES};
+use arbiter::game::{find_game, games};
 use arbiter::pgn::read_games;
 use arbiter::referee::{DrawRule, ResignRule, TimeControl};
 use arbiter::stats::Sprt;
@@ -40,14 +40,14 @@ proptest! {
 
     #[test]
     fn fen_parsers_never_panic(text in near_valid()) {
-        for entry in GAMES {
+        for entry in games() {
             let _ = entry.new_game(Some(&text));
         }
     }
 
     #[test]
-    fn fens_near_the_start_positions_never_panic(i in 0usize..GAMES.len(), edits in prop::collection::vec((0usize..120, any::<char>(), 0u8..3), 0..4)) {
-        let entry = &GAMES[i];
+    fn fens_near_the_start_positions_never_panic(i in 0usize..games().len(), edits in prop::collection::vec((0usize..120, any::<char>(), 0u8..3), 0..4)) {
+        let entry = games()[i];
         let mut chars: Vec<char> = entry.start_fen.chars().collect();
         for (at, c, kind) in edits {
             let at = at.min(chars.len());
@@ -67,7 +67,7 @@ proptest! {
 
     #[test]
     fn move_parsers_never_panic(text in near_valid()) {
-        for entry in GAMES {
+        for entry in games() {
             let mut game = entry.new_game(None).unwrap();
             let _ = game.play(&text);
         }
@@ -82,9 +82,9 @@ proptest! {
     }
 
     #[test]
-    fn opening_books_never_panic(text in near_valid(), i in 0usize..GAMES.len()) {
-        let _ = parse_book(&text, "book.txt", &GAMES[i], Some(10));
-        let _ = parse_book(&format!("fen {text} moves g4g5"), "book.txt", &GAMES[i], None);
+    fn opening_books_never_panic(text in near_valid(), i in 0usize..games().len()) {
+        let _ = parse_book(&text, "book.txt", games()[i], Some(10));
+        let _ = parse_book(&format!("fen {text} moves g4g5"), "book.txt", games()[i], None);
     }
 
     #[test]

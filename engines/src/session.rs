@@ -3,6 +3,7 @@
 use crate::search::{choose, Iteration, Limits, Rng, Style};
 use arbiter_rules::game::{visit_game, Color, Game, GameVisitor, Position};
 use std::sync::atomic::AtomicBool;
+use std::sync::RwLock;
 
 /// The position set by `position ...`, ready to search.
 pub trait Session: Send {
@@ -86,7 +87,25 @@ impl GameVisitor for NewSession {
     }
 }
 
+/// Sessions of the games added with [`register_game`], by id.
+type NewSessionFn = fn() -> Box<dyn Session>;
+static ADDED: RwLock<Vec<(&'static str, NewSessionFn)>> = RwLock::new(Vec::new());
+
+/// Teaches these engines a game of another crate, and registers it with the rules crate:
+/// a program that calls this before [`run`](crate::run) plays it under its id.
+pub fn register_game<P: Position>() {
+    arbiter_rules::game::register_game::<P>();
+    let mut added = ADDED.write().unwrap_or_else(|e| e.into_inner());
+    if !added.iter().any(|(id, _)| id.eq_ignore_ascii_case(P::ID)) {
+        added.push((P::ID, || NewSession.visit::<P>()));
+    }
+}
+
 /// A fresh session for a game id (`UCI_Variant`), or `None` for an unknown game.
 pub fn new_session(id: &str) -> Option<Box<dyn Session>> {
-    visit_game(id, NewSession)
+    visit_game(id, NewSession).or_else(|| {
+        let added = ADDED.read().unwrap_or_else(|e| e.into_inner());
+        let (_, new) = added.iter().find(|(g, _)| g.eq_ignore_ascii_case(id))?;
+        Some(new())
+    })
 }

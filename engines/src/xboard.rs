@@ -1,4 +1,4 @@
-//! CECP (the xboard/WinBoard protocol, version 2), for all five games: `protover 2` is answered
+//! CECP (the xboard/WinBoard protocol, version 2), for every game: `protover 2` is answered
 //! with `feature` lines (variants, `usermove`, `setboard`, `ping`), moves come as `usermove`,
 //! clocks as `time`/`otim` (centiseconds) and `level`/`st`/`sd`, and the engine answers `go` or an
 //! opponent's move outside force mode with `move <move>`. Commands are handled one at a time.

@@ -3,7 +3,7 @@
 
 use super::Failure;
 use crate::engine::EngineConfig;
-use crate::game::{find_game, GameEntry, GAMES};
+use crate::game::{find_game, games, GameEntry};
 use crate::referee::Adjudication;
 use crate::stats::{percentiles, RatingOptions};
 use crate::tournament::{run, Format, RunOptions};
@@ -319,7 +319,7 @@ pub fn run_bench(
     let selected: Vec<&'static GameEntry> = match only {
         _ if referee_only => Vec::new(),
         Some(id) => vec![super::rules::game_entry(id)?],
-        None => GAMES.iter().collect(),
+        None => games(),
     };
     let referee = only.is_none();
     let mut rows = Vec::new();

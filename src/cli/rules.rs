@@ -1,7 +1,7 @@
 //! `perft`, `replay`, `show` and `games`: the rules engine at the command line.
 
 use super::Failure;
-use crate::game::{find_game, game_ids, AnyGame, GameEntry, MoveError, Status, GAMES};
+use crate::game::{find_game, game_ids, games, AnyGame, GameEntry, MoveError, Status};
 use std::io::Write;
 use std::time::Instant;
 
@@ -184,7 +184,7 @@ pub fn show(
 }
 
 pub fn list_games() -> Result<(), Failure> {
-    for g in GAMES {
+    for g in games() {
         say!("{:<16} {}", g.id, g.description);
         say!("{:<16} start: {}", "", g.start_fen);
         for (name, setup) in g.setups {

@@ -367,10 +367,21 @@ impl EngineProcess {
             game: game.to_string(),
             reason,
         };
-        if self.config.proto == Proto::Leiserchess && !game.starts_with("leiserchess") {
-            return Err(variant_error(
-                "the leiserchess protocol (the MIT player's) plays only leiserchess and leiserchess2012".into(),
-            ));
+        let mit_games = || {
+            crate::game::games()
+                .into_iter()
+                .filter(|g| g.mit_dialect)
+                .map(|g| g.id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if self.config.proto == Proto::Leiserchess
+            && !crate::game::find_game(game).is_some_and(|g| g.mit_dialect)
+        {
+            return Err(variant_error(format!(
+                "the leiserchess protocol (the MIT player's) plays only {}",
+                mit_games()
+            )));
         }
         check_options(&offered, &self.config.options).map_err(|reason| EngineError::Option {
             name: self.config.name.clone(),

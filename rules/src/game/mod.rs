@@ -13,7 +13,8 @@ pub use drawing::Drawing;
 pub use history::{Game, History, PlyRecord};
 pub use perft::{perft, perft_divide};
 pub use registry::{
-    find_game, game_ids, visit_game, AnyGame, GameEntry, GameVisitor, PlayError, PlyReport, GAMES,
+    find_game, game_ids, games, register_game, visit_game, AnyGame, GameEntry, GameVisitor,
+    PlayError, PlyReport,
 };
 
 use std::fmt;
@@ -104,9 +105,12 @@ pub enum Termination {
     Resignation,
     /// A game read from another tool's PGN that does not say why it ended.
     Unrecorded,
+    /// An ending a game names itself ([`Position::ENDINGS`]), such as "three in a row".
+    Own(&'static str),
 }
 
 impl Termination {
+    /// The endings every game shares; a game's own are on its entry (`GameEntry::endings`).
     pub const ALL: [Termination; 16] = [
         Termination::KingZapped,
         Termination::Checkmate,
@@ -144,11 +148,22 @@ impl Termination {
             Termination::Adjudication => "adjudication",
             Termination::Resignation => "resignation",
             Termination::Unrecorded => "unrecorded",
+            Termination::Own(name) => name,
         }
     }
 
+    /// The ending named `s`: one of [`Termination::ALL`], or one a registered game names.
     pub fn parse(s: &str) -> Option<Termination> {
-        Termination::ALL.into_iter().find(|t| t.as_str() == s)
+        Termination::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .or_else(|| {
+                games()
+                    .into_iter()
+                    .flat_map(|g| g.endings.iter())
+                    .find(|&&name| name == s)
+                    .map(|name| Termination::Own(name))
+            })
     }
 }
 
@@ -371,6 +386,12 @@ pub trait Position: Clone + Send + Sync + 'static {
     const START_FEN: &'static str;
     /// Named start positions besides the default (laserchess setups).
     const SETUPS: &'static [(&'static str, &'static str)] = &[];
+    /// Endings this game has beyond the shared [`Termination`]s, as they are written in
+    /// journals and reports; `board_status`/`judge` return them as [`Termination::Own`].
+    const ENDINGS: &'static [&'static str] = &[];
+    /// Played over the MIT 6.172 player's dialect (`proto=leiserchess`) by that player's
+    /// engines.
+    const MIT_DIALECT: bool = false;
 
     fn from_fen(fen: &str) -> Result<Self, FenError>;
     fn fen(&self) -> String;

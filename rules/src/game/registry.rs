@@ -3,6 +3,7 @@
 
 use super::{perft_divide, Color, FenError, Game, MoveError, Position, Removals, Status};
 use crate::games;
+use std::sync::RwLock;
 
 /// What one ply did, in the game's own notation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,6 +136,10 @@ pub struct GameEntry {
     pub setups: &'static [(&'static str, &'static str)],
     /// Rule options and their values, the default first (see `Position::RULE_OPTIONS`).
     pub rule_options: &'static [(&'static str, &'static [&'static str])],
+    /// Endings of this game's own (see `Position::ENDINGS`).
+    pub endings: &'static [&'static str],
+    /// Whether the MIT player's dialect plays it (see `Position::MIT_DIALECT`).
+    pub mit_dialect: bool,
     /// How a picture of the board reads the FEN (see `Position::DRAWING`).
     pub drawing: super::Drawing,
     /// Perft depths `arbiter bench` times (see `Position::BENCH_DEPTHS`).
@@ -157,6 +162,8 @@ impl GameEntry {
             start_fen: P::START_FEN,
             setups: P::SETUPS,
             rule_options: P::RULE_OPTIONS,
+            endings: P::ENDINGS,
+            mit_dialect: P::MIT_DIALECT,
             drawing: P::DRAWING,
             bench_depths: P::BENCH_DEPTHS,
             position_line: P::position_line,
@@ -292,13 +299,14 @@ pub trait GameVisitor {
     fn visit<P: Position>(self) -> Self::Output;
 }
 
-/// Declares the one list of games: [`GAMES`] and [`visit_game`] both come from it.
+/// Declares the built-in games: [`games`] and [`visit_game`] both start from this list.
 macro_rules! register_games {
     ($($game:ty),* $(,)?) => {
-        /// Every game arbiter referees.
-        pub static GAMES: &[GameEntry] = &[$(GameEntry::of::<$game>()),*];
+        /// The games arbiter itself carries.
+        static BUILT_IN: &[GameEntry] = &[$(GameEntry::of::<$game>()),*];
 
-        /// Runs `visitor` with the [`Position`] type of game `id` (case-insensitive).
+        /// Runs `visitor` with the [`Position`] type of built-in game `id` (case-insensitive).
+        /// A game added with [`register_game`] has no entry here: its code knows its type.
         pub fn visit_game<V: GameVisitor>(id: &str, visitor: V) -> Option<V::Output> {
             $(
                 if <$game as Position>::ID.eq_ignore_ascii_case(id) {
@@ -310,7 +318,8 @@ macro_rules! register_games {
     };
 }
 
-// Adding a game: one module in `games/` and its type on this line.
+// Adding a game to arbiter itself: one module in `games/` and its type on this line. A game
+// kept outside arbiter calls `register_game` before anything looks games up.
 register_games!(
     games::leiserchess::Leiserchess,
     games::leiserchess2012::Leiserchess2012,
@@ -320,12 +329,44 @@ register_games!(
     games::chess::Chess,
 );
 
+/// Games registered at run time, after the built-in ones.
+static ADDED: RwLock<Vec<&'static GameEntry>> = RwLock::new(Vec::new());
+
+/// Adds a game of another crate to every list arbiter keeps: `--game`, books, reports, the
+/// viewer and `bench` then know it as they know the built-in games. Registering an id again
+/// returns the entry first registered under it (case-insensitive), a built-in one included.
+pub fn register_game<P: Position>() -> &'static GameEntry {
+    if let Some(known) = find_game(P::ID) {
+        return known;
+    }
+    let mut added = ADDED.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = added.iter().find(|g| g.id.eq_ignore_ascii_case(P::ID)) {
+        return known;
+    }
+    let entry: &'static GameEntry = Box::leak(Box::new(GameEntry::of::<P>()));
+    added.push(entry);
+    entry
+}
+
+/// Every game: the built-in ones, then those registered.
+pub fn games() -> Vec<&'static GameEntry> {
+    let added = ADDED.read().unwrap_or_else(|e| e.into_inner());
+    BUILT_IN.iter().chain(added.iter().copied()).collect()
+}
+
 /// Looks a game up by id (case-insensitive).
 pub fn find_game(id: &str) -> Option<&'static GameEntry> {
-    GAMES.iter().find(|g| g.id.eq_ignore_ascii_case(id))
+    if let Some(entry) = BUILT_IN.iter().find(|g| g.id.eq_ignore_ascii_case(id)) {
+        return Some(entry);
+    }
+    let added = ADDED.read().unwrap_or_else(|e| e.into_inner());
+    added
+        .iter()
+        .copied()
+        .find(|g| g.id.eq_ignore_ascii_case(id))
 }
 
 /// The ids of all games, for error messages and help.
 pub fn game_ids() -> Vec<&'static str> {
-    GAMES.iter().map(|g| g.id).collect()
+    games().into_iter().map(|g| g.id).collect()
 }

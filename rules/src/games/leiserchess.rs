@@ -130,6 +130,7 @@ impl Position for Leiserchess {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess";
+    const MIT_DIALECT: bool = true;
     const DRAWING: Drawing = Drawing {
         files: 8,
         first_rank: 0,

@@ -96,6 +96,7 @@ impl Position for Leiserchess2012 {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess2012";
+    const MIT_DIALECT: bool = true;
     const DRAWING: Drawing = Drawing {
         files: 10,
         first_rank: 0,

@@ -1,0 +1,6 @@
+//! arbiter, knowing tic-tac-toe besides its own games.
+
+fn main() -> std::process::ExitCode {
+    arbiter_rules::game::register_game::<arbiter_tictactoe::TicTacToe>();
+    arbiter::cli::run()
+}
