@@ -4,9 +4,9 @@
 use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Outcome, Status, Termination};
 use arbiter::pgn::{read_games, write_game};
-use arbiter::referee::{Adjudication, GameRecord};
-use arbiter::stats::{RatingOptions, Wdl};
-use arbiter::tournament::{run, Format, RunOptions};
+use arbiter::referee::GameRecord;
+use arbiter::stats::Wdl;
+use arbiter::tournament::{run, RunKind, RunOptions, RunSpec};
 use std::sync::Mutex;
 
 /// Tests here count this process's children, so they run one at a time.
@@ -51,31 +51,15 @@ fn options(
     max_plies: usize,
     out_dir: &std::path::Path,
 ) -> RunOptions {
-    RunOptions {
-        entry,
-        engines,
-        format: Format::RoundRobin,
-        rounds: games.div_ceil(2),
-        limit: Some(games),
-        concurrency: 2,
-        openings: Vec::new(),
-        random_order: false,
-        seed: 1,
-        adjudication: Adjudication {
-            max_plies: Some(max_plies),
-            ..Default::default()
-        },
-        rules: Vec::new(),
-        out_dir: out_dir.to_path_buf(),
-        event: "test".into(),
-        sprt: None,
-        rating: RatingOptions::default(),
-        log: None,
-        resume: false,
-        affinity: false,
-        split: None,
-        viewer_games: 0,
-    }
+    let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    spec.game = entry.id.into();
+    spec.rounds = games.div_ceil(2);
+    spec.games = Some(games);
+    spec.concurrency = 2;
+    spec.max_plies = max_plies;
+    spec.event = Some("test".into());
+    spec.viewer_games = 0;
+    RunOptions::of(spec, entry, Vec::new(), out_dir.to_path_buf(), false)
 }
 
 /// Plays `games` games between the engines; returns the records and the first engine's result.
@@ -484,11 +468,8 @@ fn with_affinity_each_game_and_its_engines_share_one_cpu() {
         engine("a", &["option.Style=random", "depth=1"]),
         engine("b", &["option.Style=random", "depth=1"]),
     ];
-    let opts = RunOptions {
-        affinity: true,
-        split: None,
-        ..options(find_game("leiserchess").unwrap(), engines, 8, 40, &out_dir)
-    };
+    let mut opts = options(find_game("leiserchess").unwrap(), engines, 8, 40, &out_dir);
+    opts.spec.affinity = true;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,9 +6,7 @@
 use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Termination};
 use arbiter::pgn::read_games;
-use arbiter::referee::Adjudication;
-use arbiter::stats::RatingOptions;
-use arbiter::tournament::{journal, run, Format, RunOptions};
+use arbiter::tournament::{journal, run, RunKind, RunOptions, RunSpec};
 use std::path::Path;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_arbiter-engine");
@@ -93,31 +91,21 @@ fn a_faulty_round_robin_finishes_cleanly() {
         ),
     ];
     let out = root.join("run");
-    let opts = RunOptions {
-        entry: find_game("leiserchess").unwrap(),
-        engines,
-        format: Format::RoundRobin,
-        rounds: games.div_ceil(20),
-        limit: Some(games),
-        concurrency: 2,
-        openings: Vec::new(),
-        random_order: false,
-        seed: 3,
-        adjudication: Adjudication {
-            max_plies: Some(120),
-            ..Default::default()
-        },
-        rules: Vec::new(),
-        out_dir: out.clone(),
-        event: "soak".into(),
-        sprt: None,
-        rating: RatingOptions::default(),
-        log: None,
-        resume: false,
-        affinity: false,
-        split: None,
-        viewer_games: 0,
-    };
+    let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    spec.rounds = games.div_ceil(20);
+    spec.games = Some(games);
+    spec.concurrency = 2;
+    spec.seed = 3;
+    spec.max_plies = 120;
+    spec.event = Some("soak".into());
+    spec.viewer_games = 0;
+    let opts = RunOptions::of(
+        spec,
+        find_game("leiserchess").unwrap(),
+        Vec::new(),
+        out.clone(),
+        false,
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,9 +4,8 @@
 use super::Failure;
 use crate::engine::EngineConfig;
 use crate::game::{find_game, games, GameEntry};
-use crate::referee::Adjudication;
-use crate::stats::{percentiles, RatingOptions};
-use crate::tournament::{run, Format, RunOptions};
+use crate::stats::percentiles;
+use crate::tournament::{run, RunKind, RunOptions, RunSpec};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -184,31 +183,16 @@ fn instant_match_in(
         )
         .map_err(|e| Failure::bad_input(e.to_string()))
     };
-    Ok(RunOptions {
-        entry: find_game("leiserchess").expect("registered"),
-        engines: vec![cfg("a")?, cfg("b")?],
-        format: Format::RoundRobin,
-        rounds: games.div_ceil(2),
-        limit: Some(games),
-        concurrency,
-        openings: Vec::new(),
-        random_order: false,
-        seed: 1,
-        adjudication: Adjudication {
-            max_plies: Some(300),
-            ..Default::default()
-        },
-        rules: Vec::new(),
-        out_dir: out,
-        event: "bench".into(),
-        sprt: None,
-        rating: RatingOptions::default(),
-        log: None,
-        resume: false,
-        affinity,
-        split: None,
-        viewer_games: 0,
-    })
+    let mut spec = RunSpec::new(RunKind::Tournament, vec![cfg("a")?, cfg("b")?]);
+    spec.rounds = games.div_ceil(2);
+    spec.games = Some(games);
+    spec.concurrency = concurrency;
+    spec.affinity = affinity;
+    spec.max_plies = 300;
+    spec.event = Some("bench".into());
+    spec.viewer_games = 0;
+    let entry = find_game(&spec.game).expect("registered");
+    Ok(RunOptions::of(spec, entry, Vec::new(), out, false))
 }
 
 fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
@@ -272,7 +256,7 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
         ));
         let _ = std::fs::remove_dir_all(&out);
         let opts = instant_match_in(games, 1, false, out.clone(), mode)?;
-        let engine = opts.engines[0].clone();
+        let engine = opts.spec.engines[0].clone();
         let mut starts = Vec::new();
         for _ in 0..20 {
             let started = Instant::now();

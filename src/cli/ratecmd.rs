@@ -245,13 +245,13 @@ fn write_report(
     std::fs::rename(&tmp, &journal_path)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
     let info = RunInfo {
-        event: "arbiter rate",
+        event: "arbiter rate".into(),
         game: "imported",
         rules: String::new(),
         format: "PGN",
         time_controls: "as recorded".into(),
         sprt: None,
-        rating,
+        rating: rating.clone(),
         interrupted: false,
         decision: None,
         engines: &[],

@@ -296,7 +296,13 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         },
         job.quiet,
     );
-    let opts = RunOptions::of(spec, entry, openings, out_dir.clone(), job.resume.is_some());
+    let opts = RunOptions::of(
+        spec.clone(),
+        entry,
+        openings,
+        out_dir.clone(),
+        job.resume.is_some(),
+    );
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;

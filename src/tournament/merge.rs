@@ -232,7 +232,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         None => Some(Vec::new()),
     };
     let opts = RunOptions::of(
-        &spec,
+        spec.clone(),
         entry,
         book.clone().unwrap_or_default(),
         out.to_path_buf(),

@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// What the report says about the run besides its results.
 pub struct RunInfo<'a> {
-    pub event: &'a str,
+    pub event: String,
     pub game: &'a str,
     /// The game's rule options chosen for the run, `name=value` (empty: the defaults).
     pub rules: String,
@@ -24,7 +24,7 @@ pub struct RunInfo<'a> {
     /// The SPRT's decision when a bound was crossed (games still in progress then are counted
     /// afterwards and may move the final LLR back inside the bounds; the decision stands).
     pub decision: Option<crate::stats::Decision>,
-    pub rating: &'a RatingOptions,
+    pub rating: RatingOptions,
     pub interrupted: bool,
     /// The engines as configured (empty for imported games).
     pub engines: &'a [crate::engine::EngineConfig],
@@ -188,7 +188,7 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         let result = games_csv
             .write_record(games_csv_row(&entry))
             .map_err(std::io::Error::other)
-            .and_then(|_| pgn.write_all(write_game(&entry.record, info.event).as_bytes()));
+            .and_then(|_| pgn.write_all(write_game(&entry.record, &info.event).as_bytes()));
         if let Err(e) = result {
             write_error = Some(e);
         }
@@ -258,7 +258,7 @@ fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
 /// Writes every output file of the run into `dir`.
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
     let story = write_games(dir, totals, info)?;
-    let rating_result = totals.ratings(info.rating);
+    let rating_result = totals.ratings(&info.rating);
     let ratings = rating_result.as_ref().ok().cloned();
     let rows = standings(totals, &ratings);
     write_atomically(&dir.join("standings.csv"), &standings_csv(&rows)?)?;
@@ -372,7 +372,7 @@ fn markdown(
     note: &Option<String>,
 ) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# {}\n", md_text(info.event));
+    let _ = writeln!(md, "# {}\n", md_text(&info.event));
     let _ = writeln!(
         md,
         "{}{} {}, {} games, limits {}{}\n",

@@ -31,7 +31,7 @@ pub fn html(
     story: &Story,
 ) -> String {
     let mut h = String::new();
-    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>", e(info.event));
+    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>", e(&info.event));
     header(&mut h, totals, info);
     engines(&mut h, info);
     standings(&mut h, rows, ratings, note);
@@ -54,7 +54,7 @@ fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
     let _ = write!(
         h,
         "<h1>{}</h1><p>{}{} {}, {} games, limits {}{}</p>",
-        e(info.event),
+        e(&info.event),
         e(info.game),
         e(&super::report::rules_note(&info.rules)),
         e(info.format),

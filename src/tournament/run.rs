@@ -7,16 +7,17 @@ use super::pool::Tally;
 use super::report::{write_reports, RunInfo};
 use super::results::Totals;
 use super::runner::{self, start_workers, GameSource, InOrder, RunSettings, Schedule};
-use super::schedule::{Format, PairSchedule};
+use super::schedule::PairSchedule;
 use super::spec::Shard;
 use super::split::Split;
 use super::verify::RunCheck;
 use super::RunError;
+use super::RunSpec;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
 use crate::game::GameEntry;
-use crate::referee::{Adjudication, GameError, GameRecord};
-use crate::stats::{Decision, RatingOptions, Sprt};
+use crate::referee::{GameError, GameRecord};
+use crate::stats::Decision;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,34 +25,16 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 pub struct RunOptions {
+    /// The run's settings, as given (a new setting is a field there, read where it is used).
+    pub spec: RunSpec,
+    /// The game the spec names.
     pub entry: &'static GameEntry,
-    pub engines: Vec<EngineConfig>,
-    pub format: Format,
-    pub rounds: u64,
-    /// Cap on the number of games (for matches of `--games N`).
-    pub limit: Option<u64>,
-    pub concurrency: usize,
+    /// The spec's book, loaded (empty: the start position).
     pub openings: Vec<Opening>,
-    pub random_order: bool,
-    pub seed: u64,
-    pub adjudication: Adjudication,
-    /// The game's rule options, `name=value`.
-    pub rules: Vec<(String, String)>,
+    /// The folder this process writes: the run's, or a split run's task folder.
     pub out_dir: PathBuf,
-    pub event: String,
-    pub sprt: Option<Sprt>,
-    pub rating: RatingOptions,
-    /// Also write all engine I/O to this file.
-    pub log: Option<PathBuf>,
     /// Continue the run already in `out_dir`.
     pub resume: bool,
-    /// Pin each concurrent game (its referee thread and both engines) to one CPU.
-    pub affinity: bool,
-    /// Play as one task of a split run, into `out_dir`, a folder of the run's folder: game
-    /// pairs are claimed from the other tasks, and an SPRT decides on every task's games.
-    pub split: Option<SplitTask>,
-    /// Games embedded in the report's viewer.
-    pub viewer_games: usize,
 }
 
 /// One task of a run split over machines.
@@ -67,54 +50,51 @@ pub struct SplitTask {
 impl RunOptions {
     /// The options a checked spec stands for, with its book loaded and its folder chosen.
     pub fn of(
-        spec: &super::RunSpec,
+        spec: RunSpec,
         entry: &'static GameEntry,
         openings: Vec<Opening>,
         out_dir: PathBuf,
         resume: bool,
     ) -> RunOptions {
         RunOptions {
+            spec,
             entry,
-            engines: spec.engines.clone(),
-            format: spec.format,
-            rounds: spec.rounds,
-            limit: spec.games,
-            concurrency: spec.concurrency,
             openings,
-            random_order: spec.random_openings,
-            seed: spec.seed,
-            adjudication: spec.adjudication(),
-            rules: spec.rules.clone(),
             out_dir,
-            event: spec
-                .event
-                .clone()
-                .unwrap_or_else(|| format!("arbiter {}", spec.kind.as_str())),
-            sprt: spec.sprt,
-            rating: spec.rating_options(),
-            log: spec.log.clone(),
             resume,
-            affinity: spec.affinity,
-            split: spec.shard.map(|shard| SplitTask {
-                shard,
-                identity: spec.identity(),
-                lease: std::time::Duration::from_secs(spec.lease),
-            }),
-            viewer_games: spec.viewer_games,
         }
+    }
+
+    /// The PGN Event tag and the report's title.
+    fn event(&self) -> String {
+        self.spec
+            .event
+            .clone()
+            .unwrap_or_else(|| format!("arbiter {}", self.spec.kind.as_str()))
+    }
+
+    /// This process's task, when the run is split over machines: game pairs are claimed from
+    /// the other tasks, and an SPRT decides on every task's games.
+    fn split(&self) -> Option<SplitTask> {
+        self.spec.shard.map(|shard| SplitTask {
+            shard,
+            identity: self.spec.identity(),
+            lease: std::time::Duration::from_secs(self.spec.lease),
+        })
     }
 }
 
 impl RunOptions {
     pub fn schedule(&self) -> PairSchedule {
+        let spec = &self.spec;
         PairSchedule {
-            engines: self.engines.len(),
-            format: self.format,
-            rounds: self.rounds,
-            limit: self.limit,
+            engines: spec.engines.len(),
+            format: spec.format,
+            rounds: spec.rounds,
+            limit: spec.games,
             openings: self.openings.len(),
-            seed: self.seed,
-            random_order: self.random_order,
+            seed: spec.seed,
+            random_order: spec.random_openings,
         }
     }
 
@@ -123,10 +103,10 @@ impl RunOptions {
     fn confined_engines(&self) -> Vec<EngineConfig> {
         let hidden = crate::engine::sandbox::run_files(
             &self.out_dir,
-            self.split.is_some(),
-            self.log.as_deref(),
+            self.spec.shard.is_some(),
+            self.spec.log.as_deref(),
         );
-        crate::engine::sandbox::hide_from_each_other(&self.engines, &hidden)
+        crate::engine::sandbox::hide_from_each_other(&self.spec.engines, &hidden)
     }
 
     /// What every worker needs to play, for `left` games still to play.
@@ -136,11 +116,11 @@ impl RunOptions {
             engines: self.confined_engines(),
             openings: self.openings.clone(),
             // More workers than games left would only start engines that never play.
-            concurrency: self.concurrency.min(left.max(1) as usize),
-            adjudication: self.adjudication,
-            rules: self.rules.clone(),
+            concurrency: self.spec.concurrency.min(left.max(1) as usize),
+            adjudication: self.spec.adjudication(),
+            rules: self.spec.rules.clone(),
             log,
-            affinity: self.affinity,
+            affinity: self.spec.affinity,
         }
     }
 }
@@ -199,9 +179,9 @@ fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
 /// The engines' names, checked as a run spec's are (programs that exist, names that differ),
 /// and at least two: the library refuses what the command line would.
 fn checked_names(opts: &RunOptions) -> Result<Vec<String>, RunError> {
-    super::spec::check_engines(&opts.engines).map_err(|e| RunError::Setup(e.to_string()))?;
-    let names: Vec<String> = opts.engines.iter().map(|e| e.name.clone()).collect();
-    if opts.engines.len() < 2 {
+    super::spec::check_engines(&opts.spec.engines).map_err(|e| RunError::Setup(e.to_string()))?;
+    let names: Vec<String> = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
+    if opts.spec.engines.len() < 2 {
         return Err(RunError::Setup("a run needs at least two engines".into()));
     }
     Ok(names)
@@ -228,7 +208,7 @@ fn run_check(opts: &RunOptions, names: &[String]) -> RunCheck {
         opts.entry,
         names.to_vec(),
         opts.schedule(),
-        opts.rules.clone(),
+        opts.spec.rules.clone(),
         Some(opts.openings.clone()),
     )
 }
@@ -275,12 +255,12 @@ fn count_past_games(
 
 /// This task's place in a split run: its claims, and for an SPRT the pooled count.
 fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<Split>, RunError> {
-    let Some(task) = &opts.split else {
+    let Some(task) = opts.split() else {
         return Ok(None);
     };
     let root = opts.out_dir.parent().unwrap_or(std::path::Path::new("."));
     let me = task.shard.folder();
-    let pool = opts.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
+    let pool = opts.spec.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
     let check = run_check(opts, names);
     Split::join(root, &me, &task.identity, task.lease, games, pool, check)
         .map(Some)
@@ -293,34 +273,40 @@ fn run_info<'a>(
     interrupted: bool,
     decision: Option<Decision>,
 ) -> RunInfo<'a> {
-    let tags: Vec<String> = opts.engines.iter().map(|e| e.limits_summary()).collect();
+    let tags: Vec<String> = opts
+        .spec
+        .engines
+        .iter()
+        .map(|e| e.limits_summary())
+        .collect();
     let time_controls = if tags.iter().all(|t| *t == tags[0]) {
         tags[0].clone()
     } else {
         tags.join(", ")
     };
     RunInfo {
-        event: &opts.event,
+        event: opts.event(),
         game: opts.entry.id,
         rules: opts
+            .spec
             .rules
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect::<Vec<_>>()
             .join(" "),
-        format: if opts.engines.len() == 2 {
+        format: if opts.spec.engines.len() == 2 {
             "match"
         } else {
-            opts.format.as_str()
+            opts.spec.format.as_str()
         },
         time_controls,
-        sprt: opts.sprt.map(|s| (s, llr)),
-        rating: &opts.rating,
+        sprt: opts.spec.sprt.map(|s| (s, llr)),
+        rating: opts.spec.rating_options(),
         interrupted,
         decision,
-        engines: &opts.engines,
-        viewer_games: opts.viewer_games,
-        sandbox: Some(crate::engine::sandbox::describe(&opts.engines)),
+        engines: &opts.spec.engines,
+        viewer_games: opts.spec.viewer_games,
+        sandbox: Some(crate::engine::sandbox::describe(&opts.spec.engines)),
     }
 }
 
@@ -332,7 +318,7 @@ pub async fn run(
     let journal_path = journal_of(&opts)?;
     let schedule = Arc::new(opts.schedule());
     let total = schedule.len();
-    let mut ledger = Ledger::new(names.clone(), opts.sprt);
+    let mut ledger = Ledger::new(names.clone(), opts.spec.sprt);
     let mut split = join_split(&opts, &names, total)?;
     let mut check = run_check(&opts, &names);
     let done = count_past_games(&journal_path, &mut check, &mut ledger, split.as_mut())?;
@@ -344,7 +330,7 @@ pub async fn run(
         None => None,
     };
     let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
-    let log = (opts.log.as_ref())
+    let log = (opts.spec.log.as_ref())
         .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
         .transpose()?;
     let left = total.saturating_sub(ledger.played);
@@ -439,9 +425,9 @@ pub async fn run(
 /// there would (a merged run).
 pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
     // The engines need not be on this machine: nothing is played.
-    let names = opts.engines.iter().map(|e| e.name.clone()).collect();
+    let names = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
     let schedule = opts.schedule();
-    let mut ledger = Ledger::new(names, opts.sprt);
+    let mut ledger = Ledger::new(names, opts.spec.sprt);
     let path = opts.out_dir.join(journal::JOURNAL_FILE);
     // The SPRT counts the schedule's games in order, as the run did: past a missing game its
     // course is unknown, so it stops there, and only a decision reached before stands.
