@@ -23,6 +23,8 @@ mod bench;
 mod cluster;
 mod compat;
 mod configcmd;
+#[cfg(test)]
+mod every_setting;
 mod fastchess_config;
 mod peer_bench;
 mod progress;

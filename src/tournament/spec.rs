@@ -389,21 +389,30 @@ impl RunSpec {
         std::fs::write(path, text + "\n")
     }
 
-    /// The run a shard belongs to: this spec without what may differ between its tasks (which
-    /// task, where its folder was named from, its concurrency, log and copies, the lease).
+    /// The settings that may differ between the tasks of one split run (which task, where its
+    /// folder was named from, its concurrency, log and copies, the lease); `merge` and the
+    /// tasks compare every other field. A new field is shared unless it is named here.
+    pub const PER_TASK: &'static [&'static str] = &[
+        "shard",
+        "out",
+        "name",
+        "log",
+        "pgnout",
+        "epdout",
+        "concurrency",
+        "affinity",
+        "lease",
+    ];
+
+    /// The run a shard belongs to: this spec with its `PER_TASK` settings at their defaults.
     pub fn unsplit(&self) -> RunSpec {
-        RunSpec {
-            shard: None,
-            out: None,
-            name: None,
-            log: None,
-            pgnout: None,
-            epdout: None,
-            concurrency: 1,
-            affinity: false,
-            lease: default_lease(),
-            ..self.clone()
+        let mut this = serde_json::to_value(self).expect("a spec is plain data");
+        let blank = serde_json::to_value(RunSpec::new(self.kind, Vec::new()))
+            .expect("a spec is plain data");
+        for field in Self::PER_TASK {
+            this[*field] = blank[*field].clone();
         }
+        serde_json::from_value(this).expect("a spec reads back what it wrote")
     }
 
     /// The run's identity as text, the same for every task of a split run.
