@@ -6,7 +6,7 @@ use arbiter::game::{find_game, Outcome, Status, Termination};
 use arbiter::pgn::{read_games, write_game};
 use arbiter::referee::GameRecord;
 use arbiter::stats::Wdl;
-use arbiter::tournament::{run, RunKind, RunOptions, RunSpec};
+use arbiter::tournament::{run, RunFolder, RunKind, RunOptions, RunSpec};
 use std::sync::Mutex;
 
 /// Tests here count this process's children, so they run one at a time.
@@ -59,7 +59,8 @@ fn options(
     spec.max_plies = max_plies;
     spec.event = Some("test".into());
     spec.viewer_games = 0;
-    RunOptions::of(spec, entry, Vec::new(), out_dir.to_path_buf(), false)
+    let folder = RunFolder::open(&spec, out_dir, false).unwrap_or_else(|e| panic!("{e}"));
+    RunOptions::of(spec, entry, Vec::new(), folder)
 }
 
 /// Plays `games` games between the engines; returns the records and the first engine's result.

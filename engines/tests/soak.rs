@@ -6,7 +6,7 @@
 use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Termination};
 use arbiter::pgn::read_games;
-use arbiter::tournament::{journal, run, RunKind, RunOptions, RunSpec};
+use arbiter::tournament::{journal, run, RunFolder, RunKind, RunOptions, RunSpec};
 use std::path::Path;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_arbiter-engine");
@@ -99,13 +99,8 @@ fn a_faulty_round_robin_finishes_cleanly() {
     spec.max_plies = 120;
     spec.event = Some("soak".into());
     spec.viewer_games = 0;
-    let opts = RunOptions::of(
-        spec,
-        find_game("leiserchess").unwrap(),
-        Vec::new(),
-        out.clone(),
-        false,
-    );
+    let folder = RunFolder::open(&spec, &out, false).unwrap_or_else(|e| panic!("{e}"));
+    let opts = RunOptions::of(spec, find_game("leiserchess").unwrap(), Vec::new(), folder);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -5,7 +5,7 @@ use super::Failure;
 use crate::engine::EngineConfig;
 use crate::game::{find_game, games, GameEntry};
 use crate::stats::percentiles;
-use crate::tournament::{run, RunKind, RunOptions, RunSpec};
+use crate::tournament::{run, RunFolder, RunKind, RunOptions, RunSpec};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -192,7 +192,9 @@ fn instant_match_in(
     spec.event = Some("bench".into());
     spec.viewer_games = 0;
     let entry = find_game(&spec.game).expect("registered");
-    Ok(RunOptions::of(spec, entry, Vec::new(), out, false))
+    let folder =
+        RunFolder::open(&spec, &out, false).map_err(|e| Failure::bad_input(e.to_string()))?;
+    Ok(RunOptions::of(spec, entry, Vec::new(), folder))
 }
 
 fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {

@@ -4,7 +4,7 @@
 use super::progress::{Plan, Reporter};
 use super::runspec::RunJob;
 use super::Failure;
-use crate::tournament::folder;
+use crate::tournament::folder::{self, RunFolder};
 use crate::tournament::openings::{load_book, Opening};
 use crate::tournament::report::write_final_positions;
 use crate::tournament::{run, RunError, RunOptions, RunSpec};
@@ -271,7 +271,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         say!("{}", crate::engine::sandbox::describe(&spec.engines));
     }
     crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
-    let opened = folder::open(spec, &out_dir, job.resume.is_some())
+    let opened = RunFolder::open(spec, &out_dir, job.resume.is_some())
         .map_err(|e| run_failure(e, kind, &out_dir))?;
     for note in &opened.notes {
         eprintln!("{note}");
@@ -296,13 +296,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         },
         job.quiet,
     );
-    let opts = RunOptions::of(
-        spec.clone(),
-        entry,
-        openings,
-        out_dir.clone(),
-        job.resume.is_some(),
-    );
+    let opts = RunOptions::of(spec.clone(), entry, openings, opened);
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;

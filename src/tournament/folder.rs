@@ -6,10 +6,13 @@ use super::claims;
 use super::journal::{self, JOURNAL_FILE};
 use super::spec::RunSpec;
 use super::{lock_run_dir, RunError, RunLock};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// A run folder held open for a run.
+/// A run folder held open for a run: the one owner of the folder, locked while it lives.
 pub struct RunFolder {
+    pub dir: PathBuf,
+    /// Continue the run already in it.
+    pub resume: bool,
     /// Games already in the journal.
     pub games_before: u64,
     /// What was found and mended, for the user (a requeued task, a torn journal).
@@ -33,8 +36,30 @@ pub fn continues_task(spec: &RunSpec, dir: &Path) -> Result<bool, RunError> {
     }
 }
 
-/// Opens `dir` for `spec`: a new run (refused if the folder holds one) or a resumed one.
-pub fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunError> {
+impl RunFolder {
+    /// Opens `dir` to play `spec`: a new run (refused if the folder holds one) or a resumed
+    /// one.
+    pub fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunError> {
+        open(spec, dir, resume)
+    }
+
+    /// Holds a folder whose journal is already written (a merged run), to write its reports.
+    pub fn written(dir: &Path) -> Result<RunFolder, RunError> {
+        Ok(RunFolder {
+            dir: dir.to_path_buf(),
+            resume: true,
+            games_before: 0,
+            notes: Vec::new(),
+            _lock: lock_run_dir(dir).map_err(RunError::Setup)?,
+        })
+    }
+
+    pub fn journal(&self) -> PathBuf {
+        self.dir.join(JOURNAL_FILE)
+    }
+}
+
+fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunError> {
     if let (Some(shard), Some(root)) = (spec.shard, dir.parent()) {
         // Before this task's folder is written: a task of another run is refused untouched.
         claims::join_run(root, &shard.folder(), &spec.identity()).map_err(RunError::Setup)?;
@@ -44,7 +69,7 @@ pub fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunEr
     let journal = dir.join(JOURNAL_FILE);
     if !resume && journal.exists() {
         return Err(RunError::Setup(format!(
-            "{} already holds a run: continue it with --resume {}",
+            "{} already holds a run: continue it with --resume {}, or choose another --name/--out",
             dir.display(),
             dir.display()
         )));
@@ -70,8 +95,35 @@ pub fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunEr
         games_before = summary.entries;
     }
     Ok(RunFolder {
+        dir: dir.to_path_buf(),
+        resume,
         games_before,
         notes,
         _lock: lock,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tournament::RunKind;
+
+    /// Every user of the library (the command line, bench, merge, the engine tests) goes
+    /// through this type, so every one of them holds the folder alone.
+    #[test]
+    fn a_folder_is_held_by_one_run_at_a_time_and_a_new_run_never_overwrites_one() {
+        let dir = std::env::temp_dir().join(format!("arbiter-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = RunSpec::new(RunKind::Match, Vec::new());
+        let held = RunFolder::open(&spec, &dir, false).unwrap();
+        let second = RunFolder::open(&spec, &dir, true).err().unwrap().to_string();
+        assert!(second.contains("another arbiter is playing"), "{second}");
+        assert!(RunFolder::written(&dir).is_err(), "merge waits its turn too");
+        std::fs::write(held.journal(), "").unwrap();
+        drop(held);
+        let over = RunFolder::open(&spec, &dir, false).err().unwrap().to_string();
+        assert!(over.contains("already holds a run"), "{over}");
+        assert!(RunFolder::open(&spec, &dir, true).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

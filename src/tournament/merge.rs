@@ -11,7 +11,7 @@ use super::run::{report_journal, RunOptions, RunOutcome};
 use super::runner::Schedule;
 use super::spec::{RunSpec, Shard, SPEC_FILE};
 use super::verify::RunCheck;
-use super::RunLock;
+use super::RunFolder;
 use crate::game::find_game;
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -157,9 +157,9 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
 /// The folder a merge writes: locked against a run playing there and a second merge; empty, or
 /// the merged run of these very shards (whose own journal then counts too: games played into it
 /// with `--resume`). Any other run's folder is refused.
-fn target(out: &Path, spec: &RunSpec) -> Result<(Option<PathBuf>, RunLock), MergeError> {
+fn target(out: &Path, spec: &RunSpec) -> Result<(Option<PathBuf>, RunFolder), MergeError> {
     let existed = out.exists();
-    let lock = super::lock_run_dir(out).map_err(MergeError::Input)?;
+    let folder = RunFolder::written(out).map_err(|e| MergeError::Input(e.to_string()))?;
     let refuse = |why: String| {
         if !existed {
             let _ = std::fs::remove_dir(out);
@@ -184,7 +184,7 @@ fn target(out: &Path, spec: &RunSpec) -> Result<(Option<PathBuf>, RunLock), Merg
             out.display()
         ));
     }
-    Ok((journal.exists().then(|| out.to_path_buf()), lock))
+    Ok((journal.exists().then(|| out.to_path_buf()), folder))
 }
 
 /// Merges the shard folders `dirs` into the run folder `out`. Everything is checked before
@@ -218,7 +218,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     }
     let entry = find_game(&spec.game)
         .ok_or_else(|| MergeError::Input(format!("unknown game '{}'", spec.game)))?;
-    let (resumed, _lock) = target(out, &spec)?;
+    let (resumed, folder) = target(out, &spec)?;
     folders.extend(resumed);
     let (kept, duplicates) = choose_entries(&folders)?;
     let output = |path: &Path, e: &dyn std::fmt::Display| MergeError::Output {
@@ -235,8 +235,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         spec.clone(),
         entry,
         book.clone().unwrap_or_default(),
-        out.to_path_buf(),
-        false,
+        folder,
     );
     let schedule = opts.schedule();
     let names = spec.engines.iter().map(|e| e.name.clone()).collect();

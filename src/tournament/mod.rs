@@ -28,6 +28,7 @@ use crate::engine::{EngineConfig, EngineError, EngineProcess};
 use std::path::PathBuf;
 use thiserror::Error;
 
+pub use folder::RunFolder;
 pub use run::{run, Progress, RunOptions, RunOutcome};
 pub use schedule::Format;
 pub use spec::{RunKind, RunSpec, SpecError};

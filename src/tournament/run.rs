@@ -1,5 +1,6 @@
 //! A run: its output directory, its journal, resume, SPRT stopping and the final reports.
 
+use super::folder::RunFolder;
 use super::journal::{self, Entry, Journal};
 use super::ledger::{Bitset, Ledger};
 use super::openings::Opening;
@@ -18,7 +19,6 @@ use crate::engine::EngineConfig;
 use crate::game::GameEntry;
 use crate::referee::{GameError, GameRecord};
 use crate::stats::Decision;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -31,10 +31,9 @@ pub struct RunOptions {
     pub entry: &'static GameEntry,
     /// The spec's book, loaded (empty: the start position).
     pub openings: Vec<Opening>,
-    /// The folder this process writes: the run's, or a split run's task folder.
-    pub out_dir: PathBuf,
-    /// Continue the run already in `out_dir`.
-    pub resume: bool,
+    /// The folder this process writes, held for the run: the run's, or a split run's task
+    /// folder.
+    pub folder: RunFolder,
 }
 
 /// One task of a run split over machines.
@@ -53,15 +52,13 @@ impl RunOptions {
         spec: RunSpec,
         entry: &'static GameEntry,
         openings: Vec<Opening>,
-        out_dir: PathBuf,
-        resume: bool,
+        folder: RunFolder,
     ) -> RunOptions {
         RunOptions {
             spec,
             entry,
             openings,
-            out_dir,
-            resume,
+            folder,
         }
     }
 
@@ -102,7 +99,7 @@ impl RunOptions {
     /// split run's), its I/O log and the other engines' folders.
     fn confined_engines(&self) -> Vec<EngineConfig> {
         let hidden = crate::engine::sandbox::run_files(
-            &self.out_dir,
+            &self.folder.dir,
             self.spec.shard.is_some(),
             self.spec.log.as_deref(),
         );
@@ -187,21 +184,6 @@ fn checked_names(opts: &RunOptions) -> Result<Vec<String>, RunError> {
     Ok(names)
 }
 
-/// The journal of the run folder, mended; refused when a new run would overwrite one.
-fn journal_of(opts: &RunOptions) -> Result<PathBuf, RunError> {
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| output_error(&opts.out_dir, e))?;
-    let path = opts.out_dir.join(journal::JOURNAL_FILE);
-    if !opts.resume && path.exists() {
-        return Err(RunError::Setup(format!(
-            "{} already holds a run: continue it with --resume {}, or choose another --name/--out",
-            opts.out_dir.display(),
-            opts.out_dir.display()
-        )));
-    }
-    journal::repair(&path).map_err(|e| output_error(&path, e))?;
-    Ok(path)
-}
-
 /// The check every game read back from a journal passes before it counts.
 fn run_check(opts: &RunOptions, names: &[String]) -> RunCheck {
     RunCheck::new(
@@ -258,7 +240,11 @@ fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<
     let Some(task) = opts.split() else {
         return Ok(None);
     };
-    let root = opts.out_dir.parent().unwrap_or(std::path::Path::new("."));
+    let root = opts
+        .folder
+        .dir
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
     let me = task.shard.folder();
     let pool = opts.spec.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
     let check = run_check(opts, names);
@@ -315,7 +301,7 @@ pub async fn run(
     mut on_game: impl FnMut(Progress),
 ) -> Result<RunOutcome, RunError> {
     let names = checked_names(&opts)?;
-    let journal_path = journal_of(&opts)?;
+    let journal_path = opts.folder.journal();
     let schedule = Arc::new(opts.schedule());
     let total = schedule.len();
     let mut ledger = Ledger::new(names.clone(), opts.spec.sprt);
@@ -414,21 +400,21 @@ pub async fn run(
     }
     if let Some(e) = tally.split_error() {
         return Err(RunError::Output {
-            path: opts.out_dir.display().to_string(),
+            path: opts.folder.dir.display().to_string(),
             reason: format!("cannot claim game pairs: {e}"),
         });
     }
     finish(&opts, tally.into_ledger(), total, interrupted, setup_error)
 }
 
-/// Writes the reports of the games already in `opts.out_dir`'s journal, as a run that ended
+/// Writes the reports of the games already in the folder's journal, as a run that ended
 /// there would (a merged run).
 pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
     // The engines need not be on this machine: nothing is played.
     let names = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
     let schedule = opts.schedule();
     let mut ledger = Ledger::new(names, opts.spec.sprt);
-    let path = opts.out_dir.join(journal::JOURNAL_FILE);
+    let path = opts.folder.journal();
     // The SPRT counts the schedule's games in order, as the run did: past a missing game its
     // course is unknown, so it stops there, and only a decision reached before stands.
     let mut next = 0;
@@ -455,8 +441,8 @@ fn finish(
         return Err(RunError::Setup(e));
     }
     let info = run_info(opts, &ledger.llr, interrupted, ledger.decision);
-    write_reports(&opts.out_dir, &ledger.totals, &info)
-        .map_err(|e| output_error(&opts.out_dir, e))?;
+    write_reports(&opts.folder.dir, &ledger.totals, &info)
+        .map_err(|e| output_error(&opts.folder.dir, e))?;
     if let Some(e @ GameError::EngineStart { .. }) = setup_error {
         return Err(RunError::EngineStart(format!(
             "{e} ({} times in a row); the run stopped after {} finished games, \
