@@ -304,7 +304,7 @@ pub fn run_bench(
 ) -> Result<(), Failure> {
     let selected: Vec<&'static GameEntry> = match only {
         _ if referee_only => Vec::new(),
-        Some(id) => vec![super::rules::game_entry(id)?],
+        Some(id) => vec![super::rulescmd::game_entry(id)?],
         None => games(),
     };
     let referee = only.is_none();

@@ -1,7 +1,7 @@
 //! Runs split over a cluster: `arbiter merge` joins the shard folders, `arbiter slurm` prints
 //! the job script that plays the shards as a Slurm job array and merges them after.
 
-use super::runspec::RunJob;
+use super::runargs::RunJob;
 use super::Failure;
 use crate::tournament::merge::{merge, MergeError};
 use std::path::{Path, PathBuf};

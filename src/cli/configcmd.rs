@@ -3,7 +3,7 @@
 //! `RunSpec`, checked by the same `RunSpec::check` as a command line; what a file gets wrong is
 //! named by its file and line. Relative paths (engines, books) are taken from the file's folder.
 
-use super::runspec::{engine_error, key_values, Origin, RunJob};
+use super::runargs::{engine_error, key_values, Origin, RunJob};
 use super::Failure;
 use crate::engine::EngineConfig;
 use crate::referee::{DrawRule, ResignRule};
@@ -166,7 +166,7 @@ fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.log = file_path(run.log);
     spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
     spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;
-    spec.rules = super::runspec::rule_pairs(run.rules.as_slice())?;
+    spec.rules = super::runargs::rule_pairs(run.rules.as_slice())?;
     spec.draw = key_values("draw", run.draw.as_slice(), DrawRule::parse)?;
     spec.resign = key_values("resign", run.resign.as_slice(), ResignRule::parse)?;
     spec.sprt = key_values("sprt", run.sprt.as_slice(), Sprt::parse)?;

@@ -29,9 +29,9 @@ mod fastchess_config;
 mod peer_bench;
 mod progress;
 mod ratecmd;
-mod rules;
+mod rulescmd;
+mod runargs;
 mod runcmd;
-mod runspec;
 mod summary;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -132,7 +132,7 @@ enum Command {
     ///     --engine cmd=target/release/arbiter-engine name=greedy option.Style=greedy \
     ///     --each tc=2+0.02 --sprt elo0=0 elo1=10 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
-    Match(Box<runspec::MatchArgs>),
+    Match(Box<runargs::MatchArgs>),
     /// Play a round robin or gauntlet of several engines and rate them jointly.
     ///
     /// Without --engine, three bundled engines of different strengths play a short
@@ -142,7 +142,7 @@ enum Command {
     ///   arbiter tournament --rounds 10 --concurrency 2 --each tc=2+0.02 \
     ///     --engine cmd=./v1 name=v1 --engine cmd=./v2 name=v2 --engine cmd=./v3 name=v3
     #[command(verbatim_doc_comment)]
-    Tournament(Box<runspec::TournamentArgs>),
+    Tournament(Box<runargs::TournamentArgs>),
     /// Run a tournament described in a file: arbiter's TOML (see tournament.example.toml) or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
@@ -158,7 +158,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         resume: Option<std::path::PathBuf>,
         #[command(flatten)]
-        split: runspec::SplitArgs,
+        split: runargs::SplitArgs,
     },
     /// Join the shard folders of a split run (`--shard K/N`) into one run folder with the files a
     /// single machine would have written (games.csv, standings.csv, crosstable.csv, report...).
@@ -404,7 +404,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 
 /// The run a `match`, `tournament` or `run` command stands for: the one it describes, or with
 /// `--resume` the one saved in that folder.
-fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJob, Failure> {
+fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJob, Failure> {
     let (name, sub) = matches.subcommand().expect("a run command has its matches");
     let resume = match &command {
         Command::Match(a) => a.run.resume.clone(),
@@ -414,7 +414,7 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJ
     };
     if let Some(dir) = resume {
         let (quiet, concurrency) = resume_overrides(name, sub)?;
-        return runspec::resumed(&dir, quiet, concurrency);
+        return runargs::resumed(&dir, quiet, concurrency);
     }
     match command {
         Command::Match(mut a) => {
@@ -435,7 +435,7 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runspec::RunJ
             let mut job = configcmd::job_of(&file, quiet, out.as_deref())?;
             split
                 .apply(&mut job.spec)
-                .map_err(|e| runspec::Origin::CommandLine.explain(e))?;
+                .map_err(|e| runargs::Origin::CommandLine.explain(e))?;
             Ok(job)
         }
         _ => unreachable!("only run commands have a run"),
@@ -451,16 +451,16 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             fen,
             setup,
             divide,
-        } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::perft(entry, depth, fen.as_deref(), divide))
+        } => rulescmd::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rulescmd::perft(entry, depth, fen.as_deref(), divide))
             .map(|_| 0),
         Command::Replay {
             game,
             fen,
             setup,
             moves,
-        } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::replay(entry, fen.as_deref(), &moves))
+        } => rulescmd::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rulescmd::replay(entry, fen.as_deref(), &moves))
             .map(|_| 0),
         Command::Show {
             game,
@@ -468,10 +468,10 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             setup,
             svg,
             moves,
-        } => rules::start(&game, fen, setup)
-            .and_then(|(entry, fen)| rules::show(entry, fen.as_deref(), &moves, svg.as_deref()))
+        } => rulescmd::start(&game, fen, setup)
+            .and_then(|(entry, fen)| rulescmd::show(entry, fen.as_deref(), &moves, svg.as_deref()))
             .map(|_| 0),
-        Command::Games => rules::list_games().map(|_| 0),
+        Command::Games => rulescmd::list_games().map(|_| 0),
         Command::Match(_) | Command::Tournament(_) | Command::Run { .. } => {
             runcmd::execute(run_job(command, matches)?)
         }
@@ -547,7 +547,7 @@ fn make_book(
     out: Option<&std::path::Path>,
 ) -> Result<u8, Failure> {
     use crate::tournament::bookgen::{generate, BookSpec};
-    let entry = rules::game_entry(game)?;
+    let entry = rulescmd::game_entry(game)?;
     let spec = BookSpec {
         count,
         plies,
@@ -638,7 +638,7 @@ fn resume_overrides(name: &str, sub: &clap::ArgMatches) -> Result<(bool, Option<
 
 /// A run folder from before specs were saved typed: its `run.json` holds the command line that
 /// started it, read again as typed.
-fn legacy_resume(dir: &std::path::Path) -> Result<runspec::RunJob, Failure> {
+fn legacy_resume(dir: &std::path::Path) -> Result<runargs::RunJob, Failure> {
     let path = dir.join(crate::tournament::spec::SPEC_FILE);
     let cannot = |e: &dyn std::fmt::Display| {
         Failure::bad_input(format!("cannot resume {}: {e}", dir.display()))
@@ -656,7 +656,7 @@ fn legacy_resume(dir: &std::path::Path) -> Result<runspec::RunJob, Failure> {
         Command::Match(_) | Command::Tournament(_) => run_job(cli.command, &matches)?,
         _ => return Err(cannot(&"it is not a run directory")),
     };
-    job.origin = runspec::Origin::Saved(dir.to_path_buf());
+    job.origin = runargs::Origin::Saved(dir.to_path_buf());
     Ok(job)
 }
 

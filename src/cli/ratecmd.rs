@@ -6,7 +6,7 @@ use crate::stats::{RatingError, RatingOptions, Ratings};
 use crate::tournament::import::read_pgn_records;
 use crate::tournament::journal::{Entry, Journal};
 use crate::tournament::report::{write_reports, RunInfo};
-use crate::tournament::results::Totals;
+use crate::tournament::totals::Totals;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

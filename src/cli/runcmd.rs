@@ -2,7 +2,7 @@
 //! pairs, results journalled to the run's folder and reported there.
 
 use super::progress::{Plan, Reporter};
-use super::runspec::RunJob;
+use super::runargs::RunJob;
 use super::Failure;
 use crate::tournament::folder::{self, RunFolder};
 use crate::tournament::openings::{load_book, Opening};
@@ -213,7 +213,7 @@ pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
     let spec = &job.spec;
     spec.check().map_err(|e| job.origin.explain(e))?;
     refuse_outputs_onto_the_run(spec, &out_dir(job))?;
-    let entry = super::rules::game_entry(&spec.game)?;
+    let entry = super::rulescmd::game_entry(&spec.game)?;
     openings(spec, entry)?;
     start_engines_once(&runtime()?, job, entry)
 }
@@ -254,7 +254,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
     let kind = spec.kind.as_str();
-    let entry = super::rules::game_entry(&spec.game)?;
+    let entry = super::rulescmd::game_entry(&spec.game)?;
     let (book, openings) = openings(spec, entry)?;
     // A task of a split run plays what it claims, up to the whole schedule.
     let total = spec.schedule_size();

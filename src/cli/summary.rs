@@ -4,7 +4,7 @@
 use crate::stats::Ratings;
 use crate::stats::{fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt};
 use crate::tournament::report::describe_sprt_end;
-use crate::tournament::results::Totals;
+use crate::tournament::totals::Totals;
 use crate::tournament::RunOutcome;
 
 pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, sprt: Option<Sprt>) {

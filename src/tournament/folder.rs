@@ -116,12 +116,21 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let spec = RunSpec::new(RunKind::Match, Vec::new());
         let held = RunFolder::open(&spec, &dir, false).unwrap();
-        let second = RunFolder::open(&spec, &dir, true).err().unwrap().to_string();
+        let second = RunFolder::open(&spec, &dir, true)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(second.contains("another arbiter is playing"), "{second}");
-        assert!(RunFolder::written(&dir).is_err(), "merge waits its turn too");
+        assert!(
+            RunFolder::written(&dir).is_err(),
+            "merge waits its turn too"
+        );
         std::fs::write(held.journal(), "").unwrap();
         drop(held);
-        let over = RunFolder::open(&spec, &dir, false).err().unwrap().to_string();
+        let over = RunFolder::open(&spec, &dir, false)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(over.contains("already holds a run"), "{over}");
         assert!(RunFolder::open(&spec, &dir, true).is_ok());
         let _ = std::fs::remove_dir_all(&dir);

@@ -1,8 +1,8 @@
 //! What a run has counted so far: totals, the SPRT's course and decision, and which games are
 //! done.
 
-use super::results::Totals;
 use super::schedule::PairSchedule;
+use super::totals::Totals;
 use crate::referee::GameRecord;
 use crate::stats::{Decision, Sprt};
 

@@ -11,16 +11,16 @@ pub mod journal;
 mod ledger;
 pub mod merge;
 pub mod openings;
-mod pool;
+mod pooled_sprt;
 pub mod report;
 pub mod report_html;
-pub mod results;
 pub mod run;
 pub mod runner;
 pub mod schedule;
 pub mod spec;
 mod split;
 pub mod story;
+pub mod totals;
 pub mod verify;
 pub mod viewer;
 

@@ -3,9 +3,9 @@
 //! temporary file and renamed, so a reader never sees half a file.
 
 use super::journal;
-use super::results::Totals;
 use super::schedule::PairSchedule;
 use super::story::Story;
+use super::totals::Totals;
 use crate::pgn::write_game;
 use crate::stats::{fixed, los, signed, trinomial_elo, RatingOptions, Ratings, Sprt};
 use std::fmt::Write as _;

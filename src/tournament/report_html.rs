@@ -8,8 +8,8 @@ use super::report::{
     describe_sprt_end, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
     MATRIX_ENGINES, PAIRING_NOTE,
 };
-use super::results::Totals;
 use super::story::Story;
+use super::totals::Totals;
 use crate::stats::{fixed, Ratings, Sprt};
 use std::fmt::Write as _;
 

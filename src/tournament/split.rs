@@ -12,7 +12,7 @@
 use super::claims::{Claim, Claims, Heartbeat, Liveness, CLAIM_LOG};
 use super::journal::{parse_line, JOURNAL_FILE};
 use super::ledger::{Bitset, Ledger};
-use super::pool::InOrder;
+use super::pooled_sprt::InOrder;
 use super::runner::{GameSource, Next};
 use super::spec::RunSpec;
 use super::verify::RunCheck;

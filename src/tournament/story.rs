@@ -76,7 +76,7 @@ impl Story {
             Outcome::BlackWins => 0.0,
         };
         for (engine, points) in [(w, white_points), (b, 1.0 - white_points)] {
-            super::results::tally(&mut self.per_engine[engine], points);
+            super::totals::tally(&mut self.per_engine[engine], points);
             let ending = self.endings[engine].entry(r.termination).or_default();
             ending.games += 1;
             if points <= 0.0 {
