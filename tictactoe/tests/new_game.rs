@@ -142,7 +142,14 @@ fn a_match_between_engines_that_registered_the_game() {
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("tictactoe"), "{report}");
     // The journal's endings read back: `rate` parses the PGN, `--resume` the journal.
-    let rated = stdout_of(&["rate", dir.join("games.pgn").to_str().unwrap()]);
+    let rated_dir = dir.join("rated");
+    let rated = stdout_of(&[
+        "rate",
+        dir.join("games.pgn").to_str().unwrap(),
+        "--out",
+        rated_dir.to_str().unwrap(),
+    ]);
+    assert!(rated_dir.join("report.md").is_file());
     assert!(
         rated.contains("searcher") && rated.contains("greedy"),
         "{rated}"
