@@ -4,12 +4,13 @@
 //!
 //! The first byte of an input picks among choices (a game, a book format); the rest is the text.
 
-use arbiter::game::{GameEntry, GAMES};
+use arbiter::game::{games, GameEntry};
 
 /// The game an input is about, from its first byte, and the rest as text.
 fn game_and_text(data: &[u8]) -> Option<(&'static GameEntry, String)> {
     let (&pick, rest) = data.split_first()?;
-    let entry = &GAMES[pick as usize % GAMES.len()];
+    let games = games();
+    let entry = games[pick as usize % games.len()];
     Some((entry, String::from_utf8_lossy(rest).into_owned()))
 }
 
