@@ -9,6 +9,7 @@ pub mod pgn;
 pub mod referee;
 pub mod stats;
 pub mod tournament;
+pub mod tune;
 
 /// The rules live in their own crate (`arbiter-rules`), which the bundled engine uses alone;
 /// they are re-exported here so that `arbiter::game` and `arbiter::games` keep working.

@@ -8,6 +8,7 @@
 //! arbiter-engine --fault crash --fault-after 3   misbehave, for testing referees
 //! ```
 
+mod eval;
 mod fault;
 mod mit;
 mod search;

@@ -4,6 +4,7 @@
 //! `depth` and `time/inc`, `info` lines carry microseconds, unknown commands get
 //! `Illegal command.`, the first move is answered blind, and end of input does not end it.
 
+use crate::eval::{Eval, TUNABLE};
 use crate::search::{Iteration, Limits, Rng, Style};
 use crate::session::{new_session, Session};
 use crate::uci::{say, Reports};
@@ -27,6 +28,7 @@ pub struct MitPlayer {
     /// leiserchess (the 2018 player) or leiserchess2012.
     game: String,
     style: Style,
+    eval: Eval,
     rng: Rng,
 }
 
@@ -37,6 +39,7 @@ impl MitPlayer {
             game: game.to_string(),
             pending_position: None,
             style: Style::Search,
+            eval: Eval::default(),
             rng: Rng::new(1),
         }
     }
@@ -44,6 +47,10 @@ impl MitPlayer {
     fn set_option(&mut self, args: &[&str]) {
         let name = args.get(1).copied().unwrap_or("");
         let value = args.get(3).copied().unwrap_or("");
+        if self.eval.set(name, value) {
+            say(&format!("info setting {name} to {value}"));
+            return;
+        }
         if !OPTIONS.iter().any(|(n, ..)| *n == name) {
             say(&format!("info string {name} not recognized"));
             return;
@@ -130,9 +137,14 @@ impl MitPlayer {
                 format!("info score cp {} pv {}", it.score, it.pv),
             ]);
         };
-        let best = self
-            .session
-            .search(self.style, &mut self.rng, &limits, &stop, &mut report);
+        let best = self.session.search(
+            self.style,
+            &mut self.rng,
+            &limits,
+            &self.eval,
+            &stop,
+            &mut report,
+        );
         reports.finish([
             format!("info time (microsec) {}", started.elapsed().as_micros()),
             format!("bestmove {}", best.as_deref().unwrap_or("(none)")),
@@ -163,6 +175,12 @@ impl MitPlayer {
                     for (name, default, min, max) in OPTIONS {
                         say(&format!(
                             "option name {name} type spin value {default} default {default} min {min} max {max}"
+                        ));
+                    }
+                    for t in &TUNABLE {
+                        say(&format!(
+                            "option name {} type spin value {} default {} min {} max {}",
+                            t.name, t.default, t.default, t.min, t.max
                         ));
                     }
                     say("uciok");

@@ -1,6 +1,7 @@
 //! The bundled engines' play, generic over every game: a random mover, a greedy 1-ply player and an
 //! iterative-deepening alpha-beta searcher on material.
 
+use crate::eval::Eval;
 use arbiter_rules::game::{Game, Outcome, Position, Status};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -80,6 +81,7 @@ fn terminal_score<P: Position>(pos: &P, status: Status, ply: u32) -> Option<i32>
 
 struct Searcher<'a> {
     limits: &'a Limits,
+    eval: &'a Eval,
     stop: &'a AtomicBool,
     nodes: u64,
     aborted: bool,
@@ -107,6 +109,7 @@ impl Searcher<'_> {
         mut alpha: i32,
         beta: i32,
         ply: u32,
+        their_moves: usize,
     ) -> i32 {
         self.nodes += 1;
         if self.out_of_budget() {
@@ -116,18 +119,19 @@ impl Searcher<'_> {
             return score;
         }
         if depth == 0 {
-            return pos.material();
+            return self.eval.leaf(pos, their_moves);
         }
         let mut moves = Vec::new();
         pos.generate(&mut moves);
         if moves.is_empty() {
             return 0;
         }
+        let count = moves.len();
         let mut best = -MATE - 1;
         for mv in moves {
             let mut child = pos.clone();
             child.play(mv);
-            let score = -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1);
+            let score = -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, count);
             if self.aborted {
                 return 0;
             }
@@ -148,6 +152,7 @@ pub fn choose<P: Position>(
     style: Style,
     rng: &mut Rng,
     limits: &Limits,
+    eval: &Eval,
     stop: &AtomicBool,
     mut report: impl FnMut(&Iteration),
 ) -> Option<P::Move> {
@@ -182,7 +187,7 @@ pub fn choose<P: Position>(
                 let child = after(mv);
                 let score = terminal_score(&child, child.board_status(), 1)
                     .map(|s| -s)
-                    .unwrap_or_else(|| -child.material());
+                    .unwrap_or_else(|| -eval.leaf(&child, root.len()));
                 (score, mv)
             });
             let (score, best) = scored.max_by_key(|(s, _)| *s)?;
@@ -198,6 +203,7 @@ pub fn choose<P: Position>(
         Style::Search => {
             let searcher = Searcher {
                 limits,
+                eval,
                 stop,
                 nodes: 0,
                 aborted: false,
@@ -229,7 +235,7 @@ impl Searcher<'_> {
             for &mv in root.iter() {
                 let mut child = pos.clone();
                 child.play(mv);
-                let score = -self.negamax(&child, depth - 1, -MATE - 1, -alpha, 1);
+                let score = -self.negamax(&child, depth - 1, -MATE - 1, -alpha, 1, root.len());
                 if self.aborted {
                     break;
                 }

@@ -1,5 +1,6 @@
 //! A game the engine was told about, behind one interface for every game of the rules crate.
 
+use crate::eval::Eval;
 use crate::search::{choose, Iteration, Limits, Rng, Style};
 use arbiter_rules::game::{visit_game, Color, Game, GameVisitor, Position};
 use std::sync::atomic::AtomicBool;
@@ -17,6 +18,7 @@ pub trait Session: Send {
         style: Style,
         rng: &mut Rng,
         limits: &Limits,
+        eval: &Eval,
         stop: &AtomicBool,
         report: &mut dyn FnMut(&Iteration),
     ) -> Option<String>;
@@ -58,10 +60,11 @@ impl<P: Position> Session for GameSession<P> {
         style: Style,
         rng: &mut Rng,
         limits: &Limits,
+        eval: &Eval,
         stop: &AtomicBool,
         report: &mut dyn FnMut(&Iteration),
     ) -> Option<String> {
-        choose(&self.game, style, rng, limits, stop, |it| report(it))
+        choose(&self.game, style, rng, limits, eval, stop, |it| report(it))
             .map(|mv| self.game.position().move_text(mv))
     }
 

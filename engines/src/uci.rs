@@ -1,6 +1,7 @@
 //! Standard UCI with `UCI_Variant`: the engine reads commands while it searches, so `stop`,
 //! `isready` and `quit` are answered at once.
 
+use crate::eval::{Eval, TUNABLE};
 use crate::fault::Fault;
 use crate::search::{Iteration, Limits, Rng, Style, MATE};
 use crate::session::{new_session, Session};
@@ -126,6 +127,7 @@ pub struct Engine {
     position_key: u64,
     session: Box<dyn Session>,
     style: Style,
+    eval: Eval,
     seed: u64,
     searches: u64,
     fault: Fault,
@@ -147,6 +149,7 @@ impl Engine {
             position_key: 0,
             session: new_session("leiserchess").expect("leiserchess is registered"),
             style: Style::Search,
+            eval: Eval::default(),
             seed: 0,
             searches: 0,
             fault,
@@ -167,6 +170,12 @@ impl Engine {
         say("option name VariantPath type string default <empty>");
         say("option name Style type combo default search var random var greedy var search");
         say("option name Seed type spin default 0 min 0 max 2147483647");
+        for t in &TUNABLE {
+            say(&format!(
+                "option name {} type spin default {} min {} max {}",
+                t.name, t.default, t.min, t.max
+            ));
+        }
     }
 
     fn set_option(&mut self, args: &[&str]) {
@@ -198,6 +207,7 @@ impl Engine {
                 None => say(&format!("info string unknown style {value}")),
             },
             "seed" => self.seed = value.parse().unwrap_or(0),
+            _ if self.eval.set(name, value) => {}
             _ => say(&format!("info string unknown option {name}")),
         }
     }
@@ -257,6 +267,7 @@ impl Engine {
         let limits = limits(args, self.session.turn(), now);
         let session = self.session.boxed();
         let style = self.style;
+        let eval = self.eval;
         let mut rng = Rng::new(self.seed ^ self.position_key);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -277,7 +288,7 @@ impl Engine {
                     it.pv
                 )])
             };
-            let best = session.search(style, &mut rng, &limits, &flag, &mut report);
+            let best = session.search(style, &mut rng, &limits, &eval, &flag, &mut report);
             let best = fault.replace_bestmove(index, best);
             // The whole thinking time, so a referee can tell its own delay from the engine's.
             reports.finish([

@@ -3,6 +3,7 @@
 //! clocks as `time`/`otim` (centiseconds) and `level`/`st`/`sd`, and the engine answers `go` or an
 //! opponent's move outside force mode with `move <move>`. Commands are handled one at a time.
 
+use crate::eval::{Eval, TUNABLE};
 use crate::fault::Fault;
 use crate::search::{Iteration, Limits, Rng, Style};
 use crate::session::{new_session, Session};
@@ -23,6 +24,7 @@ pub struct XboardEngine {
     clock_cs: Option<u64>,
     increment: Duration,
     style: Style,
+    eval: Eval,
     fault: Fault,
     searches: u64,
 }
@@ -40,16 +42,26 @@ impl XboardEngine {
             clock_cs: None,
             increment: Duration::ZERO,
             style: Style::Search,
+            eval: Eval::default(),
             fault,
             searches: 0,
         }
     }
 
     fn features() -> String {
+        let weights: String = TUNABLE
+            .iter()
+            .map(|t| {
+                format!(
+                    " option=\"{} -spin {} {} {}\"",
+                    t.name, t.default, t.min, t.max
+                )
+            })
+            .collect();
         format!(
             "feature myname=\"arbiter-engine\" protocol=2 usermove=1 setboard=1 ping=1 sigint=0 \
              sigterm=0 colors=0 time=1 variants=\"{}\" option=\"Style -combo random /// greedy \
-             /// *search\" done=1",
+             /// *search\"{weights} done=1",
             game_ids().join(",")
         )
     }
@@ -127,9 +139,14 @@ impl XboardEngine {
                 it.pv
             ));
         };
-        let best = self
-            .session
-            .search(self.style, &mut rng, &limits, &stop, &mut report);
+        let best = self.session.search(
+            self.style,
+            &mut rng,
+            &limits,
+            &self.eval,
+            &stop,
+            &mut report,
+        );
         let best = self.fault.replace_bestmove(index, best);
         match best {
             Some(mv) => {
@@ -188,15 +205,19 @@ impl XboardEngine {
             "st" => self.move_time = first.parse::<f64>().ok().map(Duration::from_secs_f64),
             "sd" => self.depth = first.parse().ok(),
             "ping" => say(&format!("pong {first}")),
-            "option" => {
-                if let Some(("Style", value)) = first.split_once('=') {
+            "option" => match first.split_once('=') {
+                Some(("Style", value)) => {
                     self.style = match value {
                         "random" => Style::Random,
                         "greedy" => Style::Greedy,
                         _ => Style::Search,
                     };
                 }
-            }
+                Some((name, value)) => {
+                    self.eval.set(name, value);
+                }
+                None => {}
+            },
             "quit" => return self.fault.obeys_quit(),
             _ => say(&format!("Error (unknown command): {cmd}")),
         }

@@ -33,6 +33,7 @@ mod rulescmd;
 mod runargs;
 mod runcmd;
 mod summary;
+mod tunecmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
@@ -143,6 +144,22 @@ enum Command {
     ///     --engine cmd=./v1 name=v1 --engine cmd=./v2 name=v2 --engine cmd=./v3 name=v3
     #[command(verbatim_doc_comment)]
     Tournament(Box<runargs::TournamentArgs>),
+    /// Tune engine options by SPSA, as fishtest does: the engine plays itself at theta ± c,
+    /// game pair after game pair, and each pair's result moves theta toward the stronger side.
+    ///
+    /// Writes <out>/tuned.txt (the values as option.Name=value flags to paste), theta.csv
+    /// (theta after every pair), report.html (each parameter's trajectory) and pairs.jsonl
+    /// (every pair's values and games; `--resume <out>` continues after a kill). With
+    /// --shard K/N (or `slurm`) the tasks of a cluster job tune one theta together; with
+    /// --verify an SPRT of tuned against start values follows.
+    ///
+    /// Example (the bundled engine's evaluation weights, from poor values):
+    ///   arbiter tune --game leiserchess --pairs 400 --concurrency 2 \
+    ///     --engine cmd=target/release/arbiter-engine name=e --each depth=2 tc=inf \
+    ///     --param Material=40,0,400,10,0.02 --param Mobility=30,0,100,3,0.02 \
+    ///     --verify elo0=0 elo1=20 alpha=0.05 beta=0.05
+    #[command(verbatim_doc_comment)]
+    Tune(Box<tunecmd::TuneArgs>),
     /// Run a tournament described in a file: arbiter's TOML (see tournament.example.toml) or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
@@ -474,6 +491,12 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
         Command::Games => rulescmd::list_games().map(|_| 0),
         Command::Match(_) | Command::Tournament(_) | Command::Run { .. } => {
             runcmd::execute(run_job(command, matches)?)
+        }
+        Command::Tune(args) => {
+            let sub = matches
+                .subcommand_matches("tune")
+                .expect("the tune command's matches");
+            tunecmd::execute(tunecmd::job(&args, engine_groups(sub))?)
         }
         Command::Rate(args) => ratecmd::run(args),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),

@@ -344,7 +344,7 @@ pub fn engine_error(index: usize, e: ConfigError) -> SpecError {
 }
 
 impl RunArgs {
-    fn spec(&self, kind: RunKind) -> Result<RunSpec, SpecError> {
+    pub(super) fn spec(&self, kind: RunKind) -> Result<RunSpec, SpecError> {
         let mut spec = RunSpec::new(kind, engines(&self.engine_groups, &self.each)?);
         spec.game = self.game.clone();
         spec.concurrency = self.concurrency;

@@ -36,7 +36,7 @@ pub fn self_command() -> String {
 /// A folder reports/<kind>-<game>-<seconds>[-n] not there yet, for a run given no --name or
 /// --out: runs started one after another in the same second each get their own. (It is
 /// created only once the run is accepted; a refused run leaves nothing.)
-fn default_dir(kind: &str, game: &str) -> PathBuf {
+pub(super) fn default_dir(kind: &str, game: &str) -> PathBuf {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -115,7 +115,7 @@ fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
 }
 
 /// The book a run plays from: `openings`, else openings/<game>.txt if it exists.
-fn openings(
+pub(super) fn openings(
     spec: &RunSpec,
     entry: &'static crate::game::GameEntry,
 ) -> Result<(Option<PathBuf>, Vec<Opening>), Failure> {

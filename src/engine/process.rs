@@ -119,6 +119,8 @@ pub struct EngineProcess {
     log: Option<IoLog>,
     /// `id name` from the handshake.
     pub id_name: Option<String>,
+    /// The options the engine offered in its handshake.
+    pub offered: Vec<OfferedOption>,
     /// Set once the process has been waited for: its pid may then belong to someone else.
     reaped: bool,
     /// The game so far as this engine was last told it.
@@ -258,6 +260,7 @@ impl EngineProcess {
             lines,
             log,
             id_name: None,
+            offered: Vec::new(),
             reaped: false,
             position: PositionCommand::default(),
             xboard: XboardGame::default(),
@@ -329,6 +332,7 @@ impl EngineProcess {
             name: self.config.name.clone(),
             reason,
         })?;
+        self.offered = offered;
         let mut lines: Vec<String> = features
             .iter()
             .filter(|(k, _)| k != "done")
@@ -402,6 +406,7 @@ impl EngineProcess {
             self.send("uci").await?;
             offered = self.read_uci_options(deadline).await?;
         }
+        self.offered = offered.clone();
         let variants = offered.iter().find_map(|o| match &o.kind {
             OptionKind::Combo { vars } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
                 Some(vars.clone())

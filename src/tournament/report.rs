@@ -119,7 +119,7 @@ pub fn spreadsheet_safe(cell: String) -> String {
     }
 }
 
-fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> std::io::Result<Vec<u8>> {
+pub(crate) fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in rows {
         let row: Vec<String> = row.into_iter().map(spreadsheet_safe).collect();

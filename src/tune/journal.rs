@@ -1,0 +1,108 @@
+//! The tune's journal: one JSON line per finished pair (the values both sides played, both games,
+//! the result), synced before the pair counts, so that `--resume` plays exactly the pairs that
+//! are missing and a split tune's tasks read each other's results.
+
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// The journal's file name in a tune's folder (or a task's).
+pub const PAIRS_FILE: &str = "pairs.jsonl";
+
+/// One game of a pair, as the plus side saw it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairGame {
+    pub plus_white: bool,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    pub termination: String,
+    pub plies: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairEntry {
+    /// The pair's number (from 0).
+    pub pair: u64,
+    pub plus: Vec<f64>,
+    pub minus: Vec<f64>,
+    pub games: Vec<PairGame>,
+    /// The plus side's wins minus its losses.
+    pub result: i32,
+}
+
+impl PairEntry {
+    /// Wins, losses and draws of the plus side.
+    pub fn score(&self) -> [u64; 3] {
+        let mut wld = [0; 3];
+        for g in &self.games {
+            let plus_won = match g.result.as_str() {
+                "1-0" => Some(g.plus_white),
+                "0-1" => Some(!g.plus_white),
+                _ => None,
+            };
+            wld[match plus_won {
+                Some(true) => 0,
+                Some(false) => 1,
+                None => 2,
+            }] += 1;
+        }
+        wld
+    }
+}
+
+pub struct PairJournal {
+    file: File,
+}
+
+impl PairJournal {
+    /// Opens the journal to append, after ending a line a killed process left cut off.
+    pub fn open(path: &Path) -> std::io::Result<PairJournal> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        let len = file.metadata()?.len();
+        if len > 0 {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(PairJournal { file })
+    }
+
+    /// Appends one pair; returns once it is on disk.
+    pub fn append(&mut self, entry: &PairEntry) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.sync_data()
+    }
+}
+
+/// The pairs in a journal (none if it is not there), and the lines (1-based) that held no whole
+/// entry: a line cut off by a kill, whose pair is played again.
+pub fn read(path: &Path) -> std::io::Result<(Vec<PairEntry>, Vec<usize>)> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(e),
+    };
+    let mut entries = Vec::new();
+    let mut damaged = Vec::new();
+    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<PairEntry>(&line) {
+            Ok(e) => entries.push(e),
+            Err(_) => damaged.push(i + 1),
+        }
+    }
+    Ok((entries, damaged))
+}

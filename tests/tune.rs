@@ -1,0 +1,230 @@
+//! `arbiter tune` with the bundled engine as real processes: SPSA finds a weight's known best
+//! value, a tune is the same whoever plays it (one worker or two, in one go or resumed after
+//! `kill -9`, one machine or two split tasks), and bad parameters are refused before anything
+//! is played.
+
+mod common;
+
+use common::{arbiter, book, bundled_engine as engine, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-tune-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A tune of the bundled engine's `Focus` fixture (best at exactly 100) at depth 1 in chess.
+fn focus_tune(out: &Path, start: u32, pairs: u32, seed: u64, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "tune",
+        "--game",
+        "chess",
+        "--openings",
+        &book("chess"),
+        "--random-openings",
+        "--engine",
+        &format!("cmd={}", engine()),
+        "name=e",
+        "--each",
+        "depth=1",
+        "tc=inf",
+        "--param",
+        &format!("Focus={start},0,200,8,0.5"),
+        "--pairs",
+        &pairs.to_string(),
+        "--seed",
+        &seed.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run(args: &[String]) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    arbiter(&refs)
+}
+
+fn final_focus(out: &Path) -> f64 {
+    let csv = std::fs::read_to_string(out.join("theta.csv")).unwrap();
+    csv.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap()
+}
+
+/// The acceptance measurement: started 60 away from the best value, on either side, the tune
+/// ends within 10 of it after 200 pairs in at least 9 of 10 seeds.
+#[test]
+fn spsa_finds_the_known_best_value_of_a_weight() {
+    let mut ends = Vec::new();
+    for seed in 1..=10u64 {
+        let out = scratch(&format!("converge-{seed}"));
+        let start = if seed % 2 == 0 { 40 } else { 160 };
+        let o = run(&focus_tune(&out, start, 200, seed, &["--concurrency", "2"]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let tuned = std::fs::read_to_string(out.join("tuned.txt")).unwrap();
+        assert!(tuned.starts_with("option.Focus="), "{tuned}");
+        ends.push(final_focus(&out));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    let near = ends.iter().filter(|v| (**v - 100.0).abs() <= 10.0).count();
+    eprintln!("final Focus values over 10 seeds: {ends:?}");
+    assert!(near >= 9, "only {near} of 10 within 10 of 100: {ends:?}");
+}
+
+/// The bundled engine plays the same game from the same position and settings, so a tune's
+/// thetas depend on its seed alone: one worker or two, in one go or killed and resumed, and
+/// two tasks of a split tune all write the same theta.csv.
+#[test]
+fn a_tune_is_the_same_whoever_plays_it_and_survives_a_kill() {
+    let one = scratch("one");
+    let o = run(&focus_tune(&one, 150, 40, 5, &["--concurrency", "1"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = std::fs::read_to_string(one.join("theta.csv")).unwrap();
+    assert_eq!(expected.lines().count(), 42, "a header and theta before and after each pair");
+
+    let two = scratch("two");
+    let o = run(&focus_tune(&two, 150, 40, 5, &["--concurrency", "2"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(two.join("theta.csv")).unwrap(), expected);
+
+    // Killed once some pairs are journalled, then resumed.
+    let killed = scratch("killed");
+    let args = focus_tune(&killed, 150, 40, 5, &["--concurrency", "2"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = killed.join("pairs.jsonl");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 8 {
+        assert!(started.elapsed().as_secs() < 120, "no pairs journalled");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(&journal).unwrap().lines().count();
+    assert!(before < 40, "killed before the end ({before} pairs)");
+    let o = arbiter(&["tune", "--resume", killed.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(killed.join("theta.csv")).unwrap(), expected);
+
+    // Two tasks of a split tune, started together, claim pairs from each other.
+    let split = scratch("split");
+    let tasks: Vec<_> = ["1/2", "2/2"]
+        .iter()
+        .map(|shard| {
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(focus_tune(&split, 150, 40, 5, &["--shard", shard]))
+                .output_async()
+        })
+        .collect();
+    for t in tasks {
+        let o = t.join().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(split.join("theta.csv")).unwrap(), expected);
+    let played = |task: &str| {
+        std::fs::read_to_string(split.join(task).join("pairs.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(played("shard-1-of-2") + played("shard-2-of-2"), 40, "each pair once");
+    for dir in [one, two, killed, split] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+trait OutputAsync {
+    fn output_async(self) -> std::thread::JoinHandle<std::process::Output>;
+}
+
+impl OutputAsync for &mut Command {
+    fn output_async(self) -> std::thread::JoinHandle<std::process::Output> {
+        let child = self
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::spawn(move || child.wait_with_output().unwrap())
+    }
+}
+
+/// Each protocol's engine offers the weights as options, and a tune sets them through it.
+#[test]
+fn every_protocol_tunes_its_engine_options() {
+    for (proto, game, args) in [
+        ("xboard", "leiserchess", "arg=--protocol arg=xboard"),
+        ("leiserchess", "leiserchess", "arg=--dialect arg=leiserchess"),
+    ] {
+        let out = scratch(&format!("proto-{proto}"));
+        let mut given = vec![
+            "tune".to_string(),
+            "--game".into(),
+            game.into(),
+            "--engine".into(),
+            format!("cmd={}", engine()),
+            "name=e".into(),
+            format!("proto={proto}"),
+        ];
+        given.extend(args.split(' ').map(String::from));
+        given.extend(
+            [
+                "--each",
+                "depth=1",
+                "tc=inf",
+                "--param",
+                "Mobility=20,0,100,5,0.1",
+                "--pairs",
+                "4",
+                "--out",
+                out.to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        let o = run(&given);
+        assert!(o.status.success(), "{proto}: {}", stderr(&o));
+        assert!(stdout(&o).contains("Tuned values: option.Mobility="), "{}", stdout(&o));
+        let _ = std::fs::remove_dir_all(out);
+    }
+}
+
+#[test]
+fn bad_parameters_are_refused_before_anything_is_played() {
+    let out = scratch("refused");
+    let dir = out.join("t");
+    let cases = [
+        ("Focsu=100,0,200,8,0.5", "offers no such option"),
+        ("Focus=100,0,900,8,0.5", "outside the engine's range 0..200"),
+        ("Style=1,0,2,1,0.1", "must be a number"),
+        ("Focus=100,0,200", "five numbers"),
+        ("Focus=300,0,200,8,0.5", "outside 0..200"),
+    ];
+    for (param, says) in cases {
+        let o = arbiter(&[
+            "tune",
+            "--engine",
+            &format!("cmd={}", engine()),
+            "--each",
+            "depth=1",
+            "tc=inf",
+            "--param",
+            param,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{param}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{param}: {}", stderr(&o));
+        assert!(!dir.exists(), "{param}: nothing is written");
+    }
+    let _ = std::fs::remove_dir_all(out);
+}
