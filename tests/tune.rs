@@ -55,7 +55,14 @@ fn run(args: &[String]) -> std::process::Output {
 
 fn final_focus(out: &Path) -> f64 {
     let csv = std::fs::read_to_string(out.join("theta.csv")).unwrap();
-    csv.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap()
+    csv.lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// The acceptance measurement: started 60 away from the best value, on either side, the tune
@@ -87,12 +94,19 @@ fn a_tune_is_the_same_whoever_plays_it_and_survives_a_kill() {
     let o = run(&focus_tune(&one, 150, 40, 5, &["--concurrency", "1"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = std::fs::read_to_string(one.join("theta.csv")).unwrap();
-    assert_eq!(expected.lines().count(), 42, "a header and theta before and after each pair");
+    assert_eq!(
+        expected.lines().count(),
+        42,
+        "a header and theta before and after each pair"
+    );
 
     let two = scratch("two");
     let o = run(&focus_tune(&two, 150, 40, 5, &["--concurrency", "2"]));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(two.join("theta.csv")).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_to_string(two.join("theta.csv")).unwrap(),
+        expected
+    );
 
     // Killed once some pairs are journalled, then resumed.
     let killed = scratch("killed");
@@ -115,7 +129,10 @@ fn a_tune_is_the_same_whoever_plays_it_and_survives_a_kill() {
     assert!(before < 40, "killed before the end ({before} pairs)");
     let o = arbiter(&["tune", "--resume", killed.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(killed.join("theta.csv")).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_to_string(killed.join("theta.csv")).unwrap(),
+        expected
+    );
 
     // Two tasks of a split tune, started together, claim pairs from each other.
     let split = scratch("split");
@@ -131,14 +148,21 @@ fn a_tune_is_the_same_whoever_plays_it_and_survives_a_kill() {
         let o = t.join().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    assert_eq!(std::fs::read_to_string(split.join("theta.csv")).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_to_string(split.join("theta.csv")).unwrap(),
+        expected
+    );
     let played = |task: &str| {
         std::fs::read_to_string(split.join(task).join("pairs.jsonl"))
             .unwrap()
             .lines()
             .count()
     };
-    assert_eq!(played("shard-1-of-2") + played("shard-2-of-2"), 40, "each pair once");
+    assert_eq!(
+        played("shard-1-of-2") + played("shard-2-of-2"),
+        40,
+        "each pair once"
+    );
     for dir in [one, two, killed, split] {
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -164,7 +188,11 @@ impl OutputAsync for &mut Command {
 fn every_protocol_tunes_its_engine_options() {
     for (proto, game, args) in [
         ("xboard", "leiserchess", "arg=--protocol arg=xboard"),
-        ("leiserchess", "leiserchess", "arg=--dialect arg=leiserchess"),
+        (
+            "leiserchess",
+            "leiserchess",
+            "arg=--dialect arg=leiserchess",
+        ),
     ] {
         let out = scratch(&format!("proto-{proto}"));
         let mut given = vec![
@@ -193,7 +221,11 @@ fn every_protocol_tunes_its_engine_options() {
         );
         let o = run(&given);
         assert!(o.status.success(), "{proto}: {}", stderr(&o));
-        assert!(stdout(&o).contains("Tuned values: option.Mobility="), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains("Tuned values: option.Mobility="),
+            "{}",
+            stdout(&o)
+        );
         let _ = std::fs::remove_dir_all(out);
     }
 }
