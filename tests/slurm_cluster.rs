@@ -247,3 +247,89 @@ fn a_four_task_sprt_on_fewer_cpus_stops_near_one_machine() {
         "the array played {split} games, one machine {one}"
     );
 }
+
+/// A tune of the bundled engine's `Focus` fixture, as `tests/tune.rs` plays it.
+fn focus_tune(out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "tune",
+        "--game",
+        "chess",
+        "--openings",
+        &common::book("chess"),
+        "--random-openings",
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=e",
+        "--each",
+        "depth=1",
+        "tc=inf",
+        "--param",
+        "Focus=150,0,200,8,0.5",
+        "--pairs",
+        "40",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Three array tasks on a node that runs two at a time tune one theta through the shared
+/// folder: the same theta after every pair as one machine playing the same pairs.
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_tune_split_over_a_slurm_array_reaches_the_theta_of_one_machine() {
+    slurm_answers();
+    let dir = scratch("slurm", "tune");
+    run_here(&dir, &focus_tune(&dir.join("single"), &[]));
+    let cluster = focus_tune(&dir.join("cluster"), &["--shard", "slurm"]);
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_arbiter").to_string())
+        .chain(cluster)
+        .map(|a| format!("'{a}'"))
+        .collect();
+    let submitted = Command::new("sbatch")
+        .args([
+            "--parsable",
+            "--array=0-2",
+            "--time=15:00",
+            "--output",
+            dir.join("slurm-tune-%A_%a.out").to_str().unwrap(),
+            "--wrap",
+            &quoted.join(" "),
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(submitted.status.success(), "{}", stderr(&submitted));
+    let job = stdout(&submitted).trim().to_string();
+    wait_for(&[&job], Duration::from_secs(600));
+    let theta = |d: &str| std::fs::read_to_string(dir.join(d).join("theta.csv"));
+    let logs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("slurm-tune-"))
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        theta("cluster").unwrap_or_else(|e| panic!("no theta.csv ({e}); logs: {logs:?}")),
+        theta("single").unwrap(),
+        "logs: {logs:?}"
+    );
+    let tasks = std::fs::read_dir(dir.join("cluster"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("shard-")
+        })
+        .count();
+    assert_eq!(tasks, 3, "every array task joined the tune");
+}
