@@ -248,38 +248,6 @@ fn a_four_task_sprt_on_fewer_cpus_stops_near_one_machine() {
     );
 }
 
-/// A tune of the bundled engine's `Focus` fixture, as `tests/tune.rs` plays it.
-fn focus_tune(out: &Path, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "tune",
-        "--game",
-        "chess",
-        "--openings",
-        &common::book("chess"),
-        "--random-openings",
-        "--engine",
-        &format!("cmd={}", bundled_engine()),
-        "name=e",
-        "--each",
-        "depth=1",
-        "tc=inf",
-        "--param",
-        "Focus=150,0,200,8,0.5",
-        "--pairs",
-        "40",
-        "--seed",
-        "5",
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
-}
-
 /// Three array tasks on a node that runs two at a time tune one theta through the shared
 /// folder: the same theta after every pair as one machine playing the same pairs.
 #[test]
@@ -287,8 +255,11 @@ fn focus_tune(out: &Path, extra: &[&str]) -> Vec<String> {
 fn a_tune_split_over_a_slurm_array_reaches_the_theta_of_one_machine() {
     slurm_answers();
     let dir = scratch("slurm", "tune");
-    run_here(&dir, &focus_tune(&dir.join("single"), &[]));
-    let cluster = focus_tune(&dir.join("cluster"), &["--shard", "slurm"]);
+    run_here(
+        &dir,
+        &common::focus_tune(&dir.join("single"), 150, 40, 5, &[]),
+    );
+    let cluster = common::focus_tune(&dir.join("cluster"), 150, 40, 5, &["--shard", "slurm"]);
     let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_arbiter").to_string())
         .chain(cluster)
         .map(|a| format!("'{a}'"))

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{arbiter, book, bundled_engine as engine, stderr, stdout};
+use common::{arbiter, bundled_engine as engine, focus_tune, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,38 +14,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A tune of the bundled engine's `Focus` fixture (best at exactly 100) at depth 1 in chess.
-fn focus_tune(out: &Path, start: u32, pairs: u32, seed: u64, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "tune",
-        "--game",
-        "chess",
-        "--openings",
-        &book("chess"),
-        "--random-openings",
-        "--engine",
-        &format!("cmd={}", engine()),
-        "name=e",
-        "--each",
-        "depth=1",
-        "tc=inf",
-        "--param",
-        &format!("Focus={start},0,200,8,0.5"),
-        "--pairs",
-        &pairs.to_string(),
-        "--seed",
-        &seed.to_string(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
 }
 
 fn run(args: &[String]) -> std::process::Output {

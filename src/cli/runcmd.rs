@@ -96,7 +96,7 @@ fn warn_if_huge(total: u64, engines: usize) {
 }
 
 /// How a run that stopped early is reported: each cause with its exit code and what to do.
-fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
+pub(super) fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
     let resume = format!("{} {kind} --resume {}", self_command(), out_dir.display());
     match e {
         RunError::EngineStart(message) => Failure {

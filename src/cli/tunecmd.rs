@@ -3,7 +3,7 @@
 //! folder, and optionally an SPRT checks the tuned values against the start values.
 
 use super::runargs::{key_values, Origin, RunArgs, RunJob};
-use super::runcmd::{self, self_command, EXIT_ENGINE_START, EXIT_RUNTIME};
+use super::runcmd::{self, self_command, EXIT_RUNTIME};
 use super::Failure;
 use crate::engine::options::OptionKind;
 use crate::engine::EngineProcess;
@@ -12,7 +12,7 @@ use crate::tournament::{lock_run_dir, RunKind, RunSpec, SpecError};
 use crate::tune::report::{self, REPORT_FILE, THETA_CSV, TUNED_FILE};
 use crate::tune::spec::{DEFAULT_WINDOW, TUNE_FILE};
 use crate::tune::spsa::Param;
-use crate::tune::{tune, TuneError, TuneOptions, TuneSpec, PAIRS_FILE};
+use crate::tune::{tune, TuneOptions, TuneSpec, PAIRS_FILE};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
@@ -225,21 +225,6 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))
 }
 
-fn tune_failure(e: TuneError, dir: &Path) -> Failure {
-    let resume = format!("{} tune --resume {}", self_command(), dir.display());
-    match e {
-        TuneError::EngineStart(m) => Failure {
-            code: EXIT_ENGINE_START,
-            message: format!("{m}. Fix the engine, then continue with: {resume}"),
-        },
-        e @ TuneError::Output { .. } => Failure {
-            code: EXIT_RUNTIME,
-            message: format!("{e}. The pairs finished before it are kept; continue with: {resume}"),
-        },
-        e => Failure::bad_input(e.to_string()),
-    }
-}
-
 /// Opens the folder this process writes: locked, a new tune refused over an old one, the spec
 /// saved. A requeued task of a split tune continues its own folder.
 fn open_folder(job: &TuneJob, mine: &Path) -> Result<crate::tournament::RunLock, Failure> {
@@ -304,7 +289,7 @@ pub fn execute(mut job: TuneJob) -> Result<u8, Failure> {
         }
     }));
     bar.finish_and_clear();
-    let outcome = outcome.map_err(|e| tune_failure(e, &mine))?;
+    let outcome = outcome.map_err(|e| runcmd::run_failure(e, "tune", &mine))?;
     if outcome.resumed > 0 && !job.quiet {
         say!(
             "{} pairs were already played (read back from {}).",

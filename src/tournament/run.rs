@@ -147,7 +147,7 @@ pub struct RunOutcome {
 }
 
 /// Whether SIGHUP is ignored, as `nohup` leaves it.
-fn hangup_ignored() -> bool {
+pub(crate) fn hangup_ignored() -> bool {
     // SAFETY: reading the signal's disposition only.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
@@ -157,7 +157,7 @@ fn hangup_ignored() -> bool {
 }
 
 /// Waits for the signal, or forever if it could not be installed.
-async fn next_signal(sig: &mut Option<Signal>) {
+pub(crate) async fn next_signal(sig: &mut Option<Signal>) {
     match sig {
         Some(s) => {
             s.recv().await;

@@ -10,19 +10,10 @@ pub mod spec;
 mod split;
 pub mod spsa;
 
-use thiserror::Error;
-
 pub use journal::PAIRS_FILE;
 pub use play::{tune, TuneOptions, TuneOutcome, TuneProgress};
 pub use spec::TuneSpec;
 
-#[derive(Debug, Error)]
-pub enum TuneError {
-    #[error("cannot write {path}: {reason}")]
-    Output { path: String, reason: String },
-    #[error("{0}")]
-    Setup(String),
-    /// An engine could not start, again and again: the pairs finished before it are kept.
-    #[error("{0}")]
-    EngineStart(String),
-}
+/// A tune fails as a run does (a set-up refused, an output not written, an engine that will not
+/// start), and is reported the same way.
+pub use crate::tournament::RunError as TuneError;

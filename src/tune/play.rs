@@ -10,6 +10,7 @@ use crate::engine::log::IoLog;
 use crate::game::GameEntry;
 use crate::referee::{play_game, GameError, GameRecord, GameSpec, Player};
 use crate::tournament::openings::Opening;
+use crate::tournament::run::{hangup_ignored, next_signal};
 use crate::tournament::runner::permuted;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -296,19 +297,16 @@ pub async fn tune(
     let mut failure = None;
     let mut sigint = signal(SignalKind::interrupt()).ok();
     let mut sigterm = signal(SignalKind::terminate()).ok();
-    async fn next_signal(sig: &mut Option<tokio::signal::unix::Signal>) {
-        match sig {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
+    // A closed terminal ends the tune as Ctrl-C does, unless `nohup` left SIGHUP ignored.
+    let mut sighup = (!hangup_ignored())
+        .then(|| signal(SignalKind::hangup()).ok())
+        .flatten();
     loop {
         let next = tokio::select! {
             next = rx.recv() => next,
             _ = next_signal(&mut sigint) => { interrupted = true; None }
             _ = next_signal(&mut sigterm) => { interrupted = true; None }
+            _ = next_signal(&mut sighup) => { interrupted = true; None }
         };
         let Some((k, entry)) = next else { break };
         let entry = match entry {

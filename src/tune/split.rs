@@ -88,9 +88,14 @@ impl TuneSplit {
         let mine = match self.claims.owner(k) {
             Ok(None) => self.claims.claim(k),
             Ok(Some(c)) if c.owner == self.claims.me() => Ok(true),
+            // A task that ended holding nothing finished what it claimed, and a dead one may
+            // have finished the pair before it died: its journal says, even when this task
+            // has not read it yet.
             Ok(Some(c)) => match self.claims.look(&c.owner) {
-                Liveness::Dead | Liveness::Ended => self.claims.take_over(k, &c),
-                Liveness::Alive { .. } => Ok(false),
+                Liveness::Dead if !self.journalled_by(&c.owner, k) => {
+                    self.claims.take_over(k, &c)
+                }
+                _ => Ok(false),
             },
             Err(e) => Err(e),
         };
@@ -107,6 +112,12 @@ impl TuneSplit {
                 false
             }
         }
+    }
+
+    /// Whether `task`'s journal holds pair `k`.
+    fn journalled_by(&self, task: &str, k: u64) -> bool {
+        read_from(&self.root.join(task).join(PAIRS_FILE), 0)
+            .is_ok_and(|(entries, _)| entries.iter().any(|e| e.pair == k))
     }
 
     pub fn finished(&mut self, k: u64) {

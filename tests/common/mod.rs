@@ -234,3 +234,42 @@ pub fn tasks_at_once(dir: &std::path::Path, tasks: &[Vec<String>], code: i32) ->
         })
         .collect()
 }
+
+/// `arbiter tune` of the bundled engine's `Focus` fixture (best at exactly 100) at depth 1 in
+/// chess, from `start`, into `out`.
+pub fn focus_tune(
+    out: &std::path::Path,
+    start: u32,
+    pairs: u32,
+    seed: u64,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "tune",
+        "--game",
+        "chess",
+        "--openings",
+        &book("chess"),
+        "--random-openings",
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=e",
+        "--each",
+        "depth=1",
+        "tc=inf",
+        "--param",
+        &format!("Focus={start},0,200,8,0.5"),
+        "--pairs",
+        &pairs.to_string(),
+        "--seed",
+        &seed.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
