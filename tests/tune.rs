@@ -228,3 +228,55 @@ fn bad_parameters_are_refused_before_anything_is_played() {
     }
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// The acceptance demonstration: two real evaluation weights of the bundled engine in
+/// Leiserchess, from poor values (material overweighted, no mobility), tuned over 400 pairs;
+/// then `--verify` plays an SPRT of the tuned values against the start values, which accepts H1
+/// (exit code 0). Deterministic: the engines play at a fixed depth.
+#[test]
+fn tuned_weights_beat_the_poor_start_values_in_an_sprt() {
+    let out = scratch("demo");
+    let o = arbiter(&[
+        "tune",
+        "--game",
+        "leiserchess",
+        "--openings",
+        &common::book("leiserchess"),
+        "--pairs",
+        "400",
+        "--concurrency",
+        "2",
+        "--engine",
+        &format!("cmd={}", engine()),
+        "name=e",
+        "--each",
+        "depth=2",
+        "tc=inf",
+        "--param",
+        "Material=300,0,400,20,0.05",
+        "--param",
+        "Mobility=0,0,100,5,0.1",
+        "--verify",
+        "elo0=0",
+        "elo1=20",
+        "alpha=0.05",
+        "beta=0.05",
+        "--verify-games",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let said = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}{}", stderr(&o));
+    assert!(said.contains("H1 accepted"), "{said}");
+    let tuned = std::fs::read_to_string(out.join("tuned.txt")).unwrap();
+    let mobility: i64 = tuned
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("option.Mobility="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{tuned}"));
+    assert!(mobility > 0, "{tuned}");
+    eprintln!("{tuned}{said}");
+    let _ = std::fs::remove_dir_all(out);
+}
