@@ -280,3 +280,51 @@ fn tuned_weights_beat_the_poor_start_values_in_an_sprt() {
     eprintln!("{tuned}{said}");
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// A `[tune]` section makes a TOML file a tune for `arbiter run`, with the flags' names as keys;
+/// a bad parameter is named by its file and line.
+#[test]
+fn a_toml_file_with_a_tune_section_is_a_tune() {
+    let dir = scratch("toml");
+    let file = dir.join("tune.toml");
+    let text = |param: &str| {
+        format!(
+            "game = \"chess\"\nconcurrency = 2\nrandom_openings = true\nout = \"t\"\n\n\
+             [each]\ndepth = 1\ntc = \"inf\"\n\n[[engine]]\ncmd = \"{}\"\nname = \"e\"\n\n\
+             [tune]\npairs = 40\nwindow = 4\nparams = [\"{param}\"]\n",
+            engine()
+        )
+    };
+    std::fs::write(&file, text("Focus=150,0,200,8,0.5")).unwrap();
+    let o = arbiter(&["run", file.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Tuned values: option.Focus="),
+        "{}",
+        stdout(&o)
+    );
+    let saved = std::fs::read_to_string(dir.join("t").join("tune.json")).unwrap();
+    assert!(saved.contains("\"window\": 4"), "{saved}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("t").join("theta.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        42
+    );
+
+    std::fs::write(&file, text("Focus=150,0,200")).unwrap();
+    let o = arbiter(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        dir.join("u").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("tune.toml:17: params:"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -10,6 +10,9 @@ use crate::referee::{DrawRule, ResignRule};
 use crate::stats::Sprt;
 use crate::tournament::spec::Anchor;
 use crate::tournament::{Format, RunKind, RunSpec, SpecError};
+use crate::tune::spec as spec_defaults;
+use crate::tune::spsa::Param;
+use crate::tune::TuneSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,6 +47,51 @@ struct TomlRun {
     each: BTreeMap<String, toml::Value>,
     #[serde(default)]
     engine: Vec<TomlEngine>,
+    /// Present: the file describes a tune (`arbiter tune`) of its one engine.
+    tune: Option<TomlTune>,
+}
+
+/// The `[tune]` section: `arbiter tune`'s own flags, by the same names.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlTune {
+    /// `NAME=START,MIN,MAX,C_END,R_END`, one string per parameter.
+    params: Vec<String>,
+    pairs: Option<u64>,
+    alpha: Option<f64>,
+    gamma: Option<f64>,
+    a_ratio: Option<f64>,
+    window: Option<u64>,
+    verify: Option<String>,
+    verify_games: Option<u64>,
+}
+
+impl TomlTune {
+    fn spec(&self, run: RunSpec) -> Result<TuneSpec, SpecError> {
+        let params = self
+            .params
+            .iter()
+            .map(|p| Param::parse(p).map_err(|why| SpecError::new("params", why)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let engine = run.engines.first().cloned().ok_or_else(|| {
+            SpecError::new("engine", "a tune needs its engine: one [[engine]] table")
+        })?;
+        let mut spec = TuneSpec::new(engine, params, self.pairs.unwrap_or(spec_defaults::PAIRS));
+        let (games, rounds) = (spec.run.games, spec.run.rounds);
+        spec.run = RunSpec {
+            kind: RunKind::Match,
+            games,
+            rounds,
+            ..run
+        };
+        spec.gains.alpha = self.alpha.unwrap_or(spec.gains.alpha);
+        spec.gains.gamma = self.gamma.unwrap_or(spec.gains.gamma);
+        spec.gains.a_ratio = self.a_ratio.unwrap_or(spec.gains.a_ratio);
+        spec.window = self.window.unwrap_or(spec.window);
+        spec.verify = key_values("verify", self.verify.as_slice(), Sprt::parse)?;
+        spec.verify_games = self.verify_games.unwrap_or(spec.verify_games);
+        Ok(spec)
+    }
 }
 
 #[derive(Deserialize)]
@@ -127,7 +175,13 @@ fn toml_engine_settings(e: &TomlEngine, base: &Path) -> Vec<String> {
     settings
 }
 
-fn toml_spec(run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
+fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
+    if run.tune.take().is_some() {
+        return Err(SpecError::new(
+            "tune",
+            "this file describes a tune: run it with `arbiter run` (not as a tournament)",
+        ));
+    }
     if run.engine.is_empty() {
         return Err(SpecError::new("engine", "no [[engine]] tables"));
     }
@@ -306,6 +360,43 @@ pub fn job_of(file: &Path, quiet: bool, out: Option<&Path>) -> Result<RunJob, Fa
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
     job_of_text(text, file, quiet, out)
+}
+
+/// The tune a TOML file with a `[tune]` section describes; `None` for any other file.
+pub fn tune_job_of(
+    file: &Path,
+    quiet: bool,
+    out: Option<&Path>,
+) -> Result<Option<super::tunecmd::TuneJob>, Failure> {
+    if file.extension().is_none_or(|e| e != "toml") {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
+    let mut run: TomlRun = toml::from_str(&text)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+    let Some(tune) = run.tune.take() else {
+        return Ok(None);
+    };
+    let origin = Origin::File {
+        path: file.to_path_buf(),
+        text,
+        mit: false,
+    };
+    let base: PathBuf = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut spec = toml_spec(run, &base)
+        .and_then(|run| tune.spec(run))
+        .map_err(|e| origin.explain(e))?;
+    if let Some(dir) = out {
+        spec.run.out = Some(dir.to_path_buf());
+        spec.run.name = None;
+    }
+    Ok(Some(super::tunecmd::TuneJob {
+        spec,
+        origin,
+        quiet,
+        resume: None,
+    }))
 }
 
 /// The run a configuration's text describes, as read from `file` (whose name says the format:

@@ -35,6 +35,8 @@ mod runcmd;
 mod summary;
 mod tunecmd;
 
+use crate::tune::spec::TUNE_FILE;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -489,9 +491,34 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             .and_then(|(entry, fen)| rulescmd::show(entry, fen.as_deref(), &moves, svg.as_deref()))
             .map(|_| 0),
         Command::Games => rulescmd::list_games().map(|_| 0),
-        Command::Match(_) | Command::Tournament(_) | Command::Run { .. } => {
+        Command::Run {
+            ref file,
+            quiet,
+            ref out,
+            ref resume,
+            ref split,
+        } => {
+            // A TOML file with a [tune] section, or a tune's folder, is a tune.
+            if let Some(dir) = resume.as_ref().filter(|d| d.join(TUNE_FILE).is_file()) {
+                let spec = crate::tune::TuneSpec::load(dir).map_err(Failure::bad_input)?;
+                return tunecmd::execute(tunecmd::TuneJob {
+                    spec,
+                    origin: runargs::Origin::Saved(dir.join(TUNE_FILE)),
+                    quiet,
+                    resume: Some(dir.clone()),
+                });
+            }
+            if resume.is_none() {
+                if let Some(mut job) = configcmd::tune_job_of(file, quiet, out.as_deref())? {
+                    split
+                        .apply(&mut job.spec.run)
+                        .map_err(|e| runargs::Origin::CommandLine.explain(e))?;
+                    return tunecmd::execute(job);
+                }
+            }
             runcmd::execute(run_job(command, matches)?)
         }
+        Command::Match(_) | Command::Tournament(_) => runcmd::execute(run_job(command, matches)?),
         Command::Tune(args) => {
             let sub = matches
                 .subcommand_matches("tune")

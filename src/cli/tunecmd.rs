@@ -10,7 +10,7 @@ use crate::engine::EngineProcess;
 use crate::stats::Sprt;
 use crate::tournament::{lock_run_dir, RunKind, RunSpec, SpecError};
 use crate::tune::report::{self, REPORT_FILE, THETA_CSV, TUNED_FILE};
-use crate::tune::spec::{DEFAULT_WINDOW, TUNE_FILE};
+use crate::tune::spec::{DEFAULT_WINDOW, PAIRS, TUNE_FILE};
 use crate::tune::spsa::Param;
 use crate::tune::{tune, TuneOptions, TuneSpec, PAIRS_FILE};
 use clap::ArgAction;
@@ -31,7 +31,7 @@ pub struct TuneArgs {
     pub params: Vec<String>,
     /// Game pairs to play: each moves theta once. c and a decay so that they reach C_END and
     /// a_end = R_END·C_END² at the last pair.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = PAIRS)]
     pub pairs: u64,
     /// Decay of the step size a_k = a / (A + k)^alpha.
     #[arg(long, default_value_t = 0.602)]

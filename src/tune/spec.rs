@@ -20,6 +20,9 @@ pub const MAX_WINDOW: u64 = 4096;
 
 pub const MAX_PARAMS: usize = 256;
 
+/// The default number of pairs in a tune.
+pub const PAIRS: u64 = 1000;
+
 /// The default number of pairs one theta is played from before its results count.
 pub const DEFAULT_WINDOW: u64 = 8;
 
