@@ -259,32 +259,32 @@ fn a_tune_split_over_a_slurm_array_reaches_the_theta_of_one_machine() {
         &dir,
         &common::focus_tune(&dir.join("single"), 150, 40, 5, &[]),
     );
-    let cluster = common::focus_tune(&dir.join("cluster"), 150, 40, 5, &["--shard", "slurm"]);
-    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_arbiter").to_string())
-        .chain(cluster)
-        .map(|a| format!("'{a}'"))
-        .collect();
-    let submitted = Command::new("sbatch")
-        .args([
-            "--parsable",
-            "--array=0-2",
-            "--time=15:00",
-            "--output",
-            dir.join("slurm-tune-%A_%a.out").to_str().unwrap(),
-            "--wrap",
-            &quoted.join(" "),
-        ])
+    // The script `arbiter slurm` writes for the tune, submitted as a user would.
+    let cluster = common::focus_tune(&dir.join("cluster"), 150, 40, 5, &[]);
+    let mut args = vec!["slurm", "--shards", "3", "--time", "15:00", "--"];
+    args.extend(cluster.iter().map(String::as_str));
+    let script = arbiter_in(&dir, &args);
+    assert_eq!(script.status.code(), Some(0), "{}", stderr(&script));
+    assert!(
+        !stdout(&script).contains(" merge "),
+        "a tune needs no merge job"
+    );
+    std::fs::write(dir.join("tune.sh"), &script.stdout).unwrap();
+    let submitted = Command::new("bash")
+        .arg("tune.sh")
         .current_dir(&dir)
         .output()
         .unwrap();
     assert!(submitted.status.success(), "{}", stderr(&submitted));
-    let job = stdout(&submitted).trim().to_string();
+    // "submitted array job <id> (3 tasks)"
+    let said = stdout(&submitted);
+    let job = said.split_whitespace().nth(3).unwrap().to_string();
     wait_for(&[&job], Duration::from_secs(600));
     let theta = |d: &str| std::fs::read_to_string(dir.join(d).join("theta.csv"));
-    let logs: Vec<String> = std::fs::read_dir(&dir)
+    let logs: Vec<String> = std::fs::read_dir(dir.join("cluster"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("slurm-tune-"))
+        .filter(|p| p.to_string_lossy().contains("slurm-"))
         .map(|p| std::fs::read_to_string(p).unwrap_or_default())
         .collect();
     assert_eq!(

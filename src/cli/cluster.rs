@@ -81,7 +81,14 @@ pub struct SlurmOptions {
 /// and the merge as a job that waits for every task, however it ended. Every value from the
 /// user is quoted for bash and given to `sbatch` as an argument, never as a `#SBATCH` line or
 /// unquoted text: a newline, `;`, `$(...)` or a space in a name or path stays a character.
-pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Result<String, Failure> {
+/// The job script for `args` split over `opts.shards` array tasks; with `merge`, a job that
+/// waits for them and merges their folders (a tune's tasks write its files themselves).
+pub fn slurm_script(
+    job: &RunJob,
+    args: &[String],
+    opts: &SlurmOptions,
+    merge: bool,
+) -> Result<String, Failure> {
     let spec = &job.spec;
     check_splittable(job, args)?;
     let exe = std::env::current_exe()
@@ -113,18 +120,36 @@ pub fn slurm_script(job: &RunJob, args: &[String], opts: &SlurmOptions) -> Resul
     }
     let common = common.join(" ");
     let exe = quote(&exe.display().to_string());
-    let merge = format!(
+    let merge_command = format!(
         "cd {} && {exe} merge {} {}",
         quote(&cwd.display().to_string()),
         quote(&base_text),
         quote(&base_text)
     );
+    let (what, after) = if merge {
+        (
+            "then the merge, which waits for every task (afterany) and writes the\n# run's report into the run's folder."
+                .to_string(),
+            format!(
+                "merge=$(sbatch --parsable {common} --dependency=afterany:\"$array\"   --output=\"$base/slurm-merge-%j.out\" --wrap {})\necho \"submitted array job $array ({} tasks) and merge job $merge\"",
+                quote(&merge_command),
+                opts.shards
+            ),
+        )
+    } else {
+        (
+            "each writes the tune's files into its folder once\n# every pair is in.".to_string(),
+            format!(
+                "echo \"submitted array job $array ({} tasks)\"",
+                opts.shards
+            ),
+        )
+    };
     Ok(format!(
         r#"#!/bin/bash
 # Made by: arbiter slurm --shards {shards} -- {shown}
 # Submit with: bash <this file>. It submits {shards} array tasks sharing the run (each claims
-# game pairs in order), then the merge, which waits for every task (afterany) and writes the
-# run's report into the run's folder. A requeued or resubmitted task continues where it
+# game pairs in order), {what} A requeued or resubmitted task continues where it
 # stopped; the others play what a task that died left, after its lease.
 set -euo pipefail
 cd {cwd}
@@ -137,8 +162,7 @@ exec {exe} {command}
 ARBITER_TASK
 )
 array=${{array%%;*}}
-merge=$(sbatch --parsable {common} --dependency=afterany:"$array"   --output="$base/slurm-merge-%j.out" --wrap {merge})
-echo "submitted array job $array ({shards} tasks) and merge job $merge"
+{after}
 "#,
         shards = opts.shards,
         shown = args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "),
@@ -146,7 +170,6 @@ echo "submitted array job $array ({shards} tasks) and merge job $merge"
         cwd = quote(&cwd.display().to_string()),
         cpus = spec.concurrency,
         command = command.join(" "),
-        merge = quote(&merge),
     ))
 }
 

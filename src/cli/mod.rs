@@ -638,19 +638,35 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
         .try_get_matches_from(argv)
         .map_err(|e| Failure::bad_input(format!("the run after --: {e}")))?;
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Failure::bad_input(e.to_string()))?;
+    if let Command::Tune(args) = &cli.command {
+        let sub = matches
+            .subcommand_matches("tune")
+            .expect("the tune command's matches");
+        let job = tunecmd::job(args, engine_groups(sub))?;
+        // Checked as each task will check it, before anything is submitted.
+        let job = tunecmd::check_before_play(job)?;
+        let run_job = runargs::RunJob {
+            spec: job.spec.run,
+            origin: job.origin,
+            quiet: job.quiet,
+            resume: None,
+        };
+        say_inline!("{}", cluster::slurm_script(&run_job, run, opts, false)?);
+        return Ok(0);
+    }
     if !matches!(
         cli.command,
         Command::Match(_) | Command::Tournament(_) | Command::Run { .. }
     ) {
         return Err(Failure::bad_input(
-            "the run after -- must be `match ...`, `tournament ...` or `run FILE`",
+            "the run after -- must be `match ...`, `tournament ...`, `run FILE` or `tune ...`",
         ));
     }
     let job = run_job(cli.command, &matches)?;
     // Everything a task will check, checked before anything is submitted: settings, book,
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
-    say_inline!("{}", cluster::slurm_script(&job, run, opts)?);
+    say_inline!("{}", cluster::slurm_script(&job, run, opts, true)?);
     Ok(0)
 }
 

@@ -246,12 +246,21 @@ fn open_folder(job: &TuneJob, mine: &Path) -> Result<crate::tournament::RunLock,
     Ok(lock)
 }
 
-pub fn execute(mut job: TuneJob) -> Result<u8, Failure> {
+/// What a tune checks before it plays (its settings, book and the engine's options), nothing
+/// written; the job comes back with each parameter's kind (whole number or decimal) known.
+pub fn check_before_play(mut job: TuneJob) -> Result<TuneJob, Failure> {
     job.spec.check().map_err(|e| job.origin.explain(e))?;
+    let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
+    runcmd::openings(&job.spec.run, entry)?;
+    check_engine_options(&runtime()?, &mut job.spec, entry.id)?;
+    Ok(job)
+}
+
+pub fn execute(job: TuneJob) -> Result<u8, Failure> {
+    let job = check_before_play(job)?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
     let (book, openings) = runcmd::openings(&job.spec.run, entry)?;
     let runtime = runtime()?;
-    check_engine_options(&runtime, &mut job.spec, entry.id)?;
     let (root, mine) = folders(&job);
     let _lock = open_folder(&job, &mine)?;
     let spec = job.spec.clone();
