@@ -158,7 +158,7 @@ enum Command {
     /// Example (the bundled engine's evaluation weights, from poor values):
     ///   arbiter tune --game leiserchess --pairs 400 --concurrency 2 \
     ///     --engine cmd=target/release/arbiter-engine name=e --each depth=2 tc=inf \
-    ///     --param Material=40,0,400,10,0.02 --param Mobility=30,0,100,3,0.02 \
+    ///     --param Material=300,0,400,20,0.05 --param Mobility=0,0,100,5,0.1 \
     ///     --verify elo0=0 elo1=20 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
     Tune(Box<tunecmd::TuneArgs>),
@@ -523,7 +523,16 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             let sub = matches
                 .subcommand_matches("tune")
                 .expect("the tune command's matches");
-            tunecmd::execute(tunecmd::job(&args, engine_groups(sub))?)
+            let mut job = tunecmd::job(&args, engine_groups(sub))?;
+            if job.resume.is_some() {
+                // Only how the rest is played may change on resume, as for a run.
+                let (quiet, concurrency) = resume_overrides("tune", sub)?;
+                job.quiet |= quiet;
+                if let Some(c) = concurrency {
+                    job.spec.run.concurrency = c;
+                }
+            }
+            tunecmd::execute(job)
         }
         Command::Rate(args) => ratecmd::run(args),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
