@@ -95,6 +95,7 @@ enum Command {
     /// An illegal move stops the replay with its ply number and exit code 1.
     /// Move numbers such as `12.` are skipped, so a recorded game can be pasted as is.
     Replay {
+        /// Game id (see `arbiter games`).
         game: String,
         /// Start from this position (or a setup name) instead of the start position.
         #[arg(long, conflicts_with = "setup")]
@@ -103,12 +104,13 @@ enum Command {
         #[arg(long)]
         setup: Option<String>,
         /// Moves in the game's notation, as separate arguments or in one quoted string.
-        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        #[arg(num_args = 0..)]
         moves: Vec<String>,
     },
     /// Draw the board as text, after optional moves; --svg also draws it as a picture, with the
     /// last move's laser beam and what it removed.
     Show {
+        /// Game id (see `arbiter games`).
         game: String,
         /// Start from this position (or a setup name) instead of the start position.
         #[arg(long, conflicts_with = "setup")]
@@ -119,12 +121,12 @@ enum Command {
         /// Also write the position as an SVG picture to this file.
         #[arg(long, value_name = "FILE")]
         svg: Option<std::path::PathBuf>,
-        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        #[arg(num_args = 0..)]
         moves: Vec<String>,
     },
     /// List the games arbiter referees, with their start positions.
     Games,
-    /// Play a match between two engines: game pairs with colours reversed, concurrently.
+    /// Play a match between two engines: game pairs with colours reversed, concurrently
     ///
     /// Results go to reports/<name>/ (games.csv, standings.csv, crosstable.csv, games.pgn,
     /// report.md, report.html) and a journal that `--resume <dir>` continues from.
@@ -162,7 +164,7 @@ enum Command {
     ///     --verify elo0=0 elo1=20 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
     Tune(Box<tunecmd::TuneArgs>),
-    /// Run a tournament described in a file: arbiter's TOML (see tournament.example.toml) or
+    /// Run a tournament (or, with a [tune] section, a tune) described in a file: arbiter's TOML or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
         /// The configuration file (.toml, or the autotester's key = value .txt).
@@ -179,8 +181,10 @@ enum Command {
         #[command(flatten)]
         split: runargs::SplitArgs,
     },
-    /// Join the shard folders of a split run (`--shard K/N`) into one run folder with the files a
-    /// single machine would have written (games.csv, standings.csv, crosstable.csv, report...).
+    /// Join a split run's shard folders into one folder, as one machine would have written it.
+    ///
+    /// The shards of a run split with `--shard K/N` become one run folder with the files a single
+    /// machine would have written (games.csv, standings.csv, crosstable.csv, report...).
     ///
     /// DIR is a shard folder or a folder holding shard-* folders (the run's folder). Every game
     /// is replayed by the rules and checked against the run's schedule; a forged or foreign one
@@ -202,8 +206,9 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
-    /// Print a bash script that submits a run to Slurm: a job array with one shard per task and
-    /// the merge as a job that waits for them all.
+    /// Print a bash script that submits a run or a tune to Slurm as a job array.
+    ///
+    /// One shard per array task, and for a run the merge as a job that waits for them all.
     ///
     /// The run is given after `--` as it would be typed after `arbiter`, with --out on the
     /// cluster's shared file system. Each array task joins the run with `--shard slurm` and
@@ -241,6 +246,7 @@ enum Command {
     ///   arbiter book --game ultima --out openings/ultima.txt
     #[command(verbatim_doc_comment)]
     Book {
+        /// Game id (see `arbiter games`).
         #[arg(long)]
         game: String,
         /// Number of distinct openings.

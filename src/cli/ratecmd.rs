@@ -206,11 +206,7 @@ fn write_report(
     rating: &RatingOptions,
 ) -> Result<u8, Failure> {
     let out = args.out.clone().unwrap_or_else(|| {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        PathBuf::from(format!("reports/rate-{secs}"))
+        PathBuf::from(format!("reports/rate-{}", crate::referee::now_for_names()))
     });
     let journal_path = out.join(crate::tournament::journal::JOURNAL_FILE);
     let marker = out.join(RATED_MARKER);

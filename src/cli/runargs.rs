@@ -35,7 +35,7 @@ pub struct RunArgs {
     /// Settings applied to every engine (an engine's own settings win).
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub each: Vec<String>,
-    /// Games played at the same time.
+    /// Games played at the same time (the quick start, `tournament` without --engine, plays 2).
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
     /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
@@ -53,6 +53,8 @@ pub struct RunArgs {
     /// Take openings in a seeded random order instead of book order.
     #[arg(long)]
     pub random_openings: bool,
+    /// Seeds what is chosen at random: the opening order with --random-openings, and a tune's
+    /// flips. The same seed plays the same schedule.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Draw a game after this many plies (termination "max plies").
@@ -110,8 +112,9 @@ pub struct RunArgs {
 /// Splitting a run over machines.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SplitArgs {
-    /// Play as task K of up to N of a split run, in the folder <out>/shard-K-of-N/ (needs --out
-    /// or --name, the same for every task). Tasks claim game pairs in the schedule's order, so
+    /// Play as task K of up to N of a split run, in the folder <out>/shard-K-of-N/ (needs the
+    /// run's folder, the same for every task: --out or --name, or for `run` its --out or the
+    /// file's out/name). Tasks claim game pairs in the schedule's order, so
     /// any number of them, started in any order, share the run; an SPRT stops them all near
     /// where one machine would stop. `slurm` takes K and N from the Slurm array task
     /// (SLURM_ARRAY_TASK_ID, _MIN, _COUNT). `arbiter merge` joins the folders.
@@ -189,15 +192,20 @@ impl SplitArgs {
     }
 }
 
+/// The most games of a match with an SPRT and no `--games`.
+pub const SPRT_GAMES: u64 = 100_000;
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct MatchArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Number of games; each opening is played twice with colours reversed.
-    #[arg(long, default_value_t = 2)]
-    pub games: u64,
+    /// Number of games; each opening is played twice with colours reversed. Default 2; with
+    /// --sprt, until the test decides, at most 100000.
+    #[arg(long)]
+    pub games: Option<u64>,
     /// Stop as soon as a sequential test decides: elo0=<e> elo1=<e> alpha=<a> beta=<b>
-    /// [model=normalized|logistic]. Exit code 0: H1 accepted, 1: H0, 3: undecided at --games.
+    /// [model=normalized|logistic] (alpha and beta default to 0.05, model to normalized).
+    /// Exit code 0: H1 accepted, 1: H0, 3: undecided at --games.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub sprt: Vec<String>,
 }
@@ -383,9 +391,24 @@ impl RunArgs {
 impl MatchArgs {
     pub fn job(&self) -> Result<RunJob, Failure> {
         let spec = self.run.spec(RunKind::Match).and_then(|mut spec| {
-            spec.games = Some(self.games);
-            spec.rounds = self.games.div_ceil(2).max(1);
             spec.sprt = key_values("sprt", &self.sprt, Sprt::parse)?;
+            // An SPRT stopped after the default two games decides nothing: without --games it
+            // plays until it decides, and says so.
+            let games = match (self.games, spec.sprt.is_some()) {
+                (Some(games), _) => games,
+                (None, true) => {
+                    if !self.run.quiet {
+                        eprintln!(
+                            "SPRT without --games: playing until it decides, at most \
+                             {SPRT_GAMES} games"
+                        );
+                    }
+                    SPRT_GAMES
+                }
+                (None, false) => 2,
+            };
+            spec.games = Some(games);
+            spec.rounds = games.div_ceil(2).max(1);
             Ok(spec)
         });
         self.run.job(spec)

@@ -33,15 +33,11 @@ pub fn self_command() -> String {
     }
 }
 
-/// A folder reports/<kind>-<game>-<seconds>[-n] not there yet, for a run given no --name or
+/// A folder reports/<kind>-<game>-<date>-<time>[-n] (UTC) not there yet, for a run given no --name or
 /// --out: runs started one after another in the same second each get their own. (It is
 /// created only once the run is accepted; a refused run leaves nothing.)
 pub(super) fn default_dir(kind: &str, game: &str) -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let base = format!("{kind}-{game}-{secs}");
+    let base = format!("{kind}-{game}-{}", crate::referee::now_for_names());
     let reports = Path::new("reports");
     (1..1000)
         .map(|n| match n {

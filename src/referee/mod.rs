@@ -8,4 +8,4 @@ pub mod record;
 pub use adjudication::{Adjudication, DrawRule, ResignRule};
 pub use clock::{Clock, TimeControl};
 pub use game::{play_game, GameError, GameSpec, Player};
-pub use record::{GameRecord, MoveRecord};
+pub use record::{now_for_names, GameRecord, MoveRecord};

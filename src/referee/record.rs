@@ -244,12 +244,21 @@ impl GameRecord {
 
 /// Today's date as `YYYY.MM.DD` (PGN's format), from the system clock, in UTC.
 pub fn today() -> String {
-    let days = std::time::SystemTime::now()
+    let (year, month, day) = civil_date(now_secs() / 86_400);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() / 86_400)
-        .unwrap_or(0) as i64;
-    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's published algorithm.
-    let z = days + 719_468;
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The date (UTC) `days` after 1970-01-01: civil-from-days (proleptic Gregorian), after Howard
+/// Hinnant's published algorithm.
+fn civil_date(days: u64) -> (i64, i64, i64) {
+    let z = days as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -258,7 +267,32 @@ pub fn today() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}.{month:02}.{day:02}")
+    (year, month, day)
+}
+
+/// Now (UTC) as a folder name reads it: `2026-11-24-124512`.
+pub fn now_for_names() -> String {
+    name_of_time(now_secs())
+}
+
+fn name_of_time(secs: u64) -> String {
+    let (year, month, day) = civil_date(secs / 86_400);
+    let t = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}-{:02}{:02}{:02}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
+}
+
+#[cfg(test)]
+mod time_name_tests {
+    #[test]
+    fn folder_names_read_as_dates_and_times() {
+        assert_eq!(super::name_of_time(0), "1970-01-01-000000");
+        assert_eq!(super::name_of_time(1_795_449_125), "2026-11-23-155205");
+    }
 }
 
 #[cfg(test)]

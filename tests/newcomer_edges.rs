@@ -1,0 +1,163 @@
+//! The rough edges a newcomer hit, each as they met it: flags after the moves, an SPRT without
+//! `--games`, run folders named by epoch seconds, `--help` that left things out.
+
+mod common;
+
+use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-edges-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The README writes `show <game> [moves] --svg board.svg`: the flag after the moves.
+#[test]
+fn flags_work_after_the_moves() {
+    let dir = scratch("flags");
+    let svg = dir.join("b.svg");
+    let o = arbiter(&[
+        "show",
+        "leiserchess2012",
+        "f0U",
+        "e5L",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let before = arbiter(&["replay", "laserchess", "--setup", "ace"]);
+    let o = arbiter(&["replay", "laserchess", "--setup", "ace", "--fen", "x"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--setup and --fen conflict wherever they stand"
+    );
+    assert!(before.status.success(), "{}", stderr(&before));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `match --sprt` without `--games` used to stop after the default two games, undecided, with
+/// exit code 3 and no word why; it now plays until the test decides, and says so.
+#[test]
+fn an_sprt_without_games_plays_until_it_decides() {
+    let dir = scratch("sprt");
+    let e = engine();
+    let o = arbiter(&[
+        "match",
+        "--game",
+        "leiserchess",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=search",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=random",
+        "option.Style=random",
+        "--each",
+        "depth=2",
+        "tc=inf",
+        "--concurrency",
+        "2",
+        "--sprt",
+        "elo0=0",
+        "elo1=100",
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("SPRT without --games: playing until it decides, at most 100000 games"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "H1 accepted: {}", stdout(&o));
+    let games = std::fs::read_to_string(dir.join("m").join("games.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert!(games > 2, "it played on past two games ({games})");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A run given no --out or --name gets a folder named by a readable UTC date and time.
+#[test]
+fn run_folders_are_named_by_date_and_time() {
+    let dir = scratch("names");
+    let e = engine();
+    let o = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=a",
+            "--engine",
+            &format!("cmd={e}"),
+            "name=b",
+            "--each",
+            "depth=1",
+            "tc=inf",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let stamp = names[0].strip_prefix("match-leiserchess-").unwrap();
+    // 2026-11-24-124512
+    let digits: Vec<&str> = stamp.split('-').collect();
+    assert_eq!(
+        digits.iter().map(|d| d.len()).collect::<Vec<_>>(),
+        [4, 2, 2, 6],
+        "{stamp}"
+    );
+    assert!(digits.iter().all(|d| d.chars().all(|c| c.is_ascii_digit())));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn help_explains_what_it_used_to_leave_out() {
+    let help = |args: &[&str]| stdout(&arbiter(args));
+    let top = help(&["--help"]);
+    for line in top
+        .lines()
+        .filter(|l| l.starts_with("  merge") || l.starts_with("  slurm"))
+    {
+        assert!(
+            !line.trim_end().ends_with(" a") && !line.trim_end().ends_with(" and"),
+            "{line}"
+        );
+    }
+    assert!(top.contains("chess."), "{top}");
+    let matched = help(&["match", "--help"]);
+    assert!(
+        matched.contains("Seeds what is chosen at random"),
+        "{matched}"
+    );
+    assert!(
+        matched.contains("alpha and beta default to 0.05"),
+        "{matched}"
+    );
+    assert!(
+        matched.contains("with\n          --sprt, until the test decides")
+            || matched.contains("until the test decides")
+    );
+    let book = help(&["book", "--help"]);
+    assert!(book.contains("--game <GAME>\n          Game id"), "{book}");
+    for command in ["show", "replay"] {
+        let text = help(&[command, "--help"]);
+        assert!(text.contains("Game id"), "{text}");
+    }
+    let run = help(&["run", "--help"]);
+    assert!(
+        !run.contains("needs --out\n          or --name, the same"),
+        "{run}"
+    );
+    assert!(run.contains("the file's out/name"), "{run}");
+}
