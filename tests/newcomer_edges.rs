@@ -161,3 +161,40 @@ fn help_explains_what_it_used_to_leave_out() {
     );
     assert!(run.contains("the file's out/name"), "{run}");
 }
+
+/// More games at once than CPUs under a clock: said before the run starts.
+#[test]
+fn more_games_than_cpus_under_a_clock_is_warned_of() {
+    let dir = scratch("overload");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let e = engine();
+    let o = arbiter(&[
+        "match",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=a",
+        "option.Style=random",
+        "--engine",
+        &format!("cmd={e}"),
+        "name=b",
+        "option.Style=random",
+        "--each",
+        "st=0.05",
+        "--games",
+        "2",
+        "--concurrency",
+        &(cpus + 1).to_string(),
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {} games at a time on {cpus} CPUs",
+            cpus + 1
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -4,6 +4,7 @@
 use super::runargs::RunJob;
 use super::Failure;
 use crate::tournament::merge::{merge, MergeError};
+use crate::tournament::report::counted;
 use std::path::{Path, PathBuf};
 
 /// Exit code of a merge that is missing games (and has no SPRT decision that made them moot).
@@ -19,12 +20,12 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
     })?;
     let shards: Vec<String> = merged.shards.iter().map(u64::to_string).collect();
     say!(
-        "Merged {} games from {} shard folders (shards {}) into {}; {} duplicate entries dropped.",
-        merged.games,
-        merged.folders.len(),
+        "Merged {} from {} (shards {}) into {}; {} dropped.",
+        counted(merged.games, "game", "games"),
+        counted(merged.folders.len() as u64, "shard folder", "shard folders"),
         shards.join(", "),
         out.display(),
-        merged.duplicates
+        counted(merged.duplicates, "duplicate entry", "duplicate entries")
     );
     let spec = &merged.spec;
     super::runcmd::write_copies(out, spec.pgnout.as_deref(), spec.epdout.as_deref())?;

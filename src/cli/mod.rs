@@ -26,6 +26,7 @@ mod configcmd;
 #[cfg(test)]
 mod every_setting;
 mod fastchess_config;
+mod overload;
 mod peer_bench;
 mod progress;
 mod ratecmd;

@@ -260,6 +260,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     };
     if !job.quiet {
         warn_if_huge(total, spec.engines.len());
+        super::overload::before(spec);
     }
     let runtime = runtime()?;
     start_engines_once(&runtime, &job, entry)?;
@@ -307,6 +308,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     }
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     super::summary::print(&outcome, &names, &spec.rating_options(), spec.sprt);
+    super::overload::after(spec, &outcome);
     say!("Report: {}", out_dir.join("report.html").display());
     if outcome.interrupted {
         say!(

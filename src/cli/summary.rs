@@ -30,10 +30,10 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
         let last = outcome.llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = s.bounds();
         say!(
-            "SPRT: {} (LLR {} after {} pairs, bounds {lo:.3}, {hi:.3})",
+            "SPRT: {} (LLR {} after {}, bounds {lo:.3}, {hi:.3})",
             describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
-            outcome.llr.len()
+            crate::tournament::report::counted(outcome.llr.len() as u64, "pair", "pairs")
         );
     }
 }

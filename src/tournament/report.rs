@@ -107,6 +107,14 @@ pub fn standings(totals: &Totals, ratings: &Option<Ratings>) -> Vec<Standing> {
     rows
 }
 
+/// `n` with its noun, plural unless `n` is 1: "1 pair", "4 pairs".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        _ => format!("{n} {many}"),
+    }
+}
+
 /// A cell a spreadsheet will not run: text starting with `=`, `+`, `-`, `@`, a tab or a return
 /// (an engine named `=HYPERLINK(...)`) gets a leading `'`, as OWASP advises; numbers stay as
 /// they are.
@@ -350,11 +358,11 @@ pub fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, St
             (
                 format!("{} vs {}", totals.names[a], totals.names[b]),
                 format!(
-                    "{}-{}-{} ({} pairs)",
+                    "{}-{}-{} ({})",
                     w.wins,
                     w.losses,
                     w.draws,
-                    t.pairs.pairs()
+                    counted(t.pairs.pairs(), "pair", "pairs")
                 ),
                 tri,
                 format!("{penta}; nElo {nelo}"),
@@ -425,8 +433,8 @@ fn markdown(
     if let Some((sprt, llr)) = &info.sprt {
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
-        let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} after {} pairs, bounds [{lo:.3}, {hi:.3}], {}.",
-            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_sprt_end(sprt, llr, info.decision));
+        let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], {}.",
+            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), counted(llr.len() as u64, "pair", "pairs"), describe_sprt_end(sprt, llr, info.decision));
     }
     let ends: Vec<String> = totals
         .terminations

@@ -256,7 +256,7 @@ fn pairings(h: &mut String, totals: &Totals) {
 fn sprt_section(h: &mut String, sprt: &Sprt, llr: &[f64], info: &RunInfo) {
     let last = llr.last().copied().unwrap_or(0.0);
     let (lo, hi) = sprt.bounds();
-    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {} game pairs, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), llr.len(), describe_sprt_end(sprt, llr, info.decision));
+    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), super::report::counted(llr.len() as u64, "game pair", "game pairs"), describe_sprt_end(sprt, llr, info.decision));
     let series = Series {
         name: "LLR".into(),
         points: llr

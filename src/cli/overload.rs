@@ -1,0 +1,78 @@
+//! Warnings that the machine, not the engines, may be deciding games on time: more games at once
+//! than CPUs, or a referee turnaround that is a large share of the time per move.
+
+use crate::stats::percentiles;
+use crate::tournament::{RunOutcome, RunSpec};
+use std::time::Duration;
+
+/// The least time an engine gets per move on top of its clock: its increment, or its fixed
+/// time per move (none for depth/node limits or a clock without increment).
+fn slice(spec: &RunSpec) -> Option<Duration> {
+    spec.engines
+        .iter()
+        .filter_map(|e| {
+            e.limits
+                .movetime
+                .or(e.limits.tc.map(|tc| tc.inc))
+                .filter(|d| !d.is_zero())
+        })
+        .min()
+}
+
+fn timed(spec: &RunSpec) -> bool {
+    spec.engines
+        .iter()
+        .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some())
+}
+
+/// Before the run: more concurrent games than CPUs under a clock.
+pub fn before(spec: &RunSpec) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if timed(spec) && spec.concurrency > cpus {
+        eprintln!(
+            "warning: {} games at a time on {cpus} CPUs: engines under a clock will wait for a \
+             CPU and may lose on time to the machine, not to each other; use --concurrency {cpus} \
+             or less",
+            spec.concurrency
+        );
+    }
+}
+
+/// A p99 turnaround this share of the time per move or more is worth a word.
+const SHARE: f64 = 0.1;
+
+/// After the run: a referee turnaround that is a large share of the time per move.
+pub fn after(spec: &RunSpec, outcome: &RunOutcome) {
+    let (Some(slice), Some((_, p99, _))) = (slice(spec), percentiles(&outcome.latency_us)) else {
+        return;
+    };
+    let p99 = Duration::from_micros(p99.max(0) as u64);
+    if p99.as_secs_f64() >= SHARE * slice.as_secs_f64() {
+        eprintln!(
+            "warning: the p99 turnaround ({} ms) is {:.0}% of the {} ms each move adds: the \
+             machine is overloaded for this time control ({} lost on time). Lower \
+             --concurrency, close other work, or give more time per move.",
+            p99.as_millis(),
+            100.0 * p99.as_secs_f64() / slice.as_secs_f64(),
+            slice.as_millis(),
+            outcome.time_forfeits
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineConfig;
+    use crate::tournament::RunKind;
+
+    #[test]
+    fn the_time_per_move_is_the_least_increment_or_fixed_time() {
+        let engine = |s: &str| EngineConfig::parse(&["cmd=/bin/sh", s], &[] as &[&str]).unwrap();
+        let mut spec = RunSpec::new(RunKind::Match, vec![engine("tc=1+0.01"), engine("st=0.5")]);
+        assert_eq!(slice(&spec), Some(Duration::from_millis(10)));
+        assert!(timed(&spec));
+        spec.engines = vec![engine("depth=2"), engine("tc=10")];
+        assert_eq!(slice(&spec), None);
+    }
+}
