@@ -139,17 +139,42 @@ fn elo_over_the_run(h: &mut String, story: &Story) {
     // Two engines: the first one's Elo against the other, with its interval. More: each
     // engine's Elo against the field it met.
     let shown = if names.len() == 2 { 1 } else { names.len() };
+    // An engine that has won (or lost) every game so far has no estimate: its one-sided 95%
+    // bound is drawn instead, and its legend says so.
+    let mut bounded = false;
     let series: Vec<Series> = (0..shown)
         .map(|i| {
-            let finite = story.history[i]
-                .iter()
-                .filter_map(|s| s.elo.map(|elo| (s.games as f64, elo)))
-                .filter(|(_, (a, b, c))| a.is_finite() && b.is_finite() && c.is_finite());
-            let (points, band) = finite.map(|(g, (a, b, c))| ((g, a), (g, b, c))).unzip();
+            let mut from_bounds = false;
+            let mut points = Vec::new();
+            let mut band = Vec::new();
+            for s in &story.history[i] {
+                let g = s.games as f64;
+                match (s.elo, s.bound) {
+                    (Some((a, b, c)), _) if a.is_finite() && b.is_finite() && c.is_finite() => {
+                        points.push((g, a));
+                        band.push((g, b, c));
+                    }
+                    (None, Some(bound)) if bound.is_finite() => {
+                        points.push((g, bound));
+                        from_bounds = true;
+                    }
+                    _ => {}
+                }
+            }
+            bounded |= from_bounds;
+            let name = if from_bounds {
+                format!("{} (bound while it won or lost every game)", names[i])
+            } else {
+                names[i].clone()
+            };
             Series {
-                name: names[i].clone(),
+                name,
                 points,
-                band: if shown == 1 { band } else { Vec::new() },
+                band: if shown == 1 && !from_bounds {
+                    band
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
@@ -178,6 +203,13 @@ fn elo_over_the_run(h: &mut String, story: &Story) {
     );
     if !chart.is_empty() {
         let _ = write!(h, "<h2>{}</h2>{chart}", e(&title));
+        if bounded {
+            h.push_str(
+                "<p class=\"note\">An engine that has won every game so far has no Elo \
+                 estimate (it would be infinite): its line shows the one-sided 95% lower bound \
+                 instead (an upper bound for one that has lost every game).</p>",
+            );
+        }
     }
 }
 

@@ -19,6 +19,9 @@ pub const MAX_HISTORY: usize = 10;
 pub struct Snapshot {
     pub games: u64,
     pub elo: Option<(f64, f64, f64)>,
+    /// While every game so far was won (or lost): the one-sided 95% bound on its Elo, a lower
+    /// (or upper) bound, in place of an estimate.
+    pub bound: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -93,13 +96,15 @@ impl Story {
             return;
         }
         for (i, wdl) in self.per_engine.iter().enumerate() {
-            let elo = match trinomial_elo(*wdl) {
-                EloEstimate::Estimate { elo, lower, upper } => Some((elo, lower, upper)),
-                _ => None,
+            let (elo, bound) = match trinomial_elo(*wdl) {
+                EloEstimate::Estimate { elo, lower, upper } => (Some((elo, lower, upper)), None),
+                EloEstimate::Perfect { bound, .. } => (None, Some(bound)),
+                _ => (None, None),
             };
             self.history[i].push(Snapshot {
                 games: self.games,
                 elo,
+                bound,
             });
         }
     }
@@ -162,5 +167,28 @@ mod tests {
         assert_eq!(story.endings[1][&Termination::TimeForfeit].lost, 0);
         let (elo, lo, hi) = story.history[0].last().unwrap().elo.unwrap();
         assert!(elo < 0.0 && lo < elo && elo < hi);
+    }
+
+    #[test]
+    fn an_engine_that_wins_every_game_has_a_bound_instead_of_an_estimate() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let mut story = Story::new(&names, 10);
+        for i in 0..10 {
+            story.add(&entry(
+                i,
+                "a",
+                "b",
+                Outcome::WhiteWins,
+                Termination::TimeForfeit,
+            ));
+        }
+        story.finish();
+        let last = story.history[0].last().unwrap();
+        assert!(
+            last.elo.is_none() && last.bound.is_some_and(|b| b > 0.0),
+            "{last:?}"
+        );
+        let loser = story.history[1].last().unwrap();
+        assert!(loser.bound.is_some_and(|b| b < 0.0), "{loser:?}");
     }
 }
