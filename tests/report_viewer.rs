@@ -178,3 +178,58 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
     let info = between(&dom, "<p id=\"info\">", "</p>").expect("the viewer wrote its info line");
     assert!(info.contains(&expected), "{info} (expected {expected})");
 }
+
+/// A report of a five-engine tournament (wide crosstable, LOS matrix and charts) read in the
+/// narrowest window Chromium opens (360 pixels asked): nothing runs off the page (tables scroll inside themselves, charts and the
+/// board shrink to fit).
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
+fn the_report_fits_a_narrow_window() {
+    let dir = scratch("viewer", "narrow");
+    let e = bundled_engine();
+    let mut args: Vec<String> = ["tournament", "--rounds", "1", "--each", "depth=1", "tc=inf"]
+        .map(String::from)
+        .to_vec();
+    for (name, style) in [
+        ("search-engine-with-a-long-name", "search"),
+        ("greedy-engine-with-a-long-name", "greedy"),
+        ("random-one", "random"),
+        ("random-two", "random"),
+        ("random-three", "random"),
+    ] {
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={e}"),
+            format!("name={name}"),
+            format!("option.Style={style}"),
+        ]);
+    }
+    args.extend(["--out", "run", "--quiet"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The page as it is, with a line that writes the page's width where --dump-dom shows it.
+    let html = std::fs::read_to_string(dir.join("run").join("report.html")).unwrap();
+    let probe = html.replace(
+        "</body>",
+        "<script>addEventListener('load',()=>document.body.setAttribute('data-width',\
+         document.documentElement.scrollWidth+' '+innerWidth))</script></body>",
+    );
+    let page = dir.join("run").join("narrow.html");
+    std::fs::write(&page, probe).unwrap();
+    let url = format!("file://{}", page.display());
+    let dom = stdout(&chromium(&["--window-size=360,800", "--dump-dom", &url]));
+    let widths: Vec<u32> = between(&dom, "data-width=\"", "\"")
+        .unwrap_or_else(|| panic!("no width in the page:\n{}", &dom[..dom.len().min(2000)]))
+        .split(' ')
+        .map(|w| w.parse().unwrap())
+        .collect();
+    // Chromium keeps a window at least 500 pixels wide (its minimum), whatever is asked: the
+    // page must fit the window it got, as narrow as that is.
+    let (page_width, window) = (widths[0], widths[1]);
+    assert!(window <= 500, "the window is {window} pixels wide");
+    assert!(
+        page_width <= window,
+        "the page is {page_width} pixels wide in a {window}-pixel window"
+    );
+}

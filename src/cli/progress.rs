@@ -154,7 +154,11 @@ impl Reporter {
 fn standing(p: &Progress) -> String {
     let t = p.totals;
     if t.names.len() == 2 {
-        return format!("{} {}", t.names[0], compact(trinomial_elo(t.per_engine[0])));
+        return format!(
+            "{} Elo {}",
+            t.names[0],
+            compact(trinomial_elo(t.per_engine[0]))
+        );
     }
     let best = (0..t.names.len()).max_by(|&a, &b| {
         t.per_engine[a]
@@ -164,7 +168,7 @@ fn standing(p: &Progress) -> String {
     best.map(|i| {
         let w = t.per_engine[i];
         format!(
-            "leader {} {}/{} {}",
+            "leader {} {}/{} Elo vs field {}",
             t.names[i],
             w.points(),
             w.games(),

@@ -72,7 +72,10 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
 
 fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
     match outcome.totals.ratings(rating) {
-        Ok(r) => print_ratings(&r, &outcome.totals),
+        Ok(r) => {
+            say!("Joint ratings (Elo from all games together, 95% interval; the report's pairings give each pair's own):");
+            print_ratings(&r, &outcome.totals)
+        }
         Err(e) => say!("No joint ratings: {e}"),
     }
 }

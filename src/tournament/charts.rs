@@ -104,7 +104,7 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
     let x = |v: f64| left + (v - x_lo) / (x_hi - x_lo) * plot_w;
     let y = |v: f64| top + (y_hi - v.clamp(y_lo, y_hi)) / (y_hi - y_lo) * plot_h;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\" font-size=\"11\">",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\" font-size=\"11\">",
         html_escape(axes.label)
     );
     let _ = write!(svg, "<rect x=\"{left}\" y=\"{top}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#888\"/>");
@@ -175,7 +175,7 @@ pub fn ratings_chart(rated: &[(String, f64, f64, f64)]) -> String {
     let x = |v: f64| left + (v - lo) / (hi - lo) * width;
     let axis_y = row_h * rated.len() as f64 + 14.0;
     let height = axis_y + 40.0;
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"{height}\" role=\"img\" aria-label=\"Ratings with 95% intervals\" font-size=\"11\">");
+    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"{height}\" viewBox=\"0 0 660 {height}\" role=\"img\" aria-label=\"Ratings with 95% intervals\" font-size=\"11\">");
     let _ = write!(
         svg,
         "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{:.1}\" y2=\"{axis_y}\" stroke=\"#888\"/>",

@@ -425,7 +425,7 @@ fn markdown(
         let _ = writeln!(md, "\n{}", ratings_note(r));
         los_table(&mut md, totals, rows, r);
     }
-    let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | Elo (trinomial) | Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
+    let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | pairing Elo, these two alone (trinomial) | pairing Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = writeln!(md, "| {} | {wdl} | {tri} | {penta} | {l} |", md_text(&p));
     }

@@ -20,7 +20,9 @@ const STYLE: &str = "#moves{columns:8rem;font-size:.9rem}#moves li.now{font-weig
 padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid \
 #ccc;padding:.3rem .6rem;text-align:right}td:first-child,th:first-child,td.left{text-align:left}\
 caption{text-align:left;font-weight:bold;padding-bottom:.3rem}p.note{color:#555;font-size:.9rem}\
-nav a{margin-right:1rem}code{font-size:.85rem}#standings td:nth-child(2){text-align:left}";
+nav{display:flex;flex-wrap:wrap;column-gap:1rem}code{font-size:.85rem;overflow-wrap:anywhere}#standings td:nth-child(2){text-align:left}\
+table{display:block;max-width:100%;overflow-x:auto}svg{max-width:100%;height:auto;overflow:hidden}select{max-width:100%}\
+@media (max-width:40rem){body{margin:1rem auto;padding:0 .5rem}td,th{padding:.2rem .3rem}}";
 
 pub fn html(
     totals: &Totals,
@@ -31,7 +33,7 @@ pub fn html(
     story: &Story,
 ) -> String {
     let mut h = String::new();
-    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>", e(&info.event));
+    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>", e(&info.event));
     header(&mut h, totals, info);
     engines(&mut h, info);
     standings(&mut h, rows, ratings, note);
@@ -269,7 +271,7 @@ fn crosstable(h: &mut String, totals: &Totals) {
 }
 
 fn pairings(h: &mut String, totals: &Totals) {
-    h.push_str("<table id=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>Elo (trinomial)</th><th>Elo (pentanomial); normalized Elo</th><th>LOS</th></tr>");
+    h.push_str("<table id=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>pairing Elo, these two alone (trinomial)</th><th>pairing Elo (pentanomial); normalized Elo</th><th>LOS</th></tr>");
     for (p, wdl, tri, penta, l) in pairing_lines(totals) {
         let _ = write!(
             h,

@@ -272,7 +272,7 @@ function draw(dr,f){const rows=tokens(dr,f.fen),R=rows.length,F=Math.max(...rows
  const first=dr[1],w=F*C+2*M,h=R*C+2*M;
  const ctr=(x,y)=>[M+x*C+C/2,M+(R-1-y)*C+C/2];
  const at=s=>[s.charCodeAt(0)-97,parseInt(s.slice(1))-first];
- let o=`<svg xmlns="http://www.w3.org/2000/svg" class="board" width="${w}" height="${h}" font-family="sans-serif">`;
+ let o=`<svg xmlns="http://www.w3.org/2000/svg" class="board" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif">`;
  rows.forEach((cells,row)=>{const y=R-1-row;for(let x=0;x<F;x++){
   o+=`<rect x="${M+x*C}" y="${M+row*C}" width="${C}" height="${C}" fill="${(x+y)%2==0?'#b58863':'#f0d9b5'}"/>`;
   const t=cells[x];if(t){const white=/[A-Z]/.test(t),[cx,cy]=ctr(x,y);
