@@ -147,7 +147,7 @@ pub struct RunOutcome {
 }
 
 /// Whether SIGHUP is ignored, as `nohup` leaves it.
-pub(crate) fn hangup_ignored() -> bool {
+fn hangup_ignored() -> bool {
     // SAFETY: reading the signal's disposition only.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
@@ -157,12 +157,42 @@ pub(crate) fn hangup_ignored() -> bool {
 }
 
 /// Waits for the signal, or forever if it could not be installed.
-pub(crate) async fn next_signal(sig: &mut Option<Signal>) {
+async fn next_signal(sig: &mut Option<Signal>) {
     match sig {
         Some(s) => {
             s.recv().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+/// The signals that stop a run (or a tune) cleanly, with what it finished kept: SIGINT,
+/// SIGTERM, and a closed terminal's SIGHUP unless the user asked to survive it (`nohup`, which
+/// leaves SIGHUP ignored).
+pub(crate) struct StopSignals {
+    int: Option<Signal>,
+    term: Option<Signal>,
+    hup: Option<Signal>,
+}
+
+impl StopSignals {
+    pub(crate) fn install() -> StopSignals {
+        StopSignals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hup: (!hangup_ignored())
+                .then(|| signal(SignalKind::hangup()).ok())
+                .flatten(),
+        }
+    }
+
+    /// Waits for any of them.
+    pub(crate) async fn recv(&mut self) {
+        tokio::select! {
+            _ = next_signal(&mut self.int) => {}
+            _ = next_signal(&mut self.term) => {}
+            _ = next_signal(&mut self.hup) => {}
+        }
     }
 }
 
@@ -332,19 +362,11 @@ pub async fn run(
         .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let mut setup_error = None;
     let mut interrupted = false;
-    let mut sigint = signal(SignalKind::interrupt()).ok();
-    let mut sigterm = signal(SignalKind::terminate()).ok();
-    // A closed terminal (SIGHUP) ends the run as Ctrl-C does, with its reports; unless the user
-    // asked to survive it (`nohup`, which leaves SIGHUP ignored).
-    let mut sighup = (!hangup_ignored())
-        .then(|| signal(SignalKind::hangup()).ok())
-        .flatten();
+    let mut signals = StopSignals::install();
     loop {
         let next = tokio::select! {
             next = rx.recv() => next,
-            _ = next_signal(&mut sigint) => { interrupted = true; None }
-            _ = next_signal(&mut sigterm) => { interrupted = true; None }
-            _ = next_signal(&mut sighup) => { interrupted = true; None }
+            _ = signals.recv() => { interrupted = true; None }
         };
         let Some((index, result)) = next else { break };
         let record = match result {

@@ -10,12 +10,11 @@ use crate::engine::log::IoLog;
 use crate::game::GameEntry;
 use crate::referee::{play_game, GameError, GameRecord, GameSpec, Player};
 use crate::tournament::openings::Opening;
-use crate::tournament::run::{hangup_ignored, next_signal};
+use crate::tournament::run::StopSignals;
 use crate::tournament::runner::permuted;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch};
 
 pub struct TuneOptions {
@@ -295,18 +294,11 @@ pub async fn tune(
     drop(tx);
     let mut interrupted = false;
     let mut failure = None;
-    let mut sigint = signal(SignalKind::interrupt()).ok();
-    let mut sigterm = signal(SignalKind::terminate()).ok();
-    // A closed terminal ends the tune as Ctrl-C does, unless `nohup` left SIGHUP ignored.
-    let mut sighup = (!hangup_ignored())
-        .then(|| signal(SignalKind::hangup()).ok())
-        .flatten();
+    let mut signals = StopSignals::install();
     loop {
         let next = tokio::select! {
             next = rx.recv() => next,
-            _ = next_signal(&mut sigint) => { interrupted = true; None }
-            _ = next_signal(&mut sigterm) => { interrupted = true; None }
-            _ = next_signal(&mut sighup) => { interrupted = true; None }
+            _ = signals.recv() => { interrupted = true; None }
         };
         let Some((k, entry)) = next else { break };
         let entry = match entry {
