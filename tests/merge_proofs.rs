@@ -212,6 +212,20 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
             stderr(&out)
         );
     }
+    // The last index there is: named by its number (u64::MAX + 1), not wrapped to "game 0".
+    std::fs::write(&journal, &pristine).unwrap();
+    forge(&journal, |l: &str| {
+        let at = l.find("{\"index\":").unwrap() + 9;
+        let end = at + l[at..].find(',').unwrap();
+        format!("{}{}{}", &l[..at], u64::MAX, &l[end..])
+    });
+    let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("game 18446744073709551616") && !stderr(&out).contains("game 0"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::write(&journal, &pristine).unwrap();
     let out = arbiter_in(&dir, &["merge", "merged", "run"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
