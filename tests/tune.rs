@@ -326,5 +326,23 @@ fn a_toml_file_with_a_tune_section_is_a_tune() {
         "{}",
         stderr(&o)
     );
+
+    // A setting a tune has no use for is refused from the file as from the flags.
+    let with_pgn = format!("pgnout = \"games.pgn\"\n{}", text("Focus=150,0,200,8,0.5"));
+    std::fs::write(&file, with_pgn).unwrap();
+    let fresh = dir.join("u2");
+    let o = arbiter(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        fresh.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pgnout") && stderr(&o).contains("not used by a tune"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("games.pgn").exists() && !fresh.exists());
     let _ = std::fs::remove_dir_all(dir);
 }

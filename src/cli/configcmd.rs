@@ -73,17 +73,7 @@ impl TomlTune {
             .iter()
             .map(|p| Param::parse(p).map_err(|why| SpecError::new("params", why)))
             .collect::<Result<Vec<_>, _>>()?;
-        let engine = run.engines.first().cloned().ok_or_else(|| {
-            SpecError::new("engine", "a tune needs its engine: one [[engine]] table")
-        })?;
-        let mut spec = TuneSpec::new(engine, params, self.pairs.unwrap_or(spec_defaults::PAIRS));
-        let (games, rounds) = (spec.run.games, spec.run.rounds);
-        spec.run = RunSpec {
-            kind: RunKind::Match,
-            games,
-            rounds,
-            ..run
-        };
+        let mut spec = TuneSpec::of_run(run, params, self.pairs.unwrap_or(spec_defaults::PAIRS));
         spec.gains.alpha = self.alpha.unwrap_or(spec.gains.alpha);
         spec.gains.gamma = self.gamma.unwrap_or(spec.gains.gamma);
         spec.gains.a_ratio = self.a_ratio.unwrap_or(spec.gains.a_ratio);

@@ -8,7 +8,7 @@ use super::Failure;
 use crate::engine::options::OptionKind;
 use crate::engine::EngineProcess;
 use crate::stats::Sprt;
-use crate::tournament::{lock_run_dir, RunKind, RunSpec, SpecError};
+use crate::tournament::{lock_run_dir, RunKind, SpecError};
 use crate::tune::report::{self, REPORT_FILE, THETA_CSV, TUNED_FILE};
 use crate::tune::spec::{DEFAULT_WINDOW, PAIRS, TUNE_FILE};
 use crate::tune::spsa::Param;
@@ -59,36 +59,12 @@ pub struct TuneArgs {
 
 impl TuneArgs {
     fn spec(&self) -> Result<TuneSpec, SpecError> {
-        for (flag, given) in [
-            ("anchor", self.run.anchor.is_some()),
-            ("pgnout", self.run.pgnout.is_some()),
-            ("epdout", self.run.epdout.is_some()),
-        ] {
-            if given {
-                return Err(SpecError::new(
-                    flag,
-                    "not used by a tune (its games are summed up in pairs.jsonl)",
-                ));
-            }
-        }
-        let run = self.run.spec(RunKind::Match)?;
         let params = self
             .params
             .iter()
             .map(|p| Param::parse(p).map_err(|why| SpecError::new("param", why)))
             .collect::<Result<Vec<_>, _>>()?;
-        let engine = run.engines.first().cloned().ok_or_else(|| {
-            SpecError::new(
-                "engine",
-                "give the engine to tune: --engine cmd=<program> ...",
-            )
-        })?;
-        let mut spec = TuneSpec::new(engine, params, self.pairs);
-        spec.run = RunSpec {
-            games: spec.run.games,
-            rounds: spec.run.rounds,
-            ..run
-        };
+        let mut spec = TuneSpec::of_run(self.run.spec(RunKind::Match)?, params, self.pairs);
         spec.gains.alpha = self.alpha;
         spec.gains.gamma = self.gamma;
         spec.gains.a_ratio = self.a_ratio;

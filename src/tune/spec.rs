@@ -43,9 +43,11 @@ pub struct TuneSpec {
 }
 
 impl TuneSpec {
-    /// A tune of `engine` with the defaults, for the sources to fill in.
-    pub fn new(engine: EngineConfig, params: Vec<Param>, pairs: u64) -> TuneSpec {
-        let mut run = RunSpec::new(RunKind::Match, vec![engine]);
+    /// A tune of `run`'s engine (a match of its two seats) with the other settings at their
+    /// defaults, for the sources to fill in. The flags and the TOML file both come through here,
+    /// so a setting of `run` a tune has no use for is refused by [`TuneSpec::check`] for both.
+    pub fn of_run(mut run: RunSpec, params: Vec<Param>, pairs: u64) -> TuneSpec {
+        run.kind = RunKind::Match;
         run.games = Some(pairs.saturating_mul(2));
         run.rounds = pairs.max(1);
         TuneSpec {
@@ -88,14 +90,32 @@ impl TuneSpec {
 
     /// Every check a tune passes before anything starts or is written.
     pub fn check(&self) -> Result<(), SpecError> {
-        if self.run.engines.len() != 1 {
-            return Err(SpecError::new(
+        match self.run.engines.len() {
+            1 => {}
+            0 => return Err(SpecError::new(
                 "engine",
-                format!(
-                    "a tune takes exactly one engine, not {}: it plays itself at two settings",
-                    self.run.engines.len()
-                ),
-            ));
+                "give the engine to tune: --engine cmd=<program> ... (TOML: one [[engine]] table)",
+            )),
+            n => {
+                return Err(SpecError::new(
+                    "engine",
+                    format!(
+                        "a tune takes exactly one engine, not {n}: it plays itself at two settings"
+                    ),
+                ))
+            }
+        }
+        for (setting, given) in [
+            ("anchor", self.run.anchor.is_some()),
+            ("pgnout", self.run.pgnout.is_some()),
+            ("epdout", self.run.epdout.is_some()),
+        ] {
+            if given {
+                return Err(SpecError::new(
+                    setting,
+                    "not used by a tune (its games are summed up in pairs.jsonl)",
+                ));
+            }
         }
         if self.pairs == 0 || self.pairs > MAX_PAIRS {
             return Err(SpecError::new(
@@ -196,7 +216,11 @@ mod tests {
     #[test]
     fn a_tune_is_refused_for_what_it_cannot_play() {
         let param = |t: &str| Param::parse(t).unwrap();
-        let ok = TuneSpec::new(engine(), vec![param("A=1,0,9,1,0.1")], 10);
+        let ok = TuneSpec::of_run(
+            RunSpec::new(RunKind::Tournament, vec![engine()]),
+            vec![param("A=1,0,9,1,0.1")],
+            10,
+        );
         assert_eq!(ok.check(), Ok(()));
         let mut twice = ok.clone();
         twice.params.push(param("a=2,0,9,1,0.1"));
