@@ -7,6 +7,7 @@ pub mod cli;
 pub mod engine;
 pub mod pgn;
 pub mod referee;
+pub mod report;
 pub mod stats;
 pub mod tournament;
 pub mod tune;

@@ -3,8 +3,8 @@
 
 use super::runargs::RunJob;
 use super::Failure;
+use crate::report::counted;
 use crate::tournament::merge::{merge, MergeError};
-use crate::tournament::report::counted;
 use std::path::{Path, PathBuf};
 
 /// Exit code of a merge that is missing games (and has no SPRT decision that made them moot).

@@ -1,11 +1,11 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
 use super::Failure;
+use crate::report::{write_reports, RunInfo};
 use crate::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
 use crate::stats::{RatingError, RatingOptions, Ratings};
 use crate::tournament::import::read_pgn_records;
 use crate::tournament::journal::{Entry, Journal};
-use crate::tournament::report::{write_reports, RunInfo};
 use crate::tournament::totals::Totals;
 use std::path::PathBuf;
 
@@ -251,7 +251,7 @@ fn write_report(
         interrupted: false,
         decision: None,
         engines: &[],
-        viewer_games: crate::tournament::viewer::MAX_SHOWN,
+        viewer_games: crate::report::viewer::MAX_SHOWN,
         sandbox: None,
     };
     write_reports(&out, totals, &info)

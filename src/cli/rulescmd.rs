@@ -173,7 +173,7 @@ pub fn show(
             .collect();
     })?;
     if let Some(path) = svg {
-        let picture = crate::tournament::board_svg::board_svg(entry, &game.fen(), &beam, &removed);
+        let picture = crate::report::board_svg::board_svg(entry, &game.fen(), &beam, &removed);
         std::fs::write(path, picture)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }

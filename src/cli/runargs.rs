@@ -103,7 +103,7 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Games shown in report.html's game viewer (games a fault ended first, then decisive
     /// ones); 0 for none.
-    #[arg(long, value_name = "N", default_value_t = crate::tournament::viewer::MAX_SHOWN)]
+    #[arg(long, value_name = "N", default_value_t = crate::report::viewer::MAX_SHOWN)]
     pub viewer_games: usize,
     #[command(flatten)]
     pub split: SplitArgs,

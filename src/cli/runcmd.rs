@@ -4,9 +4,9 @@
 use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
+use crate::report::write_final_positions;
 use crate::tournament::folder::{self, RunFolder};
 use crate::tournament::openings::{load_book, Opening};
-use crate::tournament::report::write_final_positions;
 use crate::tournament::{run, RunError, RunOptions, RunSpec};
 use std::path::{Path, PathBuf};
 
@@ -86,7 +86,7 @@ fn warn_if_huge(total: u64, engines: usize) {
              {:.1} days. Joint ratings are left out past {} engines and square tables past {}.",
             total as f64 / 10.0 / 86_400.0,
             crate::stats::ratings::MAX_PLAYERS,
-            crate::tournament::report::MATRIX_ENGINES
+            crate::report::MATRIX_ENGINES
         );
     }
 }

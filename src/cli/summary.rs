@@ -1,9 +1,9 @@
 //! What a finished run prints: the result (two engines) or the joint ratings (more), the
 //! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
 
+use crate::report::describe_sprt_end;
 use crate::stats::Ratings;
 use crate::stats::{fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt};
-use crate::tournament::report::describe_sprt_end;
 use crate::tournament::totals::Totals;
 use crate::tournament::RunOutcome;
 
@@ -33,7 +33,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
             "SPRT: {} (LLR {} after {}, bounds {lo:.3}, {hi:.3})",
             describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
-            crate::tournament::report::counted(outcome.llr.len() as u64, "pair", "pairs")
+            crate::report::counted(outcome.llr.len() as u64, "pair", "pairs")
         );
     }
 }

@@ -1,9 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
-pub mod board_svg;
 pub mod bookgen;
-pub mod charts;
 pub mod claims;
 pub mod folder;
 pub mod import;
@@ -12,17 +10,13 @@ mod ledger;
 pub mod merge;
 pub mod openings;
 mod pooled_sprt;
-pub mod report;
-pub mod report_html;
 pub mod run;
 pub mod runner;
 pub mod schedule;
 pub mod spec;
 mod split;
-pub mod story;
 pub mod totals;
 pub mod verify;
-pub mod viewer;
 
 use crate::engine::{EngineConfig, EngineError, EngineProcess};
 use std::path::PathBuf;

@@ -158,7 +158,7 @@ fn default_lease() -> u64 {
 }
 
 fn default_viewer_games() -> usize {
-    super::viewer::MAX_SHOWN
+    crate::report::viewer::MAX_SHOWN
 }
 
 /// A setting that cannot be played, and why.

@@ -2,8 +2,8 @@
 //! (`theta.csv`), and `report.html` with each parameter's trajectory.
 
 use super::TuneSpec;
-use crate::tournament::charts::{line_chart, Axes, Rule, Series};
-use crate::tournament::report::html_escape;
+use crate::report::charts::{line_chart, Axes, Rule, Series};
+use crate::report::html_escape;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -35,7 +35,7 @@ pub fn theta_csv(spec: &TuneSpec, thetas: &[Vec<f64>]) -> std::io::Result<String
             .chain(theta.iter().map(|v| csv_number(*v)))
             .collect()
     });
-    let bytes = crate::tournament::report::csv_bytes(std::iter::once(header).chain(rows))?;
+    let bytes = crate::report::csv_bytes(std::iter::once(header).chain(rows))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -54,7 +54,7 @@ pub fn board_svg(game: &GameEntry, fen: &str, beam: &[String], removed: &[String
                     (b'a' + f as u8) as char,
                     r + drawing.first_rank,
                     cy + 5,
-                    super::report::html_escape(token)
+                    super::write::html_escape(token)
                 );
             }
         }

@@ -4,13 +4,13 @@
 //! superiority, the crosstable, the pairings, the SPRT, and how each engine's games ended.
 
 use super::charts::{line_chart, ratings_chart, Axes, Rule, Series};
-use super::report::{
+use super::story::Story;
+use super::write::{
     describe_sprt_end, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
     MATRIX_ENGINES, PAIRING_NOTE,
 };
-use super::story::Story;
-use super::totals::Totals;
 use crate::stats::{fixed, Ratings, Sprt};
+use crate::tournament::totals::Totals;
 use std::fmt::Write as _;
 
 use super::story::MAX_HISTORY as MAX_LINES;
@@ -58,7 +58,7 @@ fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
         "<h1>{}</h1><p>{}{} {}, {} games, limits {}{}</p>",
         e(&info.event),
         e(info.game),
-        e(&super::report::rules_note(&info.rules)),
+        e(&super::write::rules_note(&info.rules)),
         e(info.format),
         totals.games,
         e(&info.time_controls),
@@ -290,7 +290,7 @@ fn pairings(h: &mut String, totals: &Totals) {
 fn sprt_section(h: &mut String, sprt: &Sprt, llr: &[f64], info: &RunInfo) {
     let last = llr.last().copied().unwrap_or(0.0);
     let (lo, hi) = sprt.bounds();
-    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), super::report::counted(llr.len() as u64, "game pair", "game pairs"), describe_sprt_end(sprt, llr, info.decision));
+    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), super::write::counted(llr.len() as u64, "game pair", "game pairs"), describe_sprt_end(sprt, llr, info.decision));
     let series = Series {
         name: "LLR".into(),
         points: llr

@@ -1,7 +1,7 @@
 //! SVG charts for the HTML report, drawn by hand so the report stays one file with no scripts
 //! from elsewhere: a line chart with labelled, numbered axes, and the ratings with intervals.
 
-use super::report::html_escape;
+use super::write::html_escape;
 use crate::stats::signed;
 use std::fmt::Write as _;
 

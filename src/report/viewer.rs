@@ -5,11 +5,11 @@
 //! are embedded: games ended
 //! by a fault first, then decisive ones, then the rest, each in schedule order.
 
-use super::journal::Entry;
-use super::report::html_escape;
+use super::write::html_escape;
 use crate::game::{find_game, Color, Outcome, Termination};
 use crate::referee::clock::{Clock, TimeControl};
 use crate::referee::MoveRecord;
+use crate::tournament::journal::Entry;
 use std::fmt::Write;
 use std::time::Duration;
 

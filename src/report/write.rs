@@ -2,12 +2,12 @@
 //! `standings.csv`, `crosstable.csv`, `report.md`, `report.html`. Each is written to a
 //! temporary file and renamed, so a reader never sees half a file.
 
-use super::journal;
-use super::schedule::PairSchedule;
 use super::story::Story;
-use super::totals::Totals;
 use crate::pgn::write_game;
 use crate::stats::{fixed, los, signed, trinomial_elo, RatingOptions, Ratings, Sprt};
+use crate::tournament::journal;
+use crate::tournament::schedule::PairSchedule;
+use crate::tournament::totals::Totals;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -278,7 +278,7 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
     )?;
     write_atomically(
         &dir.join("report.html"),
-        super::report_html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
+        super::html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
     )?;
     Ok(())
 }

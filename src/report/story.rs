@@ -2,9 +2,9 @@
 //! field at up to `SNAPSHOTS` points of the run, and how each engine's games ended. Its size is
 //! bounded by the number of engines, not of games.
 
-use super::journal::Entry;
 use crate::game::{Outcome, Termination};
 use crate::stats::{trinomial_elo, EloEstimate, Wdl};
+use crate::tournament::journal::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 /// Points of the Elo-over-time chart.
@@ -79,7 +79,7 @@ impl Story {
             Outcome::BlackWins => 0.0,
         };
         for (engine, points) in [(w, white_points), (b, 1.0 - white_points)] {
-            super::totals::tally(&mut self.per_engine[engine], points);
+            crate::tournament::totals::tally(&mut self.per_engine[engine], points);
             let ending = self.endings[engine].entry(r.termination).or_default();
             ending.games += 1;
             if points <= 0.0 {

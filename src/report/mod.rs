@@ -1,0 +1,12 @@
+//! What a run leaves to read: the standings and tables (report.md, CSV), the games (PGN), the
+//! HTML report with its charts and game viewer, and the board pictures. Everything here reads
+//! the run's journal and totals; nothing here plays.
+
+pub mod board_svg;
+pub mod charts;
+mod html;
+pub mod story;
+pub mod viewer;
+mod write;
+
+pub use write::*;
