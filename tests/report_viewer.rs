@@ -233,3 +233,182 @@ fn the_report_fits_a_narrow_window() {
         "the page is {page_width} pixels wide in a {window}-pixel window"
     );
 }
+
+/// The `<td>` texts of the table that starts at `start` in `html`, header rows left out.
+fn cells(html: &str, start: &str) -> Vec<String> {
+    let table = between(html, start, "</table>")
+        .unwrap_or_else(|| panic!("no {start} in:\n{}", &html[..html.len().min(3000)]));
+    table
+        .split("<td>")
+        .skip(1)
+        .map(|c| c[..c.find("</td>").unwrap()].to_string())
+        .collect()
+}
+
+/// Kills a child process when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `arbiter watch` on a run while it plays: the page shows the game in progress (its board and
+/// the move at each ply as the referee then records it in the journal) within a few seconds,
+/// and when the run is over the page's standings are the final report's, cell for cell.
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
+fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
+    use std::io::BufRead;
+    let dir = scratch("viewer", "live");
+    let e = bundled_engine();
+    let run = dir.join("run");
+    // Slow enough to watch (0.1 s a move), short enough to finish (80 plies at most).
+    let mut playing = Killed(
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args([
+                "match",
+                "--games",
+                "2",
+                "--max-plies",
+                "80",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&run)
+            .args(["--engine", &format!("cmd={e}"), "name=first"])
+            .args(["--engine", &format!("cmd={e}"), "name=second"])
+            .args(["--each", "st=0.1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("arbiter match starts"),
+    );
+    let started = std::time::Instant::now();
+    let deadline = std::time::Duration::from_secs(300);
+    while !run.join("run.json").is_file() {
+        assert!(started.elapsed() < deadline, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut watching = Killed(
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["watch", run.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("arbiter watch starts"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(watching.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no loopback address in {first:?}"))
+        .to_string();
+
+    // A game in progress, as the run's live file says it stands...
+    let live = run.join("live").join("game-0.json");
+    let on_file = loop {
+        assert!(
+            started.elapsed() < deadline,
+            "no live file in {}",
+            run.display()
+        );
+        if let Some(game) = std::fs::read_to_string(&live)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .filter(|g| g["moves"].as_array().is_some_and(|m| m.len() >= 6))
+        {
+            break game;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // ...is on the page a few seconds later, at that ply or past it.
+    let dom = stdout(&chromium(&["--dump-dom", &url]));
+    let game_no = on_file["index"].as_u64().unwrap() + 1;
+    let shown = between(&dom, &format!("data-game=\"{game_no}\" data-ply=\""), "\"")
+        .unwrap_or_else(|| {
+            panic!(
+                "game {game_no} is not on the page:\n{}",
+                &dom[..dom.len().min(3000)]
+            )
+        })
+        .parse::<usize>()
+        .unwrap();
+    let on_file_ply = on_file["moves"].as_array().unwrap().len();
+    assert!(
+        shown >= on_file_ply,
+        "the page shows ply {shown}, the run was at {on_file_ply}"
+    );
+    assert!(
+        dom.contains("<svg") && dom.contains("class=\"board\""),
+        "no board drawn"
+    );
+    let at = format!("data-game=\"{game_no}\" data-ply=\"{shown}\"");
+    let card = &dom[dom.find(&at).unwrap()..];
+    let last_shown = between(card, &format!("ply {shown}: "), "<")
+        .unwrap()
+        .trim()
+        .to_string();
+
+    // The run ends; the page then holds the final report's standings.
+    let status = loop {
+        if let Some(status) = playing.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "the run went on past {deadline:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(status.success(), "the run failed");
+    // The move the page showed is the one the referee recorded at that ply.
+    let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+    let entry = journal
+        .lines()
+        .map(|l| arbiter::tournament::journal::parse_line(l).unwrap().0)
+        .find(|e| e.index + 1 == game_no)
+        .unwrap();
+    assert_eq!(
+        entry.record.moves[shown - 1].text,
+        last_shown,
+        "ply {shown}"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let dom = stdout(&chromium(&["--dump-dom", &url]));
+    let report = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let on_page = cells(&dom, "<table id=\"live-standings\">");
+    let in_report = cells(&report, "<table id=\"standings\">");
+    assert_eq!(on_page.len(), 2 * 8 + 2, "{on_page:?}");
+    assert_eq!(on_page, in_report);
+    assert!(
+        dom.contains("finished: 2 of 2 games counted"),
+        "{}",
+        &dom[..dom.len().min(3000)]
+    );
+    // The same states stream as server-sent events, for scripts.
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    use std::io::{Read, Write};
+    write!(stream, "GET /events HTTP/1.1\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("\"status\":\"finished\"") {
+        let n = stream.read(&mut buffer).expect("the event stream answers");
+        assert!(n > 0, "the event stream ended");
+        got.extend_from_slice(&buffer[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.contains("text/event-stream") && text.contains("event: state"),
+        "{text}"
+    );
+    drop(watching);
+}

@@ -35,6 +35,7 @@ mod runargs;
 mod runcmd;
 mod summary;
 mod tunecmd;
+mod watchcmd;
 
 use crate::tune::spec::TUNE_FILE;
 
@@ -267,6 +268,15 @@ enum Command {
     },
     /// Rate the players of existing PGN files jointly and write the report.
     Rate(ratecmd::RateArgs),
+    /// Watch a run live in a browser: standings, the games in progress move by move with their
+    /// clocks, and the report (charts, SPRT, finished games) as games finish.
+    ///
+    /// Serves a read-only page on this machine (127.0.0.1; --bind to serve others) and prints
+    /// its address. Works on a playing or finished run, and on a split run's folder (all its
+    /// shard-K-of-N tasks): `arbiter match ... --out reports/m & arbiter watch reports/m`.
+    /// The run writes its games in progress only while a watcher looks (a file
+    /// live/watching in its folder, touched every 2 s), so an unwatched run pays nothing.
+    Watch(watchcmd::WatchArgs),
     /// Measure perft speed of every game and the referee's own cost with instant engines.
     ///
     /// Referee rows: two bundled random movers in the MIT dialect (they report microseconds),
@@ -305,6 +315,14 @@ impl Failure {
     pub fn illegal(message: impl Into<String>) -> Failure {
         Failure {
             code: 1,
+            message: message.into(),
+        }
+    }
+
+    /// The machine failed us (a socket, a runtime), not the input.
+    pub fn io(message: impl Into<String>) -> Failure {
+        Failure {
+            code: runcmd::EXIT_RUNTIME,
             message: message.into(),
         }
     }
@@ -542,6 +560,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             tunecmd::execute(job)
         }
         Command::Rate(args) => ratecmd::run(args),
+        Command::Watch(args) => watchcmd::run(args).map(|()| 0),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
         Command::Slurm {
             shards,

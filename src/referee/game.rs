@@ -121,6 +121,17 @@ struct Table {
 impl Table {
     /// The start position with the book moves played; an illegal one is a bad start, not a
     /// result.
+    fn sight(&self) -> Sight<'_> {
+        Sight {
+            start_fen: self.start_fen.as_deref(),
+            moves: &self.moves,
+            clocks: self
+                .clocks
+                .each_ref()
+                .map(|c| c.as_ref().map(Clock::remaining)),
+        }
+    }
+
     fn set_up(spec: &GameSpec, configs: [&EngineConfig; 2]) -> Result<Table, GameError> {
         let game = spec
             .entry
@@ -349,6 +360,18 @@ async fn ready(player: &mut Player, game_id: &str, log: &Option<IoLog>) -> Resul
     Ok(())
 }
 
+/// The game as it stands, shown to a spectator after each move (the live page's feed).
+pub struct Sight<'a> {
+    /// The start position when it is not the game's standard start.
+    pub start_fen: Option<&'a str>,
+    pub moves: &'a [MoveRecord],
+    /// Each side's time left, when it plays with a clock.
+    pub clocks: [Option<Duration>; 2],
+}
+
+/// Told the game after each move; `&mut |_| {}` for nobody.
+pub type Spectator<'s> = dyn FnMut(&Sight<'_>) + Send + 's;
+
 /// Plays one game. Engine failures once the game is under way never escape: they become the
 /// failing side's loss. An error is returned when the game cannot start.
 pub async fn play_game(
@@ -356,12 +379,14 @@ pub async fn play_game(
     white: &mut Player,
     black: &mut Player,
     log: &Option<IoLog>,
+    spectator: &mut Spectator<'_>,
 ) -> Result<GameRecord, GameError> {
     let started = Instant::now();
     let mut table = Table::set_up(spec, [&white.config, &black.config])?;
     let game_id = spec.entry.id;
     ready(white, game_id, log).await?;
     ready(black, game_id, log).await?;
+    spectator(&table.sight());
     let finish = loop {
         if let Some(end) = table.natural_end(spec) {
             break end;
@@ -375,6 +400,7 @@ pub async fn play_game(
         if let Err(end) = table.engine_move(player, side, game_id, log).await {
             break end;
         }
+        spectator(&table.sight());
         if let Some(end) = table.adjudicate(&spec.adjudication, side) {
             break end;
         }

@@ -7,5 +7,5 @@ pub mod record;
 
 pub use adjudication::{Adjudication, DrawRule, ResignRule};
 pub use clock::{Clock, TimeControl};
-pub use game::{play_game, GameError, GameSpec, Player};
+pub use game::{play_game, GameError, GameSpec, Player, Sight, Spectator};
 pub use record::{now_for_names, GameRecord, MoveRecord};

@@ -7,6 +7,7 @@ pub mod charts;
 mod html;
 pub mod story;
 pub mod viewer;
+pub mod watch;
 mod write;
 
 pub use write::*;

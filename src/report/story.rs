@@ -30,6 +30,7 @@ pub struct Ending {
     pub lost: u64,
 }
 
+#[derive(Clone)]
 pub struct Story {
     names: Vec<String>,
     index: HashMap<String, usize>,

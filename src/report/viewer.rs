@@ -17,6 +17,7 @@ use std::time::Duration;
 pub const MAX_SHOWN: usize = 20;
 
 /// The games chosen so far, kept as the journal streams by.
+#[derive(Clone)]
 pub struct Showcase {
     chosen: Vec<(u8, Entry)>,
     cap: usize,

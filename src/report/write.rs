@@ -34,6 +34,47 @@ pub struct RunInfo<'a> {
     pub sandbox: Option<String>,
 }
 
+impl<'a> RunInfo<'a> {
+    /// What the report says of a run played from `spec` (its SPRT's LLR after each pair
+    /// `llr`, its decision, whether it was cut short).
+    pub fn of_run(
+        spec: &'a crate::tournament::RunSpec,
+        llr: &'a [f64],
+        interrupted: bool,
+        decision: Option<crate::stats::Decision>,
+    ) -> RunInfo<'a> {
+        let tags: Vec<String> = spec.engines.iter().map(|e| e.limits_summary()).collect();
+        let time_controls = if tags.iter().all(|t| *t == tags[0]) {
+            tags[0].clone()
+        } else {
+            tags.join(", ")
+        };
+        RunInfo {
+            event: spec.event(),
+            game: crate::game::find_game(&spec.game).map_or(spec.game.as_str(), |g| g.id),
+            rules: spec
+                .rules
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            format: if spec.engines.len() == 2 {
+                "match"
+            } else {
+                spec.format.as_str()
+            },
+            time_controls,
+            sprt: spec.sprt.map(|s| (s, llr)),
+            rating: spec.rating_options(),
+            interrupted,
+            decision,
+            engines: &spec.engines,
+            viewer_games: spec.viewer_games,
+            sandbox: Some(crate::engine::sandbox::describe(&spec.engines)),
+        }
+    }
+}
+
 /// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
 fn temporary(path: &Path) -> std::path::PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

@@ -9,13 +9,13 @@ use crate::stats::{Decision, Sprt};
 const LATENCY_SAMPLES: usize = 200_000;
 
 /// A fixed-size set of finished game indices.
-pub(super) struct Bitset(Vec<u64>);
+pub(crate) struct Bitset(Vec<u64>);
 
 impl Bitset {
-    pub(super) fn new(len: u64) -> Bitset {
+    pub(crate) fn new(len: u64) -> Bitset {
         Bitset(vec![0; (len as usize).div_ceil(64)])
     }
-    pub(super) fn insert(&mut self, i: u64) -> bool {
+    pub(crate) fn insert(&mut self, i: u64) -> bool {
         let (w, b) = ((i / 64) as usize, i % 64);
         match self.0.get_mut(w) {
             Some(word) => {
@@ -26,7 +26,7 @@ impl Bitset {
             None => false,
         }
     }
-    pub(super) fn contains(&self, i: u64) -> bool {
+    pub(crate) fn contains(&self, i: u64) -> bool {
         self.0
             .get((i / 64) as usize)
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
@@ -35,18 +35,18 @@ impl Bitset {
 
 /// What the run has counted: the totals, the LLR after each completed pair and the SPRT's
 /// decision, and the figures the summary reports.
-pub(super) struct Ledger {
-    pub(super) totals: Totals,
-    pub(super) sprt: Option<Sprt>,
-    pub(super) llr: Vec<f64>,
-    pub(super) decision: Option<Decision>,
-    pub(super) played: u64,
-    pub(super) latency_us: Vec<i64>,
-    pub(super) time_forfeits: u64,
+pub(crate) struct Ledger {
+    pub(crate) totals: Totals,
+    pub(crate) sprt: Option<Sprt>,
+    pub(crate) llr: Vec<f64>,
+    pub(crate) decision: Option<Decision>,
+    pub(crate) played: u64,
+    pub(crate) latency_us: Vec<i64>,
+    pub(crate) time_forfeits: u64,
 }
 
 impl Ledger {
-    pub(super) fn new(names: Vec<String>, sprt: Option<Sprt>) -> Ledger {
+    pub(crate) fn new(names: Vec<String>, sprt: Option<Sprt>) -> Ledger {
         Ledger {
             totals: Totals::new(names),
             sprt,
@@ -59,7 +59,7 @@ impl Ledger {
     }
 
     /// Counts a game and updates the SPRT; a decision, once reached, stands.
-    pub(super) fn count(&mut self, index: u64, record: &GameRecord) {
+    pub(crate) fn count(&mut self, index: u64, record: &GameRecord) {
         self.played += 1;
         let before = self.totals.head_to_head().pairs();
         self.totals.add(record, Some(PairSchedule::pair_of(index)));
@@ -77,7 +77,7 @@ impl Ledger {
     }
 
     /// Counts a game played in this run, with its time forfeits and latencies.
-    pub(super) fn count_new(&mut self, index: u64, record: &GameRecord) {
+    pub(crate) fn count_new(&mut self, index: u64, record: &GameRecord) {
         if record.termination == crate::game::Termination::TimeForfeit {
             self.time_forfeits += 1;
         }

@@ -3,6 +3,7 @@
 use super::folder::RunFolder;
 use super::journal::{self, Entry, Journal};
 use super::ledger::{Bitset, Ledger};
+use super::live::Live;
 use super::openings::Opening;
 use super::pooled_sprt::Tally;
 use super::runner::{self, start_workers, GameSource, InOrder, RunSettings, Schedule};
@@ -62,14 +63,6 @@ impl RunOptions {
         }
     }
 
-    /// The PGN Event tag and the report's title.
-    fn event(&self) -> String {
-        self.spec
-            .event
-            .clone()
-            .unwrap_or_else(|| format!("arbiter {}", self.spec.kind.as_str()))
-    }
-
     /// This process's task, when the run is split over machines: game pairs are claimed from
     /// the other tasks, and an SPRT decides on every task's games.
     fn split(&self) -> Option<SplitTask> {
@@ -118,6 +111,7 @@ impl RunOptions {
             rules: self.spec.rules.clone(),
             log,
             affinity: self.spec.affinity,
+            live: Some(Arc::new(Live::new(&self.folder.dir))),
         }
     }
 }
@@ -289,41 +283,7 @@ fn run_info<'a>(
     interrupted: bool,
     decision: Option<Decision>,
 ) -> RunInfo<'a> {
-    let tags: Vec<String> = opts
-        .spec
-        .engines
-        .iter()
-        .map(|e| e.limits_summary())
-        .collect();
-    let time_controls = if tags.iter().all(|t| *t == tags[0]) {
-        tags[0].clone()
-    } else {
-        tags.join(", ")
-    };
-    RunInfo {
-        event: opts.event(),
-        game: opts.entry.id,
-        rules: opts
-            .spec
-            .rules
-            .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        format: if opts.spec.engines.len() == 2 {
-            "match"
-        } else {
-            opts.spec.format.as_str()
-        },
-        time_controls,
-        sprt: opts.spec.sprt.map(|s| (s, llr)),
-        rating: opts.spec.rating_options(),
-        interrupted,
-        decision,
-        engines: &opts.spec.engines,
-        viewer_games: opts.spec.viewer_games,
-        sandbox: Some(crate::engine::sandbox::describe(&opts.spec.engines)),
-    }
+    RunInfo::of_run(&opts.spec, llr, interrupted, decision)
 }
 
 pub async fn run(
@@ -351,6 +311,7 @@ pub async fn run(
         .transpose()?;
     let left = total.saturating_sub(ledger.played);
     let settings = Arc::new(opts.settings(log.clone(), left));
+    let live = settings.live.clone();
     let source: Arc<dyn GameSource> = match &split {
         Some(split) => split.clone(),
         None => Arc::new(InOrder::new(total, move |i| done.contains(i))),
@@ -417,6 +378,9 @@ pub async fn run(
     // A worker still sending a result sees the channel closed.
     drop(rx);
     workers.join().await;
+    if let Some(live) = live {
+        live.clear_all();
+    }
     if let Some(log) = &log {
         log.flush();
     }

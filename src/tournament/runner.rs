@@ -2,11 +2,12 @@
 //! for game after game; games are handed out by index, so no schedule is held in memory.
 
 use super::affinity;
+use super::live::{Live, LiveHeader};
 use super::openings::Opening;
 use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
 use crate::game::GameEntry;
-use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player};
+use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player, Sight};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -42,6 +43,8 @@ pub struct RunSettings {
     pub log: Option<IoLog>,
     /// Pin each worker, and so the engines it starts, to one CPU.
     pub affinity: bool,
+    /// Where the games in progress are shown to a watcher.
+    pub live: Option<Arc<Live>>,
 }
 
 /// What a worker does next.
@@ -176,7 +179,7 @@ pub fn start_workers(
                     // and both engines share a CPU, and every wake-up stays on it.
                     affinity::pin_current_thread(cpu);
                 }
-                runtime.block_on(worker(&shared, results, cancelled));
+                runtime.block_on(worker(slot, &shared, results, cancelled));
             });
         match thread {
             Ok(t) => workers.threads.push(t),
@@ -191,6 +194,7 @@ pub fn start_workers(
 
 /// Plays games one after another with engine processes of its own, kept from game to game.
 async fn worker(
+    slot: usize,
     shared: &Shared,
     results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
     mut cancelled: watch::Receiver<bool>,
@@ -228,10 +232,22 @@ async fn worker(
             rules: settings.rules.clone(),
         };
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
+        let header = LiveHeader {
+            index,
+            round: pairing.round,
+            white: white.config.name.clone(),
+            black: black.config.name.clone(),
+        };
+        let mut shown = false;
+        let mut spectator = |sight: &Sight<'_>| {
+            if let Some(live) = &settings.live {
+                shown |= live.show(slot, &header, sight);
+            }
+        };
         let mut attempt = 1;
         let record = loop {
             let record = tokio::select! {
-                record = play_game(&spec, white, black, &settings.log) => record,
+                record = play_game(&spec, white, black, &settings.log, &mut spectator) => record,
                 // Returning drops the players, which kills their engines.
                 _ = cancelled.wait_for(|c| *c) => return,
             };
@@ -248,7 +264,13 @@ async fn worker(
                 player.shutdown().await;
             }
         }
-        if results.send((index, record)).await.is_err() {
+        let sent = results.send((index, record)).await;
+        if shown {
+            if let Some(live) = &settings.live {
+                live.clear(slot);
+            }
+        }
+        if sent.is_err() {
             return;
         }
     }

@@ -353,6 +353,13 @@ impl RunSpec {
         }
     }
 
+    /// The PGN Event tag and the report's title.
+    pub fn event(&self) -> String {
+        self.event
+            .clone()
+            .unwrap_or_else(|| format!("arbiter {}", self.kind.as_str()))
+    }
+
     pub fn rating_options(&self) -> RatingOptions {
         RatingOptions {
             anchor: self.anchor.as_ref().map(|a| (a.name.clone(), a.elo)),

@@ -143,9 +143,9 @@ async fn play_pair(shared: &Shared, k: u64, probe: Probe) -> Result<PairEntry, G
         let mut attempt = 1;
         let record = loop {
             let record = if plus_white {
-                play_game(&spec, &mut plus, &mut minus, &shared.log).await
+                play_game(&spec, &mut plus, &mut minus, &shared.log, &mut |_| {}).await
             } else {
-                play_game(&spec, &mut minus, &mut plus, &shared.log).await
+                play_game(&spec, &mut minus, &mut plus, &shared.log, &mut |_| {}).await
             };
             match record {
                 Err(GameError::EngineStart { .. }) if attempt < START_ATTEMPTS => attempt += 1,

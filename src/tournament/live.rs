@@ -1,0 +1,207 @@
+//! The games in progress, for `arbiter watch`: while a watcher says it is looking (a fresh
+//! `live/watching` file in the run's folder), each worker keeps `live/game-<worker>.json` up
+//! to date after every move. Unwatched, a run writes nothing here and pays one clock reading
+//! per move, so a run nobody watches is as fast as before.
+
+use crate::referee::Sight;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The folder of the live files, inside a run's (or a task's) folder.
+pub const LIVE_DIR: &str = "live";
+/// Touched by a watcher every `WATCH_TOUCH`; the run writes while it is fresher than `FRESH`.
+pub const WATCHING_FILE: &str = "watching";
+pub const WATCH_TOUCH: Duration = Duration::from_secs(2);
+const FRESH: Duration = Duration::from_secs(10);
+/// How often a run looks for the watcher's file.
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+
+/// A game in progress, as its live file holds it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LiveGame {
+    /// The game's index in the schedule.
+    pub index: u64,
+    pub round: u64,
+    pub white: String,
+    pub black: String,
+    pub start_fen: Option<String>,
+    /// The moves so far as the referee recorded them, book moves first.
+    pub moves: Vec<String>,
+    pub book_plies: usize,
+    /// White's and Black's time left in milliseconds, when they play with clocks.
+    pub clocks_ms: [Option<u64>; 2],
+    /// When the file was written (milliseconds since the epoch).
+    pub written_ms: u64,
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A run's side of the live files: whether somebody watches, and the writing.
+pub struct Live {
+    dir: PathBuf,
+    started: Instant,
+    /// Milliseconds after `started` of the last look for the watcher's file.
+    looked_ms: AtomicU64,
+    watched: AtomicBool,
+}
+
+impl Live {
+    pub fn new(run_dir: &Path) -> Live {
+        Live {
+            dir: run_dir.join(LIVE_DIR),
+            started: Instant::now(),
+            looked_ms: AtomicU64::new(0),
+            watched: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a watcher looks, from its file's age, read at most every `LOOK_EVERY`.
+    fn watched(&self) -> bool {
+        let now = self.started.elapsed().as_millis() as u64;
+        let looked = self.looked_ms.load(Ordering::Relaxed);
+        if now == 0 || now.saturating_sub(looked) >= LOOK_EVERY.as_millis() as u64 {
+            self.looked_ms.store(now.max(1), Ordering::Relaxed);
+            let fresh = std::fs::metadata(self.dir.join(WATCHING_FILE))
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < FRESH);
+            self.watched.store(fresh, Ordering::Relaxed);
+        }
+        self.watched.load(Ordering::Relaxed)
+    }
+
+    fn file(&self, worker: usize) -> PathBuf {
+        self.dir.join(format!("game-{worker}.json"))
+    }
+
+    /// Writes worker `worker`'s game as it stands, if somebody watches; whole or not at all
+    /// (renamed into place). Returns whether it wrote. A failure to write is no concern of the
+    /// game's: the page just lags.
+    pub fn show(&self, worker: usize, who: &LiveHeader, sight: &Sight<'_>) -> bool {
+        if !self.watched() {
+            return false;
+        }
+        let game = LiveGame {
+            index: who.index,
+            round: who.round,
+            white: who.white.clone(),
+            black: who.black.clone(),
+            start_fen: sight.start_fen.map(str::to_string),
+            moves: sight.moves.iter().map(|m| m.text.clone()).collect(),
+            book_plies: sight.moves.iter().filter(|m| m.book).count(),
+            clocks_ms: sight.clocks.map(|c| c.map(|d| d.as_millis() as u64)),
+            written_ms: now_ms(),
+        };
+        let Ok(text) = serde_json::to_vec(&game) else {
+            return false;
+        };
+        let path = self.file(worker);
+        let tmp = self.dir.join(format!(".game-{worker}.json.tmp"));
+        let _ = std::fs::create_dir_all(&self.dir);
+        std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_ok()
+    }
+
+    /// The worker's game is over (it is in the journal) or abandoned.
+    pub fn clear(&self, worker: usize) {
+        let _ = std::fs::remove_file(self.file(worker));
+    }
+
+    /// The run is over: no game of it is in progress any more.
+    pub fn clear_all(&self) {
+        let Ok(list) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in list.flatten() {
+            if e.file_name().to_string_lossy().starts_with("game-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Who plays the game a live file shows.
+pub struct LiveHeader {
+    pub index: u64,
+    pub round: u64,
+    pub white: String,
+    pub black: String,
+}
+
+/// The games in progress in `run_dir` (a run's or a task's folder), in schedule order.
+pub fn read_live(run_dir: &Path) -> Vec<LiveGame> {
+    let Ok(list) = std::fs::read_dir(run_dir.join(LIVE_DIR)) else {
+        return Vec::new();
+    };
+    let mut games: Vec<LiveGame> = list
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("game-") && name.ends_with(".json")
+        })
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+        .collect();
+    games.sort_by_key(|g| g.index);
+    games
+}
+
+/// Says a watcher looks at `run_dir` (creating its live folder if need be).
+pub fn touch_watching(run_dir: &Path) -> std::io::Result<()> {
+    let dir = run_dir.join(LIVE_DIR);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(WATCHING_FILE), now_ms().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::referee::MoveRecord;
+
+    #[test]
+    fn a_run_writes_its_games_only_while_watched() {
+        let dir = std::env::temp_dir().join(format!("arbiter-live-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let who = LiveHeader {
+            index: 4,
+            round: 3,
+            white: "a".into(),
+            black: "b".into(),
+        };
+        let moves = vec![MoveRecord {
+            text: "e2e4".into(),
+            book: true,
+            score: None,
+            depth: None,
+            elapsed: Duration::ZERO,
+            reported_us: None,
+        }];
+        let sight = Sight {
+            start_fen: None,
+            moves: &moves,
+            clocks: [Some(Duration::from_millis(1500)), None],
+        };
+        let live = Live::new(&dir);
+        assert!(!live.show(0, &who, &sight), "nobody watches");
+        assert!(read_live(&dir).is_empty());
+        touch_watching(&dir).unwrap();
+        let live = Live::new(&dir);
+        assert!(live.show(1, &who, &sight));
+        let games = read_live(&dir);
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].moves, vec!["e2e4".to_string()]);
+        assert_eq!(games[0].book_plies, 1);
+        assert_eq!(games[0].clocks_ms, [Some(1500), None]);
+        live.clear(1);
+        assert!(read_live(&dir).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
