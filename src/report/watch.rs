@@ -30,6 +30,9 @@ pub struct Watched {
     story: Story,
     /// Bumped whenever a game is counted: the report changes only then.
     pub version: u64,
+    /// The standings rows of `version` (the joint ratings behind them are worth computing once
+    /// per counted game, not once per look).
+    rows: Option<(u64, Vec<serde_json::Value>)>,
 }
 
 /// The run's task folders under `root`, or `root` itself when it plays alone.
@@ -74,6 +77,7 @@ impl Watched {
             read_to: HashMap::new(),
             counted: HashSet::new(),
             version: 0,
+            rows: None,
         })
     }
 
@@ -135,6 +139,37 @@ impl Watched {
         standings(&self.ledger.totals, &ratings)
     }
 
+    /// The standings as the report's table writes each cell, for the current version.
+    fn standing_rows(&mut self) -> Vec<serde_json::Value> {
+        if let Some((version, rows)) = &self.rows {
+            if *version == self.version {
+                return rows.clone();
+            }
+        }
+        let rows: Vec<serde_json::Value> = self
+            .standings()
+            .iter()
+            .map(|s| {
+                let (elo, lo, hi) = match s.elo {
+                    Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
+                    None => ("-".into(), "-".into(), "-".into()),
+                };
+                serde_json::json!([
+                    s.name,
+                    elo,
+                    lo,
+                    hi,
+                    s.games.to_string(),
+                    s.points.to_string(),
+                    format!("{:.1}%", s.score * 100.0),
+                    s.draws.to_string(),
+                ])
+            })
+            .collect();
+        self.rows = Some((self.version, rows.clone()));
+        rows
+    }
+
     /// The report of the games counted so far, as the run writes it at its end.
     pub fn report_html(&self) -> String {
         let totals = &self.ledger.totals;
@@ -161,28 +196,8 @@ impl Watched {
     }
 
     /// Everything the live page shows, as JSON.
-    pub fn state_json(&self) -> String {
-        let rows: Vec<serde_json::Value> = self
-            .standings()
-            .iter()
-            .map(|s| {
-                // As the report's standings table writes each cell.
-                let (elo, lo, hi) = match s.elo {
-                    Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
-                    None => ("-".into(), "-".into(), "-".into()),
-                };
-                serde_json::json!([
-                    s.name,
-                    elo,
-                    lo,
-                    hi,
-                    s.games.to_string(),
-                    s.points.to_string(),
-                    format!("{:.1}%", s.score * 100.0),
-                    s.draws.to_string(),
-                ])
-            })
-            .collect();
+    pub fn state_json(&mut self) -> String {
+        let rows = self.standing_rows();
         let entry = find_game(&self.spec.game);
         let live: Vec<serde_json::Value> = self
             .live_games()
