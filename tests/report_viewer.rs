@@ -265,22 +265,23 @@ fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
     let dir = scratch("viewer", "live");
     let e = bundled_engine();
     let run = dir.join("run");
-    // Slow enough to watch (0.1 s a move), short enough to finish (80 plies at most).
+    // Slow enough to watch (0.1 s a move), short enough to finish (120 plies at most); the
+    // margin keeps a loaded machine's late move from ending the game on time.
     let mut playing = Killed(
         Command::new(env!("CARGO_BIN_EXE_arbiter"))
             .args([
                 "match",
                 "--games",
-                "2",
+                "4",
                 "--max-plies",
-                "80",
+                "120",
                 "--quiet",
                 "--out",
             ])
             .arg(&run)
             .args(["--engine", &format!("cmd={e}"), "name=first"])
             .args(["--engine", &format!("cmd={e}"), "name=second"])
-            .args(["--each", "st=0.1"])
+            .args(["--each", "st=0.1", "timemargin=5000"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -309,40 +310,54 @@ fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
         .unwrap_or_else(|| panic!("no loopback address in {first:?}"))
         .to_string();
 
-    // A game in progress, as the run's live file says it stands...
+    // A game in progress, as the run's live file says it stands, is on the page a few seconds
+    // later, at that ply or past it. On a loaded machine the game may have ended before the
+    // browser is up: then it must be in the journal, and the next game is watched instead.
     let live = run.join("live").join("game-0.json");
-    let on_file = loop {
-        assert!(
-            started.elapsed() < deadline,
-            "no live file in {}",
-            run.display()
-        );
-        if let Some(game) = std::fs::read_to_string(&live)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .filter(|g| g["moves"].as_array().is_some_and(|m| m.len() >= 6))
-        {
-            break game;
+    let (dom, game_no, shown) = loop {
+        let on_file = loop {
+            assert!(
+                started.elapsed() < deadline,
+                "no live file in {}",
+                run.display()
+            );
+            if let Some(status) = playing.0.try_wait().unwrap() {
+                panic!(
+                    "the run ended ({status}) before a game could be watched: {}",
+                    std::fs::read_to_string(run.join("journal.jsonl")).unwrap_or_default()
+                );
+            }
+            if let Some(game) = std::fs::read_to_string(&live)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .filter(|g| g["moves"].as_array().is_some_and(|m| m.len() >= 6))
+            {
+                break game;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let dom = stdout(&chromium(&["--dump-dom", &url]));
+        let game_no = on_file["index"].as_u64().unwrap() + 1;
+        let on_file_ply = on_file["moves"].as_array().unwrap().len();
+        match between(&dom, &format!("data-game=\"{game_no}\" data-ply=\""), "\"") {
+            Some(ply) => {
+                let shown: usize = ply.parse().unwrap();
+                assert!(
+                    shown >= on_file_ply,
+                    "the page shows ply {shown}, the run was at {on_file_ply}"
+                );
+                break (dom, game_no, shown);
+            }
+            None => {
+                let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+                assert!(
+                    journal.contains(&format!("{{\"index\":{},", game_no - 1)),
+                    "game {game_no} is neither on the page nor finished:\n{}",
+                    &dom[..dom.len().min(3000)]
+                );
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    // ...is on the page a few seconds later, at that ply or past it.
-    let dom = stdout(&chromium(&["--dump-dom", &url]));
-    let game_no = on_file["index"].as_u64().unwrap() + 1;
-    let shown = between(&dom, &format!("data-game=\"{game_no}\" data-ply=\""), "\"")
-        .unwrap_or_else(|| {
-            panic!(
-                "game {game_no} is not on the page:\n{}",
-                &dom[..dom.len().min(3000)]
-            )
-        })
-        .parse::<usize>()
-        .unwrap();
-    let on_file_ply = on_file["moves"].as_array().unwrap().len();
-    assert!(
-        shown >= on_file_ply,
-        "the page shows ply {shown}, the run was at {on_file_ply}"
-    );
     assert!(
         dom.contains("<svg") && dom.contains("class=\"board\""),
         "no board drawn"
@@ -383,10 +398,10 @@ fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
     let report = std::fs::read_to_string(run.join("report.html")).unwrap();
     let on_page = cells(&dom, "<table id=\"live-standings\">");
     let in_report = cells(&report, "<table id=\"standings\">");
-    assert_eq!(on_page.len(), 2 * 8 + 2, "{on_page:?}");
+    assert_eq!(on_page.len(), 2 * 9, "{on_page:?}");
     assert_eq!(on_page, in_report);
     assert!(
-        dom.contains("finished: 2 of 2 games counted"),
+        dom.contains("finished: 4 of 4 games counted"),
         "{}",
         &dom[..dom.len().min(3000)]
     );
