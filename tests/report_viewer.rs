@@ -234,6 +234,142 @@ fn the_report_fits_a_narrow_window() {
     );
 }
 
+/// HTML text content as it was before `--dump-dom` escaped it.
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+/// Every game's board as the report's viewer draws it in Chromium, at the last ply of a game:
+/// the very picture `arbiter show --svg` makes of that position (the page's script and the
+/// Rust drawing compared string for string), the two sides' pieces painted in two different
+/// colours, the last move's squares marked and visible. A screenshot of each board is left in
+/// the scratch folder (`board-<game>.png`) to be looked at.
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
+fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_last_move_marked() {
+    use arbiter::report::board_svg::{board_svg, Marks};
+    let dir = scratch("viewer", "boards");
+    let e = bundled_engine();
+    for game in [
+        "leiserchess",
+        "leiserchess2012",
+        "laserchess",
+        "leaperhouse",
+        "ultima",
+        "chess",
+    ] {
+        let out = arbiter_in(
+            &dir,
+            &[
+                "match",
+                "--game",
+                game,
+                "--games",
+                "2",
+                "--each",
+                "depth=1",
+                "tc=inf",
+                "--engine",
+                &format!("cmd={e}"),
+                "name=a",
+                "--engine",
+                &format!("cmd={e}"),
+                "name=b",
+                "option.Style=greedy",
+                "--out",
+                game,
+                "--quiet",
+            ],
+        );
+        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        let (page, entry) = first_shown(&dir.join(game));
+        let moves: Vec<&str> = entry.record.moves.iter().map(|m| m.text.as_str()).collect();
+        let ply = moves.len();
+        assert!(ply > 0, "{game}");
+        // The position and marks at that ply, as the rules and `show --svg` make them.
+        let rules = arbiter::game::find_game(game).unwrap();
+        let mut replay = rules.new_game(entry.record.start_fen.as_deref()).unwrap();
+        for m in &moves[..ply - 1] {
+            replay.play(m).unwrap();
+        }
+        let marks = Marks::play(replay.as_mut(), moves[ply - 1]).unwrap();
+        let expected = board_svg(rules, &replay.fen(), &marks);
+        // What the page drew, and what Chromium paints of it.
+        let probe = "<script>addEventListener('load',()=>{const b=document.getElementById('board');\
+            const fill=s=>{const e=b.querySelector(`.piece [data-side=\"${s}\"] > g > :first-child`);\
+            return e?getComputedStyle(e).fill:null;};\
+            const last=[...b.querySelectorAll('.last')].map(r=>{const q=r.getBoundingClientRect();\
+            return [q.width,q.height,getComputedStyle(r).fill];});\
+            const pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify({\
+            drawn:window.arbiterBoard(0,PLY),shown:b.querySelectorAll('.piece').length,\
+            white:fill('white'),black:fill('black'),last});\
+            document.body.append(pre);})</script></body>"
+            .replace("PLY", &ply.to_string());
+        let html = std::fs::read_to_string(&page).unwrap();
+        let probed = dir.join(game).join("probe.html");
+        std::fs::write(&probed, html.replace("</body>", &probe)).unwrap();
+        let url = format!("file://{}#g0p{ply}", probed.display());
+        let dom = stdout(&chromium(&["--dump-dom", &url]));
+        let text = between(&dom, "<pre id=\"probe\">", "</pre>").unwrap_or_else(|| {
+            panic!(
+                "{game}: the probe did not run:\n{}",
+                &dom[..dom.len().min(2000)]
+            )
+        });
+        let seen: serde_json::Value = serde_json::from_str(&unescape(text)).unwrap();
+        assert_eq!(
+            seen["drawn"].as_str(),
+            Some(expected.as_str()),
+            "{game}: the viewer's picture is not show --svg's"
+        );
+        assert_eq!(
+            seen["shown"].as_u64(),
+            Some(expected.matches("class=\"piece\"").count() as u64),
+            "{game}: pieces on the page's board"
+        );
+        let (white, black) = (seen["white"].as_str(), seen["black"].as_str());
+        assert!(white.is_some() && black.is_some(), "{game}: {seen}");
+        assert_ne!(white, black, "{game}: the two sides are painted alike");
+        let last = seen["last"].as_array().unwrap();
+        assert_eq!(last.len(), marks.moved.len(), "{game}: {seen}");
+        assert!(!last.is_empty(), "{game}: the last move is marked");
+        for mark in last {
+            assert!(
+                mark[0].as_f64() > Some(10.0) && mark[1].as_f64() > Some(10.0),
+                "{game}: {mark}"
+            );
+            assert!(
+                mark[2].as_str().is_some_and(|f| f.starts_with("rgb")),
+                "{game}: {mark}"
+            );
+        }
+        // The board alone, for a person to look at.
+        let shot_page = dir.join(game).join("shot.html");
+        std::fs::write(
+            &shot_page,
+            html.replace(
+                "</body>",
+                "<script>addEventListener('load',()=>{document.body.replaceChildren(\
+                 document.getElementById('board'));scrollTo(0,0);})</script></body>",
+            ),
+        )
+        .unwrap();
+        let png = dir.join(format!("board-{game}.png"));
+        let out = chromium(&[
+            "--hide-scrollbars",
+            "--window-size=560,820",
+            &format!("--screenshot={}", png.display()),
+            &format!("file://{}#g0p{ply}", shot_page.display()),
+        ]);
+        let bytes = std::fs::read(&png)
+            .unwrap_or_else(|e| panic!("{game}: no screenshot ({e}): {}", stderr(&out)));
+        assert!(bytes.starts_with(b"\x89PNG"), "{game}: not a PNG");
+    }
+}
+
 /// The `<td>` texts of the table that starts at `start` in `html`, header rows left out.
 fn cells(html: &str, start: &str) -> Vec<String> {
     let table = between(html, start, "</table>")

@@ -5,6 +5,7 @@
 //! The first byte of an input picks among choices (a game, a book format); the rest is the text.
 
 use arbiter::game::{games, GameEntry};
+use arbiter::report::board_svg::{board_svg, Marks};
 
 /// The game an input is about, from its first byte, and the rest as text.
 fn game_and_text(data: &[u8]) -> Option<(&'static GameEntry, String)> {
@@ -26,7 +27,7 @@ pub fn engine_lines(data: &[u8]) {
 
 /// A FEN of one game, then move texts. A FEN that is read writes back a FEN that reads to the
 /// same position; every legal move it lists plays; a move text is played or refused, never a
-/// panic.
+/// panic. Every position and every move's marks draw, each piece with its picture.
 pub fn positions(data: &[u8]) {
     let Some((entry, text)) = game_and_text(data) else {
         return;
@@ -41,12 +42,27 @@ pub fn positions(data: &[u8]) {
         .new_game(Some(&written))
         .unwrap_or_else(|e| panic!("{}: its own FEN {written:?} is refused: {e}", entry.id));
     assert_eq!(again.fen(), written, "{}: FEN round trip", entry.id);
+    // Every piece the game writes has a picture.
+    let tokens = entry
+        .drawing
+        .squares(&written)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .count();
+    let svg = board_svg(entry, &written, &Marks::default());
+    assert_eq!(
+        svg.matches("class=\"piece\"").count(),
+        tokens,
+        "{}: {written}",
+        entry.id
+    );
     let legal = game.legal_moves();
     for mv in legal.iter().take(64) {
         let mut copy = game.boxed_clone();
-        if let Err(e) = copy.play(mv) {
-            panic!("{}: listed move {mv} refused in {written}: {e}", entry.id);
-        }
+        let marks = Marks::play(copy.as_mut(), mv)
+            .unwrap_or_else(|e| panic!("{}: listed move {mv} refused in {written}: {e}", entry.id));
+        let _ = board_svg(entry, &copy.fen(), &marks);
         let _ = copy.status();
     }
     for mv in lines.flat_map(str::split_whitespace).take(64) {

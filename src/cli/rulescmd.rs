@@ -1,7 +1,8 @@
 //! `perft`, `replay`, `show` and `games`: the rules engine at the command line.
 
 use super::Failure;
-use crate::game::{find_game, game_ids, games, AnyGame, GameEntry, MoveError, Status};
+use crate::game::{find_game, game_ids, games, AnyGame, Drawing, GameEntry, MoveError, Status};
+use crate::report::board_svg::{board_svg, Marks};
 use std::io::Write;
 use std::time::Instant;
 
@@ -159,21 +160,24 @@ pub fn show(
     svg: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let mut game = new_game(entry, fen)?;
-    // The last move's beam is walked before the move, while what it zaps still stands.
     let tokens: Vec<String> = move_tokens(moves).iter().map(|t| t.to_string()).collect();
     let (before, last) = tokens.split_at(tokens.len().saturating_sub(1));
     play_all(game.as_mut(), before, |_, _| {})?;
-    let beam = last.first().map(|t| game.beam_of(t)).unwrap_or_default();
-    let mut removed = Vec::new();
+    // Not Marks::play: an illegal last move fails here as any other move does.
+    let mut marks = Marks {
+        moved: last
+            .first()
+            .map_or_else(Vec::new, |t| Drawing::move_squares(t)),
+        beam: last.first().map(|t| game.beam_of(t)).unwrap_or_default(),
+        removed: Vec::new(),
+    };
     play_all(game.as_mut(), last, |_, report| {
-        removed = report
-            .removed
-            .iter()
+        marks.removed = (report.removed.iter())
             .map(|r| r.square.to_string())
             .collect();
     })?;
     if let Some(path) = svg {
-        let picture = crate::report::board_svg::board_svg(entry, &game.fen(), &beam, &removed);
+        let picture = board_svg(entry, &game.fen(), &marks);
         std::fs::write(path, picture)
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }

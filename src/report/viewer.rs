@@ -5,11 +5,13 @@
 //! are embedded: games ended
 //! by a fault first, then decisive ones, then the rest, each in schedule order.
 
+use super::board_svg::{Board, Marks, CELL, MARGIN};
 use super::write::html_escape;
 use crate::game::{find_game, Color, Outcome, Termination};
 use crate::referee::clock::{Clock, TimeControl};
 use crate::referee::MoveRecord;
 use crate::tournament::journal::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -128,40 +130,43 @@ impl Clocks {
     }
 }
 
-/// One game as the script reads it: the start, then each ply's position, move, beam, removed
-/// squares, the mover's score, depth and time, and both clocks after it.
-fn game_json(entry: &Entry) -> Option<String> {
+/// One game as the script reads it: the start, then each ply's position, move, the squares it
+/// names, beam, removed squares, the mover's score, depth and time, and both clocks after it.
+/// Every FEN's piece tokens are added to `tokens`, for the page's piece pictures.
+fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
     let r = &entry.record;
     let rules = find_game(&r.game)?;
     let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
     let mut clocks = Clocks::of(&r.time_control);
     let clock_json = |c: &Option<Clocks>| c.as_ref().map_or("null".into(), Clocks::json);
+    let mut note = |fen: &str| {
+        tokens.extend(rules.drawing.squares(fen).into_iter().flatten().flatten());
+    };
+    let fen = game.fen();
+    note(&fen);
     let mut frames = vec![format!(
         "{{\"fen\":{},\"clk\":{}}}",
-        js(&game.fen()),
+        js(&fen),
         clock_json(&clocks)
     )];
     for m in &r.moves {
-        let beam = game.beam_of(&m.text);
         let mover = game.turn();
-        let Ok(report) = game.play(&m.text) else {
+        let Ok(marks) = Marks::play(game.as_mut(), &m.text) else {
             break;
         };
         if let Some(c) = clocks.as_mut() {
             c.charge(mover, m);
         }
-        let removed: Vec<String> = report
-            .removed
-            .iter()
-            .map(|x| x.square.to_string())
-            .collect();
+        let fen = game.fen();
+        note(&fen);
         let score = m.score.map(|s| s.to_string()).unwrap_or_default();
         frames.push(format!(
-            "{{\"fen\":{},\"mv\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{},\"clk\":{}}}",
-            js(&game.fen()),
+            "{{\"fen\":{},\"mv\":{},\"last\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{},\"clk\":{}}}",
+            js(&fen),
             js(&m.text),
-            js_list(&beam),
-            js_list(&removed),
+            js_list(&marks.moved),
+            js_list(&marks.beam),
+            js_list(&marks.removed),
             js(&score),
             m.depth.map_or("null".into(), |d| d.to_string()),
             m.elapsed.as_millis(),
@@ -170,12 +175,9 @@ fn game_json(entry: &Entry) -> Option<String> {
         ));
     }
     Some(format!(
-        "{{\"id\":{},\"game\":{},\"drawing\":[{},{},{}],\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{}]}}",
+        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{}]}}",
         entry.index + 1,
         js(&r.game),
-        rules.drawing.files,
-        rules.drawing.first_rank,
-        rules.drawing.letters,
         js(&r.white),
         js(&r.black),
         js(r.outcome.as_str()),
@@ -184,13 +186,42 @@ fn game_json(entry: &Entry) -> Option<String> {
     ))
 }
 
+/// Each shown game id's picture parts: the board's head and legend, its layout, and the
+/// picture of every piece token its games' positions hold.
+fn boards_json(tokens: &BTreeMap<&'static str, BTreeSet<String>>) -> String {
+    let boards: serde_json::Map<String, serde_json::Value> = (tokens.iter())
+        .filter_map(|(id, tokens)| {
+            let board = Board::of(find_game(id)?);
+            let pieces: serde_json::Map<String, serde_json::Value> = (tokens.iter())
+                .filter_map(|t| Some((t.clone(), board.piece(t)?.into())))
+                .collect();
+            let mut layout = board.layout_json();
+            layout["head"] = board.head().into();
+            layout["legend"] = board.legend().into();
+            layout["pieces"] = pieces.into();
+            Some((id.to_string(), layout))
+        })
+        .collect();
+    // As js(): nothing in the data may end the script element.
+    serde_json::Value::Object(boards)
+        .to_string()
+        .replace("</", "<\\/")
+        .replace("<!--", "<\\!--")
+}
+
 /// The viewer's section of the page.
 pub fn section(h: &mut String, showcase: &Showcase) {
     let games = showcase.games();
     if games.is_empty() {
         return;
     }
-    let data: Vec<String> = games.iter().filter_map(|e| game_json(e)).collect();
+    let mut tokens: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    let data: Vec<String> = (games.iter())
+        .filter_map(|e| {
+            let id = find_game(&e.record.game)?.id;
+            game_json(e, tokens.entry(id).or_default())
+        })
+        .collect();
     let _ = write!(
         h,
         "<h2 id=\"viewer\">Games</h2><p>{} of {} games shown{}. Buttons or the arrow keys step \
@@ -221,13 +252,17 @@ pub fn section(h: &mut String, showcase: &Showcase) {
             )
         })
         .collect();
+    let script = SCRIPT
+        .replace("__CELL__", &CELL.to_string())
+        .replace("__MARGIN__", &MARGIN.to_string());
     let _ = write!(
         h,
         "<div id=\"view\"><p><select id=\"pick\">{options}</select> \
          <button id=\"first\">|&lt;</button><button id=\"prev\">&lt;</button>\
          <button id=\"next\">&gt;</button><button id=\"last\">&gt;|</button> \
          <span id=\"where\"></span></p><div id=\"board\"></div><p id=\"info\"></p>\
-         <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const GAMES=[{}];\n{SCRIPT}</script>",
+         <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const BOARDS={};\nconst GAMES=[{}];\n{script}</script>",
+        boards_json(&tokens),
         data.join(",")
     );
     game_list(h, &games);
@@ -258,34 +293,35 @@ fn game_list(h: &mut String, games: &[&Entry]) {
     h.push_str("</table>");
 }
 
-/// Draws a frame as `board_svg.rs` does, from the FEN's tokens read as the game's `Drawing`
-/// (`drawing`: files, first rank, letters per piece) says.
+/// Draws a frame as `Board::frame` does, around the head, piece pictures and legend made in
+/// Rust (`BOARDS`), so the browser's picture is `arbiter show --svg`'s; `window.arbiterBoard`
+/// hands the report test a frame's picture. `C` and `M` are `CELL` and `MARGIN`.
 const SCRIPT: &str = r###"(function(){
-const C=48,M=22;let g=0,p=0;
+const C=__CELL__,M=__MARGIN__;let g=0,p=0;
 const $=id=>document.getElementById(id);
-function tokens(dr,fen){const field=fen.split(' ')[0].split('[')[0];const pairs=dr[2]>1;
+function tokens(B,fen){const field=fen.split(' ')[0].split('[')[0];const pairs=B.letters>1;
  return field.split('/').map(rank=>{const cells=[];let i=0;while(i<rank.length){const c=rank[i];
   if(/[0-9]/.test(c)){let d='';while(i<rank.length&&/[0-9]/.test(rank[i]))d+=rank[i++];for(let k=0;k<+d;k++)cells.push(null);continue;}
-  if(c==='*'){for(let k=0;k<dr[0];k++)cells.push(null);i++;continue;}
-  const s=i;if(rank[i]==='+')i++;i+=dr[2];while(!pairs&&rank[i]==='+')i++;cells.push(rank.slice(s,i));}
+  if(c==='*'){for(let k=0;k<B.files;k++)cells.push(null);i++;continue;}
+  const s=i;if(rank[i]==='+')i++;i+=B.letters;while(!pairs&&rank[i]==='+')i++;cells.push(rank.slice(s,i));}
   return cells;});}
-function draw(dr,f){const rows=tokens(dr,f.fen),R=rows.length,F=Math.max(...rows.map(r=>r.length));
- const first=dr[1],w=F*C+2*M,h=R*C+2*M;
- const ctr=(x,y)=>[M+x*C+C/2,M+(R-1-y)*C+C/2];
+function draw(B,f){const R=B.ranks,first=B.first;
+ const corner=(x,y)=>[M+x*C,M+(R-1-y)*C],ctr=(x,y)=>[M+x*C+C/2,M+(R-1-y)*C+C/2];
  const at=s=>[s.charCodeAt(0)-97,parseInt(s.slice(1))-first];
- let o=`<svg xmlns="http://www.w3.org/2000/svg" class="board" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif">`;
- rows.forEach((cells,row)=>{const y=R-1-row;for(let x=0;x<F;x++){
-  o+=`<rect x="${M+x*C}" y="${M+row*C}" width="${C}" height="${C}" fill="${(x+y)%2==0?'#b58863':'#f0d9b5'}"/>`;
-  const t=cells[x];if(t){const white=/[A-Z]/.test(t),[cx,cy]=ctr(x,y);
-   o+=`<g class="piece" data-square="${String.fromCharCode(97+x)}${y+first}"><circle cx="${cx}" cy="${cy}" r="18" fill="${white?'#fff':'#222'}" stroke="#555"/><text x="${cx}" y="${cy+5}" text-anchor="middle" font-size="14" fill="${white?'#111':'#fff'}">${t.replace(/&/g,'&amp;').replace(/</g,'&lt;')}</text></g>`;}}});
- for(let x=0;x<F;x++)o+=`<text x="${ctr(x,0)[0]}" y="${h-6}" text-anchor="middle" font-size="12">${String.fromCharCode(97+x)}</text>`;
- for(let y=0;y<R;y++)o+=`<text x="6" y="${ctr(0,y)[1]+4}" font-size="12">${y+first}</text>`;
- const beam=f.beam||[];if(beam.length)o+=`<polyline class="beam" data-end="${beam[beam.length-1]}" points="${beam.map(s=>ctr(...at(s)).join(',')).join(' ')}" fill="none" stroke="#e00" stroke-width="4" stroke-opacity="0.8"/>`;
- for(const s of f.rm||[]){const[cx,cy]=ctr(...at(s));o+=`<g class="removed" data-square="${s}"><circle cx="${cx}" cy="${cy}" r="21" fill="none" stroke="#e00" stroke-width="3"/><line x1="${cx-12}" y1="${cy-12}" x2="${cx+12}" y2="${cy+12}" stroke="#e00" stroke-width="3"/></g>`;}
- return o+'</svg>';}
+ let o='';
+ for(const s of f.last||[]){const[x,y]=corner(...at(s));o+=`<rect class="last" data-square="${s}" x="${x}" y="${y}" width="${C}" height="${C}" fill="#f4d03f" fill-opacity="0.7"/>`;}
+ const beam=f.beam||[];if(beam.length){const pts=beam.map(s=>ctr(...at(s)).join(',')).join(' ');
+  o+=`<g class="beam" data-end="${beam[beam.length-1]}" fill="none" stroke-linejoin="round"><polyline points="${pts}" stroke="#fff" stroke-width="8" stroke-opacity="0.75"/><polyline points="${pts}" stroke="#e8112d" stroke-width="3"/></g>`;}
+ tokens(B,f.fen).forEach((cells,row)=>{const y=R-1-row;cells.forEach((t,x)=>{const pic=t&&B.pieces[t];if(pic){const[cx,cy]=ctr(x,y);
+  o+=`<g class="piece" data-square="${String.fromCharCode(97+x)}${y+first}" transform="translate(${cx},${cy})">${pic}</g>`;}});});
+ for(const s of f.rm||[]){const[cx,cy]=ctr(...at(s));o+=`<g class="removed" data-square="${s}" stroke="#e8112d" stroke-width="3" fill="none"><circle cx="${cx}" cy="${cy}" r="21"/><path d="M${cx-12} ${cy-12}l24 24m0 -24l-24 24"/></g>`;}
+ if(B.hands){const m=/\[([^\]]*)/.exec(f.fen.split(' ')[0]),hand=m?m[1]:'';
+  const of=re=>{const s=[...hand].filter(c=>re.test(c)).join('').toUpperCase();return s||'-';};
+  o+=`<text class="hands" x="${M}" y="${B.handsY}" font-size="13">in hand: ${B.sides[0]} ${of(/[A-Z]/)}, ${B.sides[1]} ${of(/[a-z]/)}</text>`;}
+ return B.head+o+B.legend;}
+window.arbiterBoard=(gi,pi)=>draw(BOARDS[GAMES[gi].game],GAMES[gi].frames[pi]);
 function show(){const G=GAMES[g],f=G.frames[p];$('pick').value=g;
- $('board').innerHTML=draw(G.drawing,f);
- $('where').textContent=`ply ${p} of ${G.frames.length-1}`;
+ $('board').innerHTML=draw(BOARDS[G.game],f); $('where').textContent=`ply ${p} of ${G.frames.length-1}`;
  $('info').textContent=p==0?`${G.white} - ${G.black}: ${G.result}, ${G.end}`:
   `${p%2?G.white:G.black}: ${f.mv}${f.book?' (book)':` score ${f.sc||'-'} depth ${f.d??'-'} ${f.ms} ms`}${(f.rm||[]).length?', removed on '+f.rm.join(' '):''}`+
   (f.clk?`; clocks: white ${(f.clk[0]/1000).toFixed(2)} s, black ${(f.clk[1]/1000).toFixed(2)} s`:'');

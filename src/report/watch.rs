@@ -3,6 +3,7 @@
 //! report they make (the same page the run writes at its end, from the same code), and the
 //! games in progress from the run's live files.
 
+use super::board_svg::{board_svg, Marks};
 use super::story::Story;
 use super::write::{standings, RunInfo, Standing};
 use crate::game::{find_game, GameEntry};
@@ -238,19 +239,11 @@ fn live_json(g: &LiveGame, entry: Option<&'static GameEntry>) -> serde_json::Val
         for m in before {
             game.play(m).ok()?;
         }
-        let beam = last.first().map(|m| game.beam_of(m)).unwrap_or_default();
-        let removed: Vec<String> = match last.first() {
-            Some(m) => (game.play(m).ok()?.removed.iter())
-                .map(|r| r.square.to_string())
-                .collect(),
-            None => Vec::new(),
+        let marks = match last.first() {
+            Some(m) => Marks::play(game.as_mut(), m).ok()?,
+            None => Marks::default(),
         };
-        Some(super::board_svg::board_svg(
-            entry,
-            &game.fen(),
-            &beam,
-            &removed,
-        ))
+        Some(board_svg(entry, &game.fen(), &marks))
     });
     serde_json::json!({
         "game": g.index + 1,

@@ -5,6 +5,7 @@
 //! ends with three in a row, or with a full board, two endings of its own
 //! ([`Position::ENDINGS`]) that no other game has.
 
+use arbiter_rules::game::drawing::{Figure, Shape};
 use arbiter_rules::game::{
     Color, Drawing, FenError, History, MoveError, Outcome, Position, Removals, Status, Termination,
 };
@@ -45,6 +46,22 @@ impl TicTacToe {
     }
 }
 
+/// Both sides write capitals, so the side is the letter, not its case.
+fn figure(token: &str) -> Option<Figure> {
+    let side = match token {
+        "X" => Color::White,
+        "O" => Color::Black,
+        _ => return None,
+    };
+    Some(Figure {
+        side,
+        shape: Shape::Disc,
+        facing: 0,
+        letter: token.chars().next(),
+        promoted: false,
+    })
+}
+
 impl Position for TicTacToe {
     type Move = u8;
 
@@ -54,8 +71,9 @@ impl Position for TicTacToe {
     const ENDINGS: &'static [&'static str] = &[THREE_IN_A_ROW, FULL_BOARD];
     const DRAWING: Drawing = Drawing {
         files: 3,
-        first_rank: 1,
-        letters: 1,
+        figure,
+        legend: &[("X", "X moves first"), ("O", "O")],
+        ..Drawing::STANDARD
     };
     const BENCH_DEPTHS: (u32, u32) = (6, 9);
 

@@ -92,8 +92,16 @@ fn show_draws_the_board_from_the_games_own_drawing() {
     ]);
     assert!(text.starts_with("...\n.X.\nO..\n"), "{text}");
     let picture = std::fs::read_to_string(&svg).unwrap();
-    assert_eq!(picture.matches("<rect").count(), 9, "one square per cell");
+    assert_eq!(
+        picture.matches("<rect x=").count(),
+        9,
+        "one square per cell"
+    );
     assert!(picture.contains(r#"data-square="b2""#) && picture.contains(r#"data-square="a1""#));
+    // The game's own figures: X is White's, O Black's, each once on the board and in the legend.
+    assert_eq!(picture.matches(r#"data-side="white""#).count(), 2);
+    assert_eq!(picture.matches(r#"data-side="black""#).count(), 2);
+    assert!(picture.contains(r#"class="last" data-square="a1""#));
     let listed = stdout_of(&["games"]);
     assert!(listed.contains("tictactoe") && listed.contains("start: 3/3/3 w"));
 }

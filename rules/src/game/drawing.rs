@@ -1,9 +1,67 @@
-//! What a picture of a game's board needs from its rules: how its FEN writes the squares, and how
-//! its ranks are numbered. Each game states it on its [`Position`](super::Position); drawing code
-//! outside the rules asks the game, never its id.
+//! What a picture of a game's board needs from its rules: how its FEN writes the squares, how
+//! ranks are numbered, what each piece token looks like (whose, what shape, which way it faces),
+//! the sides' colours, squares reserved to one side, and a legend. Each game states it on its
+//! [`Position`](super::Position); drawing code outside the rules asks the game, never its id.
 
-/// How one game's FEN board field reads as squares, and how ranks are named.
+use super::Color;
+
+/// One side as pictures show it: its name in the rules and a colour that tells it apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Side {
+    pub name: &'static str,
+    /// A CSS colour for the side's pieces.
+    pub colour: &'static str,
+}
+
+/// The outline a piece is drawn with. Drawn facing north, then turned by the figure's facing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// A mirror on the diagonal, its reflecting face toward the (diagonal) facing, the opaque
+    /// body behind it: a Leiserchess Pawn, a Laser Chess Deflector.
+    Mirror,
+    /// Mirrors on both faces of a diagonal (a Laser Chess Switch); facing 1 is `/`, 7 is `\`.
+    Switch,
+    /// A block with a shield on its facing side (a Laser Chess Defender).
+    Shield,
+    /// A laser that fires the way it faces (a Laser Chess Laser).
+    Laser,
+    /// A King that fires the laser the way it faces (Leiserchess).
+    LaserKing,
+    Crown,
+    Disc,
+    Square,
+    Diamond,
+    Triangle,
+    Octagon,
+    Star,
+    /// A shogi piece: a pentagon pointing the way it faces (toward the opponent).
+    Pentagon,
+}
+
+/// What one piece token looks like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Figure {
+    pub side: Color,
+    pub shape: Shape,
+    /// Eighths of a turn clockwise from north (0 N, 1 NE, 2 E, ... 7 NW).
+    pub facing: u8,
+    /// The letter written on the piece (upright whatever the facing), if any.
+    pub letter: Option<char>,
+    /// Promoted (shogi-like games): the letter is drawn red.
+    pub promoted: bool,
+}
+
+/// Who may stand on a square, where a game reserves some (Laser Chess).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tint {
+    Open,
+    Only(Color),
+    /// Only a Laser stands there.
+    Lasers,
+}
+
+/// How one game's board is drawn.
+#[derive(Clone, Copy, Debug)]
 pub struct Drawing {
     /// Squares per rank: what a `*` (a rank with nothing on it, where the game writes one) means.
     pub files: usize,
@@ -12,14 +70,72 @@ pub struct Drawing {
     /// Letters per piece (Leiserchess writes two, `NW`); other games write one, with `+` signs
     /// after it (Laser Chess's facing) or before it (a promoted Leaperhouse piece).
     pub letters: usize,
+    /// White's (who moves first) and Black's names and colours.
+    pub sides: [Side; 2],
+    /// What a piece token of the FEN looks like; None for a token the game does not write.
+    pub figure: fn(&str) -> Option<Figure>,
+    /// Who may stand on (file, rank from the bottom, both from 0).
+    pub tint: fn(i32, i32) -> Tint,
+    /// The legend: a White token of each kind of piece, and what it is.
+    pub legend: &'static [(&'static str, &'static str)],
+    /// Whether moves fire a laser (the legend then explains the beam).
+    pub lasers: bool,
+}
+
+/// Tokens as most games write them: a letter, upper case White, lower case Black, a `+`
+/// before it when promoted; `shapes` gives each (upper-case) letter its outline.
+pub fn lettered(token: &str, shapes: &[(char, Shape)]) -> Option<Figure> {
+    let promoted = token.starts_with('+');
+    let letter = token.trim_start_matches('+').chars().next()?;
+    let upper = letter.to_ascii_uppercase();
+    let shape = shapes.iter().find(|(l, _)| *l == upper)?.1;
+    let side = if letter.is_ascii_uppercase() {
+        Color::White
+    } else {
+        Color::Black
+    };
+    Some(Figure {
+        side,
+        shape,
+        facing: if side == Color::White { 0 } else { 4 },
+        letter: Some(upper),
+        promoted,
+    })
+}
+
+fn any_letter(token: &str) -> Option<Figure> {
+    let letter = token.trim_start_matches('+').chars().next()?;
+    lettered(token, &[(letter.to_ascii_uppercase(), Shape::Disc)])
+}
+
+/// No square reserved.
+pub fn open(_file: i32, _rank: i32) -> Tint {
+    Tint::Open
 }
 
 impl Drawing {
-    /// An 8x8 board, ranks from 1, one letter per piece.
+    /// White and Black as most games name them.
+    pub const WHITE_BLACK: [Side; 2] = [
+        Side {
+            name: "White",
+            colour: "#f4f1e8",
+        },
+        Side {
+            name: "Black",
+            colour: "#2b2b2b",
+        },
+    ];
+
+    /// An 8x8 board, ranks from 1, one letter per piece, each drawn as a disc with its letter.
     pub const STANDARD: Drawing = Drawing {
         files: 8,
         first_rank: 1,
         letters: 1,
+        sides: Drawing::WHITE_BLACK,
+        figure: any_letter,
+        tint: open,
+        legend: &[],
+        lasers: false,
     };
 
     /// The pieces of a FEN's board field, rank by rank from the top: `None` for an empty square.
@@ -72,6 +188,24 @@ impl Drawing {
         let rank: i32 = std::str::from_utf8(digits).ok()?.parse().ok()?;
         Some((i32::from(letter) - i32::from(b'a'), rank - self.first_rank))
     }
+
+    /// The squares a move's text names, in order (`e2e3` → e2, e3; `P@e5` → e5; `e2L` → e2):
+    /// the from and to squares a picture marks. Square names are a small letter then digits.
+    pub fn move_squares(text: &str) -> Vec<String> {
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if b[i].is_ascii_lowercase() && digits > 0 {
+                out.push(text[i..i + 1 + digits].to_string());
+                i += 1 + digits;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -95,5 +229,60 @@ mod tests {
         let leiser = crate::game::find_game("leiserchess").unwrap().drawing;
         assert_eq!(leiser.coords("h0"), Some((7, 0)));
         assert_eq!(leiser.squares("ss7/8 W")[0][0].as_deref(), Some("ss"));
+    }
+
+    #[test]
+    fn every_piece_of_every_start_and_legend_has_a_figure_of_its_side() {
+        use super::{Drawing, Shape};
+        use crate::game::Color;
+        for entry in games() {
+            let d = entry.drawing;
+            let fens = std::iter::once(entry.start_fen).chain(entry.setups.iter().map(|s| s.1));
+            for fen in fens {
+                for token in d.squares(fen).into_iter().flatten().flatten() {
+                    let figure = (d.figure)(&token)
+                        .unwrap_or_else(|| panic!("{}: no figure for {token}", entry.id));
+                    let white = token.chars().any(|c| c.is_ascii_uppercase());
+                    assert_eq!(figure.side == Color::White, white, "{}: {token}", entry.id);
+                }
+            }
+            for (token, what) in d.legend {
+                let figure = (d.figure)(token).unwrap_or_else(|| panic!("{}: {token}", entry.id));
+                assert_eq!(figure.side, Color::White, "{}: {token} {what}", entry.id);
+            }
+            assert_ne!(d.sides[0].colour, d.sides[1].colour, "{}", entry.id);
+        }
+        let leiser = crate::game::find_game("leiserchess").unwrap().drawing;
+        let f = (leiser.figure)("nw").unwrap();
+        assert_eq!(
+            (f.side, f.shape, f.facing),
+            (Color::Black, Shape::Mirror, 7)
+        );
+        let f = (leiser.figure)("EE").unwrap();
+        assert_eq!(
+            (f.side, f.shape, f.facing),
+            (Color::White, Shape::LaserKing, 2)
+        );
+        assert!((leiser.figure)("Nw").is_none());
+        let laser = crate::game::find_game("laserchess").unwrap().drawing;
+        // Deflector orientation 0 faces south-west; a `+` turns it clockwise to north-west.
+        assert_eq!((laser.figure)("b").unwrap().facing, 5);
+        assert_eq!((laser.figure)("b+").unwrap().facing, 7);
+        assert_eq!((laser.figure)("L+").unwrap().facing, 2);
+        assert_eq!((laser.tint)(0, 7), super::Tint::Lasers);
+        assert_eq!((laser.tint)(9, 3), super::Tint::Only(Color::White));
+        let leaper = crate::game::find_game("leaperhouse").unwrap().drawing;
+        let guard = (leaper.figure)("+p").unwrap();
+        assert_eq!(
+            (guard.letter, guard.promoted, guard.facing),
+            (Some('G'), true, 4)
+        );
+        assert_eq!(
+            Drawing::move_squares("j10j9"),
+            vec!["j10".to_string(), "j9".to_string()]
+        );
+        assert_eq!(Drawing::move_squares("P@e5"), vec!["e5".to_string()]);
+        assert_eq!(Drawing::move_squares("e2R"), vec!["e2".to_string()]);
+        assert!(Drawing::move_squares("null").is_empty());
     }
 }

@@ -4,7 +4,7 @@
 //! past. Rules that need the past (Ko, repetition, move-count draws) live in [`Game`], which keeps the
 //! history and asks the position's [`Position::judge`] hook what it means.
 
-mod drawing;
+pub mod drawing;
 mod history;
 pub(crate) mod perft;
 mod registry;

@@ -4,6 +4,8 @@
 //! draws the referee applies from the game's history (threefold repetition, the 50-move rule,
 //! insufficient material).
 
+use crate::game::drawing::{lettered, Figure, Shape};
+use crate::game::Drawing;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
@@ -36,10 +38,36 @@ impl Chess {
     }
 }
 
+fn figure(token: &str) -> Option<Figure> {
+    lettered(
+        token,
+        &[
+            ('K', Shape::Crown),
+            ('Q', Shape::Star),
+            ('R', Shape::Square),
+            ('B', Shape::Diamond),
+            ('N', Shape::Triangle),
+            ('P', Shape::Disc),
+        ],
+    )
+}
+
 impl Position for Chess {
     type Move = Move;
 
     const ID: &'static str = "chess";
+    const DRAWING: Drawing = Drawing {
+        figure,
+        legend: &[
+            ("K", "King"),
+            ("Q", "Queen"),
+            ("R", "Rook"),
+            ("B", "Bishop"),
+            ("N", "Knight"),
+            ("P", "Pawn"),
+        ],
+        ..Drawing::STANDARD
+    };
     /// EPD as fastchess writes it: the FEN's clocks as `hmvc`/`fmvn` opcodes.
     fn position_line(fen: &str) -> String {
         match fen.split_whitespace().collect::<Vec<_>>().as_slice() {

@@ -6,7 +6,8 @@
 
 use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
-use crate::game::{Color, FenError, MoveError, Removals, SquareName, Status};
+use crate::game::drawing::{Figure, Shape, Side};
+use crate::game::{Color, Drawing, FenError, MoveError, Removals, SquareName, Status};
 use crate::zobrist;
 
 pub const STRIDE: usize = 12;
@@ -80,6 +81,52 @@ pub fn piece_name(cell: u8) -> String {
         Color::White => name.to_string(),
         Color::Black => name.to_ascii_lowercase(),
     }
+}
+
+/// How a Leiserchess board (2018 or 2012) is drawn: Kings fire their laser the way they face,
+/// Pawns are diagonal mirrors; Tangerine moves first.
+pub const fn leiser_drawing(files: usize) -> Drawing {
+    Drawing {
+        files,
+        first_rank: 0,
+        letters: 2,
+        sides: [
+            Side {
+                name: "Tangerine",
+                colour: "#f28c28",
+            },
+            Side {
+                name: "Lavender",
+                colour: "#a58bd8",
+            },
+        ],
+        figure: leiser_figure,
+        tint: crate::game::drawing::open,
+        legend: &[
+            ("NN", "King: fires the laser the way it points"),
+            ("NE", "Pawn: a mirror on its diagonal, facing out"),
+        ],
+        lasers: true,
+    }
+}
+
+fn leiser_figure(token: &str) -> Option<Figure> {
+    let cell = parse_piece(token)?;
+    let o = cell & 3;
+    let (shape, facing) = if is_king(cell) {
+        // NN, EE, SS, WW: quarter turns from north.
+        (Shape::LaserKing, 2 * o)
+    } else {
+        // NW, NE, SE, SW: the diagonal the mirror faces.
+        (Shape::Mirror, (2 * o + 7) % 8)
+    };
+    Some(Figure {
+        side: color_of(cell),
+        shape,
+        facing,
+        letter: None,
+        promoted: false,
+    })
 }
 
 fn parse_piece(pair: &str) -> Option<u8> {

@@ -5,6 +5,7 @@
 
 use super::beam::{path, walk, BeamEnd, Meet};
 use super::mailbox::Mailbox;
+use crate::game::drawing::{Figure, Shape, Side, Tint};
 use crate::game::{
     Color, Drawing, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
@@ -206,6 +207,39 @@ fn may_enter(c: Color, s: usize) -> bool {
         Access::BlueOnly => c == Color::White,
         Access::RedOnly => c == Color::Black,
         Access::LaserOnly => false,
+    }
+}
+
+/// What a token looks like: the facing is the way a Laser points, a Deflector's mirror and a
+/// Defender's shield face, a Switch's diagonal runs.
+fn figure(token: &str) -> Option<Figure> {
+    let (cell, used) = read_token(token).ok()?;
+    if used != token.len() {
+        return None;
+    }
+    let o = orientation(cell);
+    let (shape, facing) = match cell & KIND {
+        LASER => (Shape::Laser, 2 * o),
+        DEFLECTOR => (Shape::Mirror, (5 + 2 * o) % 8),
+        DEFENDER => (Shape::Shield, 2 * o),
+        SWITCH => (Shape::Switch, if o & 1 == 0 { 7 } else { 1 }),
+        _ => (Shape::Crown, 0),
+    };
+    Some(Figure {
+        side: color_of(cell),
+        shape,
+        facing,
+        letter: None,
+        promoted: false,
+    })
+}
+
+fn tint(file: i32, rank: i32) -> Tint {
+    match access(sq(file, rank)) {
+        Access::Both => Tint::Open,
+        Access::BlueOnly => Tint::Only(Color::White),
+        Access::RedOnly => Tint::Only(Color::Black),
+        Access::LaserOnly => Tint::Lasers,
     }
 }
 
@@ -414,6 +448,26 @@ impl Position for LaserChess {
     const ID: &'static str = "laserchess";
     const DRAWING: Drawing = Drawing {
         files: 10,
+        sides: [
+            Side {
+                name: "Blue",
+                colour: "#3b7dd8",
+            },
+            Side {
+                name: "Red",
+                colour: "#d64541",
+            },
+        ],
+        figure,
+        tint,
+        legend: &[
+            ("L", "Laser: fires the way it points"),
+            ("B+", "Deflector: a mirror facing out, opaque behind"),
+            ("D", "Defender: its shield stops the beam"),
+            ("S", "Switch: mirrors on both faces"),
+            ("K", "King: zapped, it loses"),
+        ],
+        lasers: true,
         ..Drawing::STANDARD
     };
     const BENCH_DEPTHS: (u32, u32) = (4, 5);

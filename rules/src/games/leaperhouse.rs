@@ -6,6 +6,7 @@
 //! is legal; in check a non-King move must capture the (single) checker, and drops never help.
 
 use super::mailbox::Mailbox;
+use crate::game::drawing::{lettered, Figure, Shape};
 use crate::game::{
     Color, Drawing, FenError, History, MoveError, Outcome, Position, Removals, SquareName, Status,
     Termination,
@@ -444,12 +445,41 @@ fn fairy_repetition(history: &History<Leaperhouse>) -> Status {
     }
 }
 
+/// Shogi's pieces: pentagons pointing at the opponent, the letter on them; a promoted Pawn is
+/// a Guard, its G drawn red.
+fn figure(token: &str) -> Option<Figure> {
+    let letter = token
+        .trim_start_matches('+')
+        .chars()
+        .next()?
+        .to_ascii_uppercase();
+    if !LETTERS[1..].contains(&(letter as u8)) {
+        return None;
+    }
+    let mut figure = lettered(token, &[(letter, Shape::Pentagon)])?;
+    if figure.promoted {
+        figure.letter = Some('G');
+    }
+    Some(figure)
+}
+
 impl Position for Leaperhouse {
     type Move = LeaperMove;
 
     const ID: &'static str = "leaperhouse";
     const DRAWING: Drawing = Drawing {
         files: 10,
+        figure,
+        legend: &[
+            ("K", "King"),
+            ("P", "Pawn"),
+            ("+P", "Guard: a promoted Pawn"),
+            ("N", "Knight"),
+            ("U", "Bull"),
+            ("C", "Camel"),
+            ("E", "Elephant"),
+            ("A", "Ram"),
+        ],
         ..Drawing::STANDARD
     };
     const BENCH_DEPTHS: (u32, u32) = (4, 5);

@@ -131,11 +131,7 @@ impl Position for Leiserchess {
 
     const ID: &'static str = "leiserchess";
     const MIT_DIALECT: bool = true;
-    const DRAWING: Drawing = Drawing {
-        files: 8,
-        first_rank: 0,
-        letters: 2,
-    };
+    const DRAWING: Drawing = super::laser_board::leiser_drawing(8);
     const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Leiserchess 2018 (MIT 6.172), 8x8, Kings and Pawns, swaps, Ko";

@@ -97,11 +97,7 @@ impl Position for Leiserchess2012 {
 
     const ID: &'static str = "leiserchess2012";
     const MIT_DIALECT: bool = true;
-    const DRAWING: Drawing = Drawing {
-        files: 10,
-        first_rank: 0,
-        letters: 2,
-    };
+    const DRAWING: Drawing = super::laser_board::leiser_drawing(10);
     const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
         "Leiserchess 2012, 10x10, swaps with any adjacent piece, null move, Ko";

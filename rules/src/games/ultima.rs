@@ -5,6 +5,8 @@
 //! any capture method next move", found by generating the opponent's moves.
 
 use super::mailbox::Mailbox;
+use crate::game::drawing::{lettered, Figure, Shape};
+use crate::game::Drawing;
 use crate::game::{
     Color, FenError, History, MoveError, Outcome, Position, Removal, Removals, SquareName, Status,
     Termination,
@@ -464,10 +466,39 @@ impl Ultima {
     }
 }
 
+/// Each piece its own outline, its letter on it: the Immobilizer a stop sign.
+fn figure(token: &str) -> Option<Figure> {
+    lettered(
+        token,
+        &[
+            ('K', Shape::Crown),
+            ('P', Shape::Disc),
+            ('L', Shape::Triangle),
+            ('W', Shape::Diamond),
+            ('C', Shape::Square),
+            ('I', Shape::Octagon),
+            ('S', Shape::Star),
+        ],
+    )
+}
+
 impl Position for Ultima {
     type Move = UltimaMove;
 
     const ID: &'static str = "ultima";
+    const DRAWING: Drawing = Drawing {
+        figure,
+        legend: &[
+            ("K", "King"),
+            ("P", "Pawn (pincer)"),
+            ("L", "Long leaper"),
+            ("W", "Withdrawer"),
+            ("C", "Coordinator"),
+            ("I", "Immobilizer"),
+            ("S", "Chameleon"),
+        ],
+        ..Drawing::STANDARD
+    };
     const DESCRIPTION: &'static str =
         "Ultima (Baroque chess, Abbott 1962), 8x8, a different capture for every piece";
     const START_FEN: &'static str = "clswksli/pppppppp/8/8/8/8/PPPPPPPP/ILSWKSLC w 0 1";
