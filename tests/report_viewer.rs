@@ -253,14 +253,7 @@ fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_
     use arbiter::report::board_svg::{board_svg, Marks};
     let dir = scratch("viewer", "boards");
     let e = bundled_engine();
-    for game in [
-        "leiserchess",
-        "leiserchess2012",
-        "laserchess",
-        "leaperhouse",
-        "ultima",
-        "chess",
-    ] {
+    for game in arbiter::game::games().iter().map(|g| g.id) {
         let out = arbiter_in(
             &dir,
             &[

@@ -54,11 +54,8 @@ fn figure(token: &str) -> Option<Figure> {
         _ => return None,
     };
     Some(Figure {
-        side,
-        shape: Shape::Disc,
-        facing: 0,
         letter: token.chars().next(),
-        promoted: false,
+        ..Figure::turned(side, Shape::Disc, 0)
     })
 }
 

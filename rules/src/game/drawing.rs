@@ -51,6 +51,19 @@ pub struct Figure {
     pub promoted: bool,
 }
 
+impl Figure {
+    /// A figure with no letter on it, turned `facing` eighths from north.
+    pub fn turned(side: Color, shape: Shape, facing: u8) -> Figure {
+        Figure {
+            side,
+            shape,
+            facing,
+            letter: None,
+            promoted: false,
+        }
+    }
+}
+
 /// Who may stand on a square, where a game reserves some (Laser Chess).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tint {

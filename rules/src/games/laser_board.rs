@@ -120,13 +120,7 @@ fn leiser_figure(token: &str) -> Option<Figure> {
         // NW, NE, SE, SW: the diagonal the mirror faces.
         (Shape::Mirror, (2 * o + 7) % 8)
     };
-    Some(Figure {
-        side: color_of(cell),
-        shape,
-        facing,
-        letter: None,
-        promoted: false,
-    })
+    Some(Figure::turned(color_of(cell), shape, facing))
 }
 
 fn parse_piece(pair: &str) -> Option<u8> {

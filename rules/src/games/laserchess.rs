@@ -225,13 +225,7 @@ fn figure(token: &str) -> Option<Figure> {
         SWITCH => (Shape::Switch, if o & 1 == 0 { 7 } else { 1 }),
         _ => (Shape::Crown, 0),
     };
-    Some(Figure {
-        side: color_of(cell),
-        shape,
-        facing,
-        letter: None,
-        promoted: false,
-    })
+    Some(Figure::turned(color_of(cell), shape, facing))
 }
 
 fn tint(file: i32, rank: i32) -> Tint {
