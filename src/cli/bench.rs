@@ -204,6 +204,7 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
     ));
     let _ = std::fs::remove_dir_all(&out);
     let opts = instant_match(games, concurrency, affinity, out.clone())?;
+    let spec = opts.spec.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -216,6 +217,7 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     let wall = started.elapsed().as_secs_f64();
     let cpu = (own_cpu() - cpu_before).as_secs_f64();
+    let report_cpu = report_cpu(spec, &out)?;
     let _ = std::fs::remove_dir_all(&out);
     let pinned = if affinity { " pinned" } else { "" };
     let label = |what: &str| format!("referee c={concurrency}{pinned} {games} games: {what}");
@@ -227,6 +229,11 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
             "us",
         ),
         row(label("own CPU per game"), cpu / games as f64 * 1e3, "ms"),
+        row(
+            label("reports rebuilt from the journal, CPU per 1000 games"),
+            report_cpu / games as f64 * 1e6,
+            "ms",
+        ),
         row(label("throughput"), games as f64 / wall, "games/s"),
         row(
             label("time forfeits"),
@@ -241,6 +248,19 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
     }
     rows.push(row(label("peak RSS so far"), peak_rss_mib(), "MiB"));
     Ok(rows)
+}
+
+/// The CPU time of writing a finished run's reports again from its journal, as `--resume` of a
+/// finished run or `merge` does, the game viewer included (the run itself showed none).
+fn report_cpu(mut spec: RunSpec, dir: &std::path::Path) -> Result<f64, Failure> {
+    spec.viewer_games = crate::report::viewer::MAX_SHOWN;
+    let entry = find_game(&spec.game).expect("registered");
+    let folder =
+        RunFolder::open(&spec, dir, true).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let opts = RunOptions::of(spec, entry, Vec::new(), folder);
+    let before = own_cpu();
+    crate::tournament::run::report_journal(&opts).map_err(|e| Failure::bad_input(e.to_string()))?;
+    Ok((own_cpu() - before).as_secs_f64())
 }
 
 /// What the sandbox costs: an engine's start (to the end of its handshake, then `quit`), and

@@ -31,9 +31,20 @@ impl Journal {
 
     /// Appends one game; returns once it is on disk.
     pub fn append(&mut self, entry: &Entry) -> std::io::Result<()> {
+        self.write(entry)?;
+        self.sync()
+    }
+
+    /// Appends one game without waiting for the disk: it counts only after a [`Journal::sync`]
+    /// (several games written together share one sync).
+    pub fn write(&mut self, entry: &Entry) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        self.file.write_all(&line)?;
+        self.file.write_all(&line)
+    }
+
+    /// Returns once every game written so far is on disk.
+    pub fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()
     }
 }

@@ -329,26 +329,43 @@ pub async fn run(
             next = rx.recv() => next,
             _ = signals.recv() => { interrupted = true; None }
         };
-        let Some((index, result)) = next else { break };
-        let record = match result {
-            Ok(r) => r,
-            Err(e) => {
-                setup_error.get_or_insert(e);
-                stop.store(true, Ordering::SeqCst);
+        let Some(first) = next else { break };
+        // Group commit: the games that finished meanwhile are written with this one and share
+        // its sync; none counts before the sync.
+        let mut finished = vec![first];
+        while let Ok(more) = rx.try_recv() {
+            finished.push(more);
+        }
+        let mut written = Vec::with_capacity(finished.len());
+        let mut journal_error = None;
+        for (index, result) in finished {
+            let record = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    setup_error.get_or_insert(e);
+                    stop.store(true, Ordering::SeqCst);
+                    continue;
+                }
+            };
+            if !tally.still_holds(index) {
+                eprintln!(
+                    "game {} was taken over by another task while this one looked dead; its \
+                     result here is left out",
+                    index + 1
+                );
                 continue;
             }
-        };
-        if !tally.still_holds(index) {
-            eprintln!(
-                "game {} was taken over by another task while this one looked dead; its \
-                 result here is left out",
-                index + 1
-            );
-            continue;
+            let entry = Entry { index, record };
+            if let Err(e) = journal.write(&entry) {
+                journal_error = Some(e);
+                break;
+            }
+            written.push(entry);
         }
-        // On disk first: a game counts only once it is in the journal.
-        let entry = Entry { index, record };
-        if let Err(e) = journal.append(&entry) {
+        if journal_error.is_none() && !written.is_empty() {
+            journal_error = journal.sync().err();
+        }
+        if let Some(e) = journal_error {
             // A full disk or a lost folder: stop at once, end the games in progress and their
             // engines; the games already in the journal stay, and --resume plays the rest.
             stop.store(true, Ordering::SeqCst);
@@ -357,18 +374,20 @@ pub async fn run(
             workers.join().await;
             return Err(output_error(&journal_path, e));
         }
-        tally.count_new(index, &entry.record);
-        if tally.decision().is_some() {
-            stop.store(true, Ordering::SeqCst);
+        for entry in &written {
+            tally.count_new(entry.index, &entry.record);
+            if tally.decision().is_some() {
+                stop.store(true, Ordering::SeqCst);
+            }
+            on_game(Progress {
+                game: entry.index + 1,
+                done: tally.ledger.played,
+                total,
+                record: &entry.record,
+                totals: &tally.ledger.totals,
+                llr: tally.last_llr(),
+            });
         }
-        on_game(Progress {
-            game: index + 1,
-            done: tally.ledger.played,
-            total,
-            record: &entry.record,
-            totals: &tally.ledger.totals,
-            llr: tally.last_llr(),
-        });
     }
     if interrupted {
         // Games in progress are abandoned: their engines are dropped, which kills them.
