@@ -86,10 +86,12 @@ mod compact_moves {
         s.serialize_str(&text)
     }
 
-    /// One token back into a move.
+    /// One token back into a move. The marks after the time are found in one pass: the first
+    /// `~` ends the rest, the first `/` before it starts the depth, the first `:` before that
+    /// the score (journals are read whole on every report and resume; this is their hot loop).
     fn token(t: &str) -> Result<MoveRecord, String> {
         let bad = || format!("move token '{t}' is not TEXT[@US[:SCORE][/DEPTH][~US]]");
-        let Some((text, rest)) = t.split_once('@') else {
+        let Some(at) = t.find('@') else {
             return Ok(MoveRecord {
                 text: t.to_string(),
                 book: true,
@@ -99,24 +101,38 @@ mod compact_moves {
                 reported_us: None,
             });
         };
-        // The fields in their order, each up to the next field's mark.
-        let (rest, reported) = match rest.split_once('~') {
-            Some((r, n)) => (r, Some(n.parse::<u64>().map_err(|_| bad())?)),
-            None => (rest, None),
+        let (text, rest) = (&t[..at], &t[at + 1..]);
+        let (mut colon, mut slash, mut tilde) = (None, None, rest.len());
+        for (i, &b) in rest.as_bytes().iter().enumerate() {
+            match b {
+                b'~' => {
+                    tilde = i;
+                    break;
+                }
+                b'/' if slash.is_none() => slash = Some(i),
+                b':' if colon.is_none() && slash.is_none() => colon = Some(i),
+                _ => {}
+            }
+        }
+        let reported = match rest.get(tilde + 1..) {
+            Some(n) if tilde < rest.len() => Some(n.parse::<u64>().map_err(|_| bad())?),
+            _ => None,
         };
-        let (rest, depth) = match rest.split_once('/') {
-            Some((r, n)) => (r, Some(n.parse::<u32>().map_err(|_| bad())?)),
-            None => (rest, None),
+        let end = slash.unwrap_or(tilde);
+        let depth = match slash {
+            Some(at) => Some(rest[at + 1..tilde].parse::<u32>().map_err(|_| bad())?),
+            None => None,
         };
-        let (elapsed, score) = match rest.split_once(':') {
-            Some((e, sc)) => {
+        let (elapsed, score) = match colon {
+            Some(at) => {
+                let sc = &rest[at + 1..end];
                 let score = match sc.strip_prefix('#') {
                     Some(n) => Score::Mate(n.parse().map_err(|_| bad())?),
                     None => Score::Centipawns(sc.parse().map_err(|_| bad())?),
                 };
-                (e, Some(score))
+                (&rest[..at], Some(score))
             }
-            None => (rest, None),
+            None => (&rest[..end], None),
         };
         Ok(MoveRecord {
             text: text.to_string(),
@@ -126,6 +142,45 @@ mod compact_moves {
             elapsed: Duration::from_micros(elapsed.parse().map_err(|_| bad())?),
             reported_us: reported,
         })
+    }
+
+    /// The old three-split reading, kept to hold the one-pass reading to it.
+    #[cfg(test)]
+    pub(super) fn token_by_splits(t: &str) -> Option<MoveRecord> {
+        let Some((text, rest)) = t.split_once('@') else {
+            return token(t).ok();
+        };
+        let (rest, reported) = match rest.split_once('~') {
+            Some((r, n)) => (r, Some(n.parse::<u64>().ok()?)),
+            None => (rest, None),
+        };
+        let (rest, depth) = match rest.split_once('/') {
+            Some((r, n)) => (r, Some(n.parse::<u32>().ok()?)),
+            None => (rest, None),
+        };
+        let (elapsed, score) = match rest.split_once(':') {
+            Some((e, sc)) => {
+                let score = match sc.strip_prefix('#') {
+                    Some(n) => Score::Mate(n.parse().ok()?),
+                    None => Score::Centipawns(sc.parse().ok()?),
+                };
+                (e, Some(score))
+            }
+            None => (rest, None),
+        };
+        Some(MoveRecord {
+            text: text.to_string(),
+            book: false,
+            score,
+            depth,
+            elapsed: Duration::from_micros(elapsed.parse().ok()?),
+            reported_us: reported,
+        })
+    }
+
+    #[cfg(test)]
+    pub(super) fn token_for_test(t: &str) -> Option<MoveRecord> {
+        token(t).ok()
     }
 
     struct Moves;
@@ -138,10 +193,11 @@ mod compact_moves {
         }
 
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            v.split(' ')
-                .filter(|t| !t.is_empty())
-                .map(|t| token(t).map_err(E::custom))
-                .collect()
+            let mut moves = Vec::with_capacity(v.bytes().filter(|&b| b == b' ').count() + 1);
+            for t in v.split(' ').filter(|t| !t.is_empty()) {
+                moves.push(token(t).map_err(E::custom)?);
+            }
+            Ok(moves)
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -389,5 +445,33 @@ mod journal_form_tests {
         );
         let bad = old.replace(r#"[{"text":"e2e4","book":false,"score":{"Centipawns":5},"depth":1,"elapsed":249,"reported_us":null}]"#, r#""e2e4@x""#);
         assert!(serde_json::from_str::<GameRecord>(&bad).is_err());
+    }
+}
+
+#[cfg(test)]
+mod token_reading_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The one-pass reading of a move token agrees with reading it by three splits, on
+        /// tokens made of the marks, digits, signs and letters in any order.
+        #[test]
+        fn one_pass_reads_as_the_splits_did(t in "[a-h1-8@:/~#+-]{0,14}") {
+            prop_assert_eq!(
+                super::compact_moves::token_for_test(&t),
+                super::compact_moves::token_by_splits(&t)
+            );
+        }
+    }
+
+    #[test]
+    fn a_full_token_reads_every_field() {
+        let m = super::compact_moves::token_for_test("g1f3@1834:-12/7~1000").unwrap();
+        assert_eq!(m.text, "g1f3");
+        assert_eq!(m.elapsed.as_micros(), 1834);
+        assert_eq!(m.score, Some(crate::engine::Score::Centipawns(-12)));
+        assert_eq!((m.depth, m.reported_us), (Some(7), Some(1000)));
+        let mate = super::compact_moves::token_for_test("a7a6@5:#-3").unwrap();
+        assert_eq!(mate.score, Some(crate::engine::Score::Mate(-3)));
     }
 }
