@@ -112,11 +112,17 @@ fn engines(h: &mut String, info: &RunInfo) {
 fn standings(h: &mut String, rows: &[Standing], ratings: &Option<Ratings>, note: &Option<String>) {
     h.push_str("<table id=\"standings\"><caption>Standings</caption><tr><th>rank</th><th>engine</th><th>Elo</th><th>lower</th><th>upper</th><th>games</th><th>points</th><th>score</th><th>draws</th></tr>");
     for (i, s) in rows.iter().enumerate() {
-        let (el, lo, hi) = match s.elo {
-            Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{el}</td><td>{lo}</td><td>{hi}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>", i + 1, e(&s.name), s.games, s.points, s.score * 100.0, s.draws);
+        let cells: String = s
+            .cells()
+            .iter()
+            .map(|c| format!("<td>{}</td>", e(c)))
+            .collect();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td>{cells}</tr>",
+            i + 1,
+            e(&s.name)
+        );
     }
     h.push_str("</table>");
     if let Some(n) = note {

@@ -151,20 +151,9 @@ impl Watched {
             .standings()
             .iter()
             .map(|s| {
-                let (elo, lo, hi) = match s.elo {
-                    Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
-                    None => ("-".into(), "-".into(), "-".into()),
-                };
-                serde_json::json!([
-                    s.name,
-                    elo,
-                    lo,
-                    hi,
-                    s.games.to_string(),
-                    s.points.to_string(),
-                    format!("{:.1}%", s.score * 100.0),
-                    s.draws.to_string(),
-                ])
+                let mut row = vec![s.name.clone()];
+                row.extend(s.cells());
+                serde_json::json!(row)
             })
             .collect();
         self.rows = Some((self.version, rows.clone()));

@@ -117,6 +117,26 @@ pub struct Standing {
     pub draws: u64,
 }
 
+impl Standing {
+    /// The row's cells after the engine's name, as the report's standings table and the live
+    /// page show them: Elo, lower, upper, games, points, score, draws.
+    pub fn cells(&self) -> [String; 7] {
+        let (elo, lo, hi) = match self.elo {
+            Some((a, b, c)) => (fixed(a, 1), fixed(b, 1), fixed(c, 1)),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        [
+            elo,
+            lo,
+            hi,
+            self.games.to_string(),
+            self.points.to_string(),
+            format!("{:.1}%", self.score * 100.0),
+            self.draws.to_string(),
+        ]
+    }
+}
+
 pub fn standings(totals: &Totals, ratings: &Option<Ratings>) -> Vec<Standing> {
     let mut rows: Vec<Standing> = totals
         .names
