@@ -109,8 +109,9 @@ enum Command {
         #[arg(num_args = 0..)]
         moves: Vec<String>,
     },
-    /// Draw the board as text, after optional moves; --svg also draws it as a picture, with the
-    /// last move's laser beam and what it removed.
+    /// Draw the board as text, after optional moves; --svg also draws it as a picture: the game's
+    /// pieces facing their ways in two side colours, the last move's squares, its laser beam and
+    /// what it removed, and a legend.
     Show {
         /// Game id (see `arbiter games`).
         game: String,
@@ -120,7 +121,8 @@ enum Command {
         /// Start from a named setup (laserchess: ace, curiosity, grail, mercury, sophie).
         #[arg(long)]
         setup: Option<String>,
-        /// Also write the position as an SVG picture to this file.
+        /// Also write the position as an SVG picture to this file (the report's viewer and the
+        /// live page draw the same picture).
         #[arg(long, value_name = "FILE")]
         svg: Option<std::path::PathBuf>,
         #[arg(num_args = 0..)]
