@@ -129,3 +129,39 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
     );
     assert_eq!(gone(&dir), Vec::new(), "outlived the run");
 }
+
+/// The keepers and the start-up check are the harness's own cost, though the kernel counts their
+/// CPU time with the engines': a run asked for it (as `bench --peer` asks) says how much it was.
+#[test]
+fn keepers_and_the_start_up_check_report_their_cpu_time() {
+    let dir = engines_dir("harness-cpu");
+    let report = dir.join("harness-cpu.txt");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(["match", "--games", "2", "--each", "depth=1", "--quiet"])
+        .args(faulty(&dir, "first", "none"))
+        .args([
+            "--engine",
+            &format!("cmd={}", bundled_engine()),
+            "name=second",
+        ])
+        .args(["--out", &dir.join("run").display().to_string()])
+        .env("ARBITER_HARNESS_CPU", &report)
+        .current_dir(&dir);
+    let out = common::output_within_deadline(cmd);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&report).unwrap();
+    let numbers: Vec<u64> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let [keepers_us, check_us] = numbers[..] else {
+        panic!("{text:?}")
+    };
+    // Two engines checked (they differ in more than their names), four keepers in all.
+    assert!(keepers_us > 0, "{text}");
+    assert!(check_us > 0, "{text}");
+    assert!(
+        keepers_us < 10_000_000 && check_us < 10_000_000,
+        "implausible: {text}"
+    );
+}

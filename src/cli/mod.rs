@@ -422,7 +422,9 @@ pub fn run() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };
-    finish(dispatch(cli.command, &matches))
+    let result = dispatch(cli.command, &matches);
+    peer_bench::report_harness_cpu();
+    finish(result)
 }
 
 fn clap_exit(e: clap::Error) -> ExitCode {

@@ -48,12 +48,49 @@ impl Peer {
     }
 }
 
+/// The environment variable naming the file where an arbiter run under the bench writes the CPU
+/// time of its own processes that the kernel counts with its children's: the keepers, and the
+/// engines of the start-up check (microseconds, two numbers on one line).
+const HARNESS_CPU_FILE: &str = "ARBITER_HARNESS_CPU";
+
+/// Writes the keepers' and the start-up check's CPU time where the bench asked (nothing when
+/// it did not).
+pub fn report_harness_cpu() {
+    if let Some(path) = std::env::var_os(HARNESS_CPU_FILE) {
+        let line = format!(
+            "{} {}\n",
+            crate::engine::keeper::spent().as_micros(),
+            crate::tournament::preflight_cpu().as_micros()
+        );
+        let _ = std::fs::write(path, line);
+    }
+}
+
+/// The keepers' and the start-up check's CPU time an arbiter run reported.
+fn read_harness_cpu(path: &Path) -> Result<(Duration, Duration), Failure> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let numbers: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    match numbers[..] {
+        [keepers, check] => Ok((Duration::from_micros(keepers), Duration::from_micros(check))),
+        _ => Err(Failure::bad_input(format!(
+            "{}: arbiter did not report its keepers' CPU time",
+            path.display()
+        ))),
+    }
+}
+
 /// One harness's run of the match, as measured from outside.
 struct Measured {
+    /// The harness's own processes: for arbiter with its keepers and its start-up check.
     own_cpu: Duration,
     engines_cpu: Duration,
     wall: Duration,
     played: Tally,
+    /// arbiter's keepers and start-up check, included in `own_cpu`.
+    counted_apart: Option<(Duration, Duration)>,
 }
 
 /// What a harness's PGN says was played.
@@ -92,12 +129,17 @@ fn run_measured(
     program: &Path,
     args: &[String],
     dir: &Path,
+    env: Option<(&str, &Path)>,
 ) -> Result<(Duration, Duration, Duration), Failure> {
     let io = |e: std::io::Error| Failure::bad_input(format!("{}: {e}", program.display()));
     let out = std::fs::File::create(dir.join("stdout.txt")).map_err(io)?;
     let err = std::fs::File::create(dir.join("stderr.txt")).map_err(io)?;
     let started = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    if let Some((name, value)) = env {
+        command.env(name, value);
+    }
+    let mut child = command
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -211,15 +253,33 @@ fn match_line(
     .collect()
 }
 
-fn measure(program: &Path, args: &[String], dir: &Path) -> Result<Measured, Failure> {
+/// Plays the match under `program`; `arbiter` says it is this program, which reports the CPU
+/// time of its keepers and start-up check so that they count as its own.
+fn measure(
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+    arbiter: bool,
+) -> Result<Measured, Failure> {
     std::fs::create_dir_all(dir).map_err(|e| Failure::bad_input(e.to_string()))?;
-    let (own_cpu, engines_cpu, wall) = run_measured(program, args, dir)?;
+    let report = dir.join("harness-cpu.txt");
+    let env = arbiter.then_some((HARNESS_CPU_FILE, report.as_path()));
+    let (mut own_cpu, mut engines_cpu, wall) = run_measured(program, args, dir, env)?;
+    let counted_apart = if arbiter {
+        let (keepers, check) = read_harness_cpu(&report)?;
+        own_cpu += keepers + check;
+        engines_cpu = engines_cpu.saturating_sub(keepers + check);
+        Some((keepers, check))
+    } else {
+        None
+    };
     let played = tally(&dir.join("games.pgn"), "sf-a")?;
     Ok(Measured {
         own_cpu,
         engines_cpu,
         wall,
         played,
+        counted_apart,
     })
 }
 
@@ -257,9 +317,9 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     say!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
-    let ours = measure(&me, &args, &root.join("arbiter"))?;
+    let ours = measure(&me, &args, &root.join("arbiter"), true)?;
     eprintln!("playing them again under {} ...", peer.name);
-    let theirs = measure(&peer.program, &peer_args, &root.join("peer"))?;
+    let theirs = measure(&peer.program, &peer_args, &root.join("peer"), false)?;
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
@@ -285,6 +345,13 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
                 "{}-{}-{}",
                 m.played.score.0, m.played.score.1, m.played.score.2
             )
+        );
+    }
+    if let Some((keepers, check)) = ours.counted_apart {
+        say!(
+            "arbiter's own CPU includes its keeper processes ({:.3} s) and the engines of its start-up check ({:.3} s), which the kernel counts with the engines'",
+            keepers.as_secs_f64(),
+            check.as_secs_f64()
         );
     }
     let tick_ms = 1000 / ticks_per_second();

@@ -16,6 +16,60 @@
 //! allocation, no locks. Everything below uses plain system calls and fixed buffers on the stack.
 
 use libc::{c_int, pid_t};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The CPU time in microseconds that this process's keepers have used, each adding its own as
+/// it exits. It lives in a page shared with them (mapped before the first fork): a keeper's
+/// time otherwise reaches the referee only added to its engine's, and the keepers are the
+/// referee's cost, not the engines'.
+static SPENT: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Maps the shared page that keepers report their CPU time in; call before starting one.
+pub fn prepare() {
+    if !SPENT.load(Ordering::Acquire).is_null() {
+        return;
+    }
+    // SAFETY: a fresh anonymous shared mapping, never unmapped; an AtomicU64 is valid at any
+    // zeroed, page-aligned address.
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            std::mem::size_of::<AtomicU64>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if page == libc::MAP_FAILED {
+        return;
+    }
+    let fresh = page.cast::<AtomicU64>();
+    if SPENT
+        .compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
+        // Another thread mapped one first.
+        // SAFETY: the page just mapped, seen by no one else.
+        unsafe { libc::munmap(page, std::mem::size_of::<AtomicU64>()) };
+    }
+}
+
+/// The CPU time (user and system) of the keepers that have exited so far.
+pub fn spent() -> Duration {
+    let spent = SPENT.load(Ordering::Acquire);
+    if spent.is_null() {
+        return Duration::ZERO;
+    }
+    // SAFETY: set once by `prepare` to a mapping that is never unmapped.
+    Duration::from_micros(unsafe { &*spent }.load(Ordering::Relaxed))
+}
 
 /// Most processes looked at in one scan of `/proc`, and most descendants of one engine.
 const MAX_PROCESSES: usize = 8192;
@@ -83,7 +137,26 @@ unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
         }
     }
     end_tree(libc::getpid());
+    report_spent();
     libc::_exit(code)
+}
+
+/// Adds this keeper's own CPU time to the referee's count (`SPENT`): a system call and an
+/// atomic addition, both safe here.
+unsafe fn report_spent() {
+    let spent = SPENT.load(Ordering::Acquire);
+    if spent.is_null() {
+        return;
+    }
+    let mut usage: libc::rusage = std::mem::zeroed();
+    if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+        return;
+    }
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (*spent).fetch_add(
+        micros(usage.ru_utime) + micros(usage.ru_stime),
+        Ordering::Relaxed,
+    );
 }
 
 /// The signals the keeper waits for: its child's exit, and being told to stop.

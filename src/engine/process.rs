@@ -9,7 +9,7 @@ use super::options::{check_options, OfferedOption, OptionKind};
 use super::protocol::{
     merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
 };
-use super::reader::{Line, LineReader};
+use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -167,6 +167,10 @@ impl Drop for EngineProcess {
 
 /// How long the lines an engine wrote before its keeper exited may take to be read.
 const LAST_WORDS: Duration = Duration::from_millis(200);
+/// How long a reply is waited for outside the runtime: long enough for the quick moves whose
+/// wake-ups are most of the referee's cost, short enough that a cancelled run, or a keeper
+/// gone with something still holding the engine's output, is seen promptly.
+const QUICK_REPLY: Duration = Duration::from_millis(100);
 
 /// How long the keeper gets to end an engine's tree before its group is killed outright.
 const KEEPER_GRACE: Duration = Duration::from_millis(500);
@@ -237,6 +241,7 @@ impl EngineProcess {
             .as_ref()
             .map(EngineGroup::procs_files)
             .unwrap_or_default();
+        super::keeper::prepare();
         // SAFETY: keeper::split and cgroup::join make only async-signal-safe calls, as pre_exec
         // requires.
         unsafe {
@@ -607,9 +612,20 @@ impl EngineProcess {
         }
         let sent = Instant::now();
         let deadline = sent + allowed;
+        // A quick reply is waited for on this thread alone (see `next_blocking`); with --log
+        // the runtime must also copy the engine's stderr meanwhile, so it waits there.
+        let quick = deadline.min(sent + QUICK_REPLY);
         let mut info = Info::default();
         loop {
-            let line = self.next_line(deadline, "go").await?;
+            let waited = match self.log {
+                None => self.lines.next_blocking(quick),
+                Some(_) => Waited::NotYet,
+            };
+            let line = match waited {
+                Waited::Line(line) => line,
+                Waited::Ended => return Err(self.exited()),
+                Waited::NotYet => self.next_line(deadline, "go").await?,
+            };
             merge_info(&mut info, line.info);
             let parsed = if xboard {
                 parse_xboard_line(&line.text)

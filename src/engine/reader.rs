@@ -10,6 +10,7 @@ use super::log::IoLog;
 use super::protocol::{merge_info, parse_line, EngineLine, Info};
 use std::borrow::Cow;
 use std::future::poll_fn;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -130,14 +131,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             let n = poll_fn(|cx| self.poll_fill(cx)).await;
             if n == 0 {
-                self.ended = true;
-                // A last line without its newline still counts.
-                if !self.partial.is_empty() {
-                    let bytes = std::mem::take(&mut self.partial);
-                    return self.lines.emit(self.read_at, line_text(&bytes), true);
+                if let Some(last) = self.end_of_output() {
+                    return Some(last);
                 }
             }
         }
+    }
+
+    /// Marks the output ended; a last line without its newline still counts.
+    fn end_of_output(&mut self) -> Option<Line> {
+        self.ended = true;
+        if self.partial.is_empty() {
+            return None;
+        }
+        let bytes = std::mem::take(&mut self.partial);
+        self.lines.emit(self.read_at, line_text(&bytes), true)
     }
 
     /// Drops every complete line already read, and whatever the engine has written that can be
@@ -205,6 +213,86 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// What waiting on the thread itself came to.
+#[derive(Debug)]
+pub enum Waited {
+    Line(Line),
+    /// The output has ended.
+    Ended,
+    /// Nothing complete before the time given (or the pipe said something only the runtime
+    /// should handle): wait on the runtime instead.
+    NotYet,
+}
+
+impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
+    /// The next line that is not a folded search report, waited for on this thread with
+    /// `ppoll` and `read` until `until`, without the runtime.
+    ///
+    /// A reply of a few search reports then costs the referee one plain wake-up per line
+    /// instead of an `epoll_wait` with a timer and a pass of the runtime's scheduler: at
+    /// stockfish's five lines a move that was most of the referee's CPU. The caller keeps
+    /// `until` short, since nothing else on this thread runs meanwhile (cancellation, the
+    /// keeper's exit), and goes on with `next` after `NotYet`. Reading past the runtime is safe
+    /// with its edge-triggered registration: no readiness event is taken from it, so at worst
+    /// it tries a read that finds the pipe empty.
+    pub fn next_blocking(&mut self, until: Instant) -> Waited {
+        let fd = self.source.as_raw_fd();
+        loop {
+            if let Some(line) = self.take_buffered() {
+                return Waited::Line(line);
+            }
+            if self.ended {
+                return Waited::Ended;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Waited::NotYet;
+            }
+            let mut ready = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait = libc::timespec {
+                tv_sec: left.as_secs() as libc::time_t,
+                tv_nsec: left.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: one valid pollfd and a timespec that outlive the call.
+            let polled = unsafe { libc::ppoll(&mut ready, 1, &wait, std::ptr::null()) };
+            if polled == 0 || (polled < 0 && interrupted()) {
+                continue;
+            }
+            if polled < 0 {
+                return Waited::NotYet;
+            }
+            // SAFETY: reads into the chunk, which is fully consumed (take_buffered emptied it).
+            let n = unsafe { libc::read(fd, self.chunk.as_mut_ptr().cast(), self.chunk.len()) };
+            if n < 0 {
+                if interrupted() || would_block() {
+                    continue;
+                }
+                return Waited::NotYet;
+            }
+            self.read_at = Instant::now();
+            self.start = 0;
+            self.end = n as usize;
+            if n == 0 {
+                if let Some(last) = self.end_of_output() {
+                    return Waited::Line(last);
+                }
+            }
+        }
+    }
+}
+
+fn interrupted() -> bool {
+    std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+}
+
+fn would_block() -> bool {
+    std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +344,38 @@ mod tests {
             "the discarded report is not carried over"
         );
         assert!(r.next().await.is_none());
+    }
+
+    /// The wait on the thread and the runtime's share one pipe: a quick reply is read on the
+    /// thread, a late line after `NotYet` on the runtime, and the end by either.
+    #[tokio::test]
+    async fn a_reply_waited_for_on_the_thread_then_on_the_runtime() {
+        use std::time::Duration;
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg("printf 'info depth 1\\ninfo depth 2 score cp 5\\nbestmove e2e4\\n'; sleep 1; printf 'late\\nlast'")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut r = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
+        let soon = || Instant::now() + Duration::from_secs(5);
+        let Waited::Line(best) = r.next_blocking(soon()) else {
+            panic!("no reply read on the thread")
+        };
+        assert_eq!(best.text, "bestmove e2e4");
+        assert_eq!(best.info.depth, Some(2));
+        let asked = Instant::now();
+        assert!(matches!(
+            r.next_blocking(asked + Duration::from_millis(50)),
+            Waited::NotYet
+        ));
+        assert!(asked.elapsed() >= Duration::from_millis(50));
+        assert_eq!(r.next().await.unwrap().text, "late");
+        let Waited::Line(last) = r.next_blocking(soon()) else {
+            panic!("the unterminated last line was lost")
+        };
+        assert_eq!(last.text, "last");
+        assert!(matches!(r.next_blocking(soon()), Waited::Ended));
+        child.wait().await.unwrap();
     }
 }

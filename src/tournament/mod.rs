@@ -76,6 +76,7 @@ pub async fn preflight(
         hidden: Vec::new(),
         ..c.clone()
     };
+    let before = (children_cpu(), crate::engine::keeper::spent());
     for (i, cfg) in engines.iter().enumerate() {
         // Engines that differ only in name start the same way: one check covers them all.
         if engines[..i].iter().any(|e| unnamed(e) == unnamed(cfg)) {
@@ -86,7 +87,39 @@ pub async fn preflight(
             Err(e) => return Err(explain_start_failure(&e, cfg, game)),
         }
     }
+    // The keepers' share is counted with the other keepers'.
+    let engines_cpu = children_cpu()
+        .saturating_sub(before.0)
+        .saturating_sub(crate::engine::keeper::spent().saturating_sub(before.1));
+    PREFLIGHT_US.fetch_add(
+        engines_cpu.as_micros() as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     Ok(())
+}
+
+/// CPU time of the engines `preflight` started and ended, in microseconds.
+static PREFLIGHT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The CPU time the start-up check's engines used: the harness's cost (a peer harness starts no
+/// engine twice), though the kernel counts it with the engines'.
+pub fn preflight_cpu() -> std::time::Duration {
+    std::time::Duration::from_micros(PREFLIGHT_US.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// User and system time of this process's children that have been waited for.
+fn children_cpu() -> std::time::Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec as u64)
+            + std::time::Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 fn explain_start_failure(e: &EngineError, cfg: &EngineConfig, game: &str) -> String {

@@ -15,8 +15,8 @@ pub const CELLS: usize = STRIDE * STRIDE;
 
 pub const EMPTY: u8 = 0;
 pub const OFF: u8 = 0x80;
-const PRESENT: u8 = 0x10;
-const BLACK: u8 = 0x08;
+pub(super) const PRESENT: u8 = 0x10;
+pub(super) const BLACK: u8 = 0x08;
 const KING: u8 = 0x04;
 const NO_KING: u8 = 0;
 

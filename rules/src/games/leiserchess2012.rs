@@ -4,6 +4,7 @@
 //! enemy). The King may make a null move (`j0j0`) that only fires the laser. Moves may carry an
 //! `x<square>` suffix naming the zapped piece.
 
+use super::laser_bits::{adjacent_pairs, counting, Bits};
 use super::laser_board::explain_illegal;
 use super::laser_board::{color_of, is_piece, rotated, LaserBoard, LaserMove, NEIGHBOURS, OFF};
 use crate::game::{Color, Drawing, FenError, History, MoveError, Position, Removals, Status};
@@ -54,19 +55,12 @@ impl Leiserchess2012 {
         if self.board.board_status().is_over() {
             return 0;
         }
-        let cells = &self.board.cells;
-        let us = self.board.turn;
-        let mut count = 1; // the null move
-        for from in self.board.squares() {
-            let cell = cells[from];
-            if is_piece(cell) && color_of(cell) == us {
-                count += 3;
-                for d in NEIGHBOURS {
-                    count += (cells[(from as isize + d) as usize] != OFF) as u64;
-                }
-            }
-        }
-        count
+        // The null move, three rotations per piece, and a step (or swap) to each neighbour
+        // on the board, counted on bitboards (`laser_bits`).
+        let bits = Bits::of::<10>(&self.board);
+        let count =
+            counting(|| 1 + 3 * bits.own.count_ones() + adjacent_pairs(bits.own, bits.board));
+        count as u64
     }
 
     #[inline]

@@ -2,6 +2,7 @@
 
 mod beam;
 pub mod chess;
+mod laser_bits;
 mod laser_board;
 pub mod laserchess;
 pub mod leaperhouse;
