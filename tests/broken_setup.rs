@@ -189,14 +189,15 @@ fn resume_refuses_flags_it_would_ignore() {
 #[test]
 fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
     let dir = scratch("setup", "midrun");
-    // Starts 1 (the start-up check) and 2 (the first game, where it crashes after two moves)
-    // work; every later start fails. Its crash is a real loss; the starts that fail are not.
+    // Start 1 works: the start-up check, whose process then plays the first game and crashes
+    // after two moves. Every later start fails. The crash is a real loss; the starts that fail
+    // are not.
     let flaky = script(
         &dir,
         "flaky.sh",
         &format!(
             "#!/bin/sh\nn=$(cat starts 2>/dev/null || echo 0)\necho $((n + 1)) > starts\n\
-             [ \"$n\" -ge 2 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
+             [ \"$n\" -ge 1 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
             bundled_engine()
         ),
         0o755,

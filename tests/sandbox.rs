@@ -315,8 +315,7 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
         .spawn()
         .unwrap();
     // The escaper's `setsid sleep` runs in its own session: find one whose ancestors reach
-    // arbiter (the start-up check's may be on its way out), and its keeper, the ancestor whose
-    // parent is arbiter.
+    // arbiter, and its keeper, the ancestor whose parent is arbiter.
     let started = Instant::now();
     let (keeper, tree) = loop {
         let sleepers = processes_in(&dir).into_iter().filter(|&pid| {
@@ -374,7 +373,7 @@ fn an_engine_gets_the_cpu_its_threads_setting_allows() {
     settings.push(format!("dir={}", dir.display()));
     let args = against_a_fair_engine(1, "spinner", &settings);
     succeed_in(&dir, &args);
-    // The spinner started twice (the start-up check, then the game): each time it was held.
+    // The spinner started once: the start-up check's process played the game, held throughout.
     let said = std::fs::read_to_string(dir.join("spin.txt")).unwrap();
     let words: Vec<f64> = said
         .split_whitespace()

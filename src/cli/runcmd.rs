@@ -211,7 +211,8 @@ pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
     refuse_outputs_onto_the_run(spec, &out_dir(job))?;
     let entry = super::rulescmd::game_entry(&spec.game)?;
     openings(spec, entry)?;
-    start_engines_once(&runtime()?, job, entry)
+    start_engines_once(job, entry)?.quit();
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -221,24 +222,26 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::bad_input(format!("cannot start the runtime: {e}")))
 }
 
-/// Every engine started and its handshake completed once, before anything is written.
+/// Every engine started and its handshake completed once, before anything is written; the
+/// processes are kept on a runtime of their own to play the first games.
 fn start_engines_once(
-    runtime: &tokio::runtime::Runtime,
     job: &RunJob,
     entry: &crate::game::GameEntry,
-) -> Result<(), Failure> {
+) -> Result<crate::tournament::Checked, Failure> {
     let hidden = crate::engine::sandbox::run_files(
         &out_dir(job),
         job.spec.shard.is_some(),
         job.spec.log.as_deref(),
     );
-    runtime
+    let runtime = runtime()?;
+    let engines = runtime
         .block_on(crate::tournament::preflight(
             &job.spec.engines,
             entry.id,
             &hidden,
         ))
-        .map_err(Failure::bad_input)
+        .map_err(Failure::bad_input)?;
+    Ok(crate::tournament::Checked::new(engines, runtime))
 }
 
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
@@ -263,7 +266,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         super::overload::before(spec);
     }
     let runtime = runtime()?;
-    start_engines_once(&runtime, &job, entry)?;
+    let checked = start_engines_once(&job, entry)?;
     if !job.quiet {
         say!("{}", crate::engine::sandbox::describe(&spec.engines));
     }
@@ -293,7 +296,8 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         },
         job.quiet,
     );
-    let opts = RunOptions::of(spec.clone(), entry, openings, opened);
+    let mut opts = RunOptions::of(spec.clone(), entry, openings, opened);
+    opts.checked = Some(checked);
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;

@@ -36,6 +36,13 @@ impl Player {
         Ok(self.process.as_mut().expect("just started"))
     }
 
+    /// Plays with an engine already started with this player's configuration (the start-up
+    /// check's).
+    pub fn adopt(&mut self, engine: EngineProcess) {
+        debug_assert!(engine.config == self.config && self.process.is_none());
+        self.process = Some(engine);
+    }
+
     /// Kills the process after a failure; the next game starts a fresh one.
     pub async fn discard(&mut self) {
         if let Some(p) = self.process.take() {

@@ -59,17 +59,18 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts every engine once and completes its handshake for `game` (protocol, options, variant),
-/// then ends it: a set-up that cannot play is refused before any game is played or any file is
-/// written, with the engine's name and the operating system's or the engine's own error.
+/// Starts every engine once and completes its handshake for `game` (protocol, options, variant):
+/// a set-up that cannot play is refused before any game is played or any file is written, with
+/// the engine's name and the operating system's or the engine's own error.
 ///
 /// Each engine is started as in the run, in its sandbox with `run` (the run's folder and files)
-/// and the other engines' folders out of its sight.
+/// and the other engines' folders out of its sight. The processes are kept, with the index of
+/// their engine, to play the run's first games (`Checked`): no engine is started twice.
 pub async fn preflight(
     engines: &[EngineConfig],
     game: &str,
     run: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<Vec<(usize, EngineProcess)>, String> {
     let engines = &crate::engine::sandbox::hide_from_each_other(engines, run);
     let unnamed = |c: &EngineConfig| EngineConfig {
         name: String::new(),
@@ -77,17 +78,19 @@ pub async fn preflight(
         ..c.clone()
     };
     let before = (children_cpu(), crate::engine::keeper::spent());
+    let mut started = Vec::new();
     for (i, cfg) in engines.iter().enumerate() {
         // Engines that differ only in name start the same way: one check covers them all.
         if engines[..i].iter().any(|e| unnamed(e) == unnamed(cfg)) {
             continue;
         }
         match EngineProcess::start(cfg, game, None).await {
-            Ok(engine) => engine.quit().await,
+            Ok(engine) => started.push((i, engine)),
             Err(e) => return Err(explain_start_failure(&e, cfg, game)),
         }
     }
-    // The keepers' share is counted with the other keepers'.
+    // What ended here (an engine that failed its check); the keepers' share is counted with
+    // the other keepers'.
     let engines_cpu = children_cpu()
         .saturating_sub(before.0)
         .saturating_sub(crate::engine::keeper::spent().saturating_sub(before.1));
@@ -95,14 +98,58 @@ pub async fn preflight(
         engines_cpu.as_micros() as u64,
         std::sync::atomic::Ordering::Relaxed,
     );
-    Ok(())
+    Ok(started)
+}
+
+/// The engines the start-up check left running, on the runtime that reads their pipes: a
+/// current-thread runtime, which the run gives to its first worker to play them.
+pub struct Checked {
+    engines: Vec<(usize, EngineProcess)>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Checked {
+    pub fn new(engines: Vec<(usize, EngineProcess)>, runtime: tokio::runtime::Runtime) -> Checked {
+        Checked {
+            engines,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The runtime and the engines (with the index of their engine), to play.
+    pub fn take(mut self) -> (tokio::runtime::Runtime, Vec<(usize, EngineProcess)>) {
+        let runtime = self.runtime.take().expect("taken once");
+        (runtime, std::mem::take(&mut self.engines))
+    }
+
+    /// Ends the engines politely, on their own runtime (not from inside another).
+    pub fn quit(self) {
+        let (runtime, engines) = self.take();
+        runtime.block_on(async {
+            for (_, engine) in engines {
+                engine.quit().await;
+            }
+        });
+    }
+}
+
+impl Drop for Checked {
+    /// A run that fails before it plays drops the engines (their keepers end them) from inside
+    /// its own runtime, where a runtime may not wait for its threads: this one is let go
+    /// without waiting.
+    fn drop(&mut self) {
+        self.engines.clear();
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// CPU time of the engines `preflight` started and ended, in microseconds.
 static PREFLIGHT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The CPU time the start-up check's engines used: the harness's cost (a peer harness starts no
-/// engine twice), though the kernel counts it with the engines'.
+/// The CPU time of start-up check engines that did not go on to play: the harness's cost,
+/// though the kernel counts it with the engines'.
 pub fn preflight_cpu() -> std::time::Duration {
     std::time::Duration::from_micros(PREFLIGHT_US.load(std::sync::atomic::Ordering::Relaxed))
 }

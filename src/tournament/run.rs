@@ -35,6 +35,8 @@ pub struct RunOptions {
     /// The folder this process writes, held for the run: the run's, or a split run's task
     /// folder.
     pub folder: RunFolder,
+    /// The start-up check's engines, to play the first worker's first games.
+    pub checked: Option<super::Checked>,
 }
 
 /// One task of a run split over machines.
@@ -60,6 +62,7 @@ impl RunOptions {
             entry,
             openings,
             folder,
+            checked: None,
         }
     }
 
@@ -287,9 +290,10 @@ fn run_info<'a>(
 }
 
 pub async fn run(
-    opts: RunOptions,
+    mut opts: RunOptions,
     mut on_game: impl FnMut(Progress),
 ) -> Result<RunOutcome, RunError> {
+    let checked = opts.checked.take();
     let names = checked_names(&opts)?;
     let journal_path = opts.folder.journal();
     let schedule = Arc::new(opts.schedule());
@@ -319,8 +323,15 @@ pub async fn run(
     let mut tally = Tally { ledger, split };
     let stop = Arc::new(AtomicBool::new(tally.decision().is_some()));
     let (tx, mut rx) = mpsc::channel(64);
-    let workers = start_workers(settings, schedule.clone(), source, stop.clone(), tx)
-        .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
+    let workers = start_workers(
+        settings,
+        schedule.clone(),
+        source,
+        stop.clone(),
+        tx,
+        checked,
+    )
+    .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let mut setup_error = None;
     let mut interrupted = false;
     let mut signals = StopSignals::install();

@@ -5,7 +5,7 @@ use super::affinity;
 use super::live::{Live, LiveHeader};
 use super::openings::Opening;
 use crate::engine::log::IoLog;
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, EngineProcess};
 use crate::game::GameEntry;
 use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player, Sight};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -141,6 +141,7 @@ pub fn start_workers(
     source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
     results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
+    checked: Option<super::Checked>,
 ) -> std::io::Result<Workers> {
     let cpus = if settings.affinity {
         affinity::allowed_cpus()
@@ -158,16 +159,21 @@ pub fn start_workers(
         threads: Vec::new(),
         cancel,
     };
+    // The start-up check's engines go to the first worker, with the runtime that reads them.
+    let mut checked = checked;
     for slot in 0..shared.settings.concurrency.max(1) {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => {
-                workers.cancel();
-                return Err(e);
-            }
+        let (runtime, kept) = match checked.take() {
+            Some(c) => c.take(),
+            None => match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => (r, Vec::new()),
+                Err(e) => {
+                    workers.cancel();
+                    return Err(e);
+                }
+            },
         };
         let cpu = (!cpus.is_empty()).then(|| cpus[slot % cpus.len()]);
         let (shared, results, cancelled) = (shared.clone(), results.clone(), cancelled.clone());
@@ -179,7 +185,7 @@ pub fn start_workers(
                     // and both engines share a CPU, and every wake-up stays on it.
                     affinity::pin_current_thread(cpu);
                 }
-                runtime.block_on(worker(slot, &shared, results, cancelled));
+                runtime.block_on(worker(slot, &shared, results, cancelled, kept));
             });
         match thread {
             Ok(t) => workers.threads.push(t),
@@ -198,9 +204,20 @@ async fn worker(
     shared: &Shared,
     results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
     mut cancelled: watch::Receiver<bool>,
+    kept: Vec<(usize, EngineProcess)>,
 ) {
     let settings = &shared.settings;
     let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
+    // The start-up check's engines play when they are the very processes this worker would
+    // start: not when they must log their input and output (they were started without the
+    // log) or run pinned to this worker's CPU (they were started unpinned).
+    let adoptable = settings.log.is_none() && !settings.affinity;
+    for (i, engine) in kept {
+        match players.get_mut(i) {
+            Some(player) if adoptable && player.config == engine.config => player.adopt(engine),
+            _ => engine.quit().await,
+        }
+    }
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
