@@ -130,8 +130,9 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
     assert_eq!(gone(&dir), Vec::new(), "outlived the run");
 }
 
-/// The keepers and the start-up check are the harness's own cost, though the kernel counts their
-/// CPU time with the engines': a run asked for it (as `bench --peer` asks) says how much it was.
+/// The keepers and what the start-up check ended are the harness's own cost, though the kernel
+/// counts their CPU time with the engines': a run asked for it (as `bench --peer` asks) says how
+/// much it was.
 #[test]
 fn keepers_and_the_start_up_check_report_their_cpu_time() {
     let dir = engines_dir("harness-cpu");
@@ -157,9 +158,9 @@ fn keepers_and_the_start_up_check_report_their_cpu_time() {
     let [keepers_us, check_us] = numbers[..] else {
         panic!("{text:?}")
     };
-    // Two engines checked (they differ in more than their names), four keepers in all.
+    // Two keepers, each adding its time as it exits (with the start-up check's engines kept to
+    // play, the check's own share is only what it ended, such as the sandbox's probe).
     assert!(keepers_us > 0, "{text}");
-    assert!(check_us > 0, "{text}");
     assert!(
         keepers_us < 10_000_000 && check_us < 10_000_000,
         "implausible: {text}"

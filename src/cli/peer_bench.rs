@@ -49,8 +49,8 @@ impl Peer {
 }
 
 /// The environment variable naming the file where an arbiter run under the bench writes the CPU
-/// time of its own processes that the kernel counts with its children's: the keepers, and the
-/// engines of the start-up check (microseconds, two numbers on one line).
+/// time of its own processes that the kernel counts with its children's: the keepers, and what
+/// the start-up check ran and ended (microseconds, two numbers on one line).
 const HARNESS_CPU_FILE: &str = "ARBITER_HARNESS_CPU";
 
 /// Writes the keepers' and the start-up check's CPU time where the bench asked (nothing when
@@ -349,7 +349,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
     }
     if let Some((keepers, check)) = ours.counted_apart {
         say!(
-            "arbiter's own CPU includes its keeper processes ({:.3} s) and the engines of its start-up check ({:.3} s), which the kernel counts with the engines'",
+            "arbiter's own CPU includes its keeper processes ({:.3} s) and what its start-up check ran and ended ({:.3} s), which the kernel counts with the engines'",
             keepers.as_secs_f64(),
             check.as_secs_f64()
         );

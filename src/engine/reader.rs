@@ -1,10 +1,12 @@
-//! Reading an engine's output on the referee's own runtime: lines cut at `MAX_LINE`, each
+//! Reading an engine's output on the referee's own thread: lines cut at `MAX_LINE`, each
 //! timestamped when the read that completed it returned, `info` lines folded into the next line
-//! that matters so that a move costs the referee one wake-up, not one per line.
+//! that matters so that the referee handles a move once, however many reports came before it.
 //!
-//! No thread and no channel sit between the pipe and the referee: a reply wakes the runtime
-//! once (epoll), is read once and is parsed in place. Timestamps stay honest as long as nothing
-//! blocks the runtime, which is why the journal's disk syncs run elsewhere.
+//! No thread and no channel sit between the pipe and the referee. A quick reply is waited for
+//! with `ppoll` on the worker's thread itself (`next_blocking`), a slow one on the runtime
+//! (`next`); either way each write of the engine wakes the referee once, and each line is read
+//! once and parsed in place. Timestamps stay honest as long as nothing blocks the thread, which
+//! is why the journal's disk syncs run elsewhere.
 
 use super::log::IoLog;
 use super::protocol::{merge_info, parse_line, EngineLine, Info};

@@ -89,8 +89,8 @@ pub async fn preflight(
             Err(e) => return Err(explain_start_failure(&e, cfg, game)),
         }
     }
-    // What ended here (an engine that failed its check); the keepers' share is counted with
-    // the other keepers'.
+    // What ended here (the sandbox's probe); the keepers' share is counted with the other
+    // keepers'.
     let engines_cpu = children_cpu()
         .saturating_sub(before.0)
         .saturating_sub(crate::engine::keeper::spent().saturating_sub(before.1));
@@ -145,11 +145,12 @@ impl Drop for Checked {
     }
 }
 
-/// CPU time of the engines `preflight` started and ended, in microseconds.
+/// CPU time of the processes `preflight` started and ended, in microseconds.
 static PREFLIGHT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The CPU time of start-up check engines that did not go on to play: the harness's cost,
-/// though the kernel counts it with the engines'.
+/// The CPU time of what the start-up check ran and ended itself (the sandbox's probe, the
+/// engines of a check that failed): the harness's cost, though the kernel counts it with the
+/// engines'. The engines it keeps are counted as the engines they are.
 pub fn preflight_cpu() -> std::time::Duration {
     std::time::Duration::from_micros(PREFLIGHT_US.load(std::sync::atomic::Ordering::Relaxed))
 }
