@@ -166,3 +166,88 @@ fn keepers_and_the_start_up_check_report_their_cpu_time() {
         "implausible: {text}"
     );
 }
+
+/// A thread's or process's scheduling policy (0 normal, 3 batch) and the CPUs it may use, from
+/// /proc.
+fn scheduling(task: &Path) -> (String, String) {
+    let stat = std::fs::read_to_string(task.join("stat")).unwrap_or_default();
+    // After the name: state is field 3, policy field 41.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let policy = after_name.split_whitespace().nth(41 - 3).unwrap_or("?");
+    let status = std::fs::read_to_string(task.join("status")).unwrap_or_default();
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("?")
+        .trim();
+    (policy.to_string(), cpus.to_string())
+}
+
+/// With --affinity a game's referee shares one CPU with its engines and, as a batch thread,
+/// lets the engine finish its reply before reading it; the engines keep the normal policy.
+#[test]
+fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
+    let dir = engines_dir("affinity");
+    let mut args: Vec<String> = [
+        "match",
+        "--games",
+        "2",
+        "--affinity",
+        "--max-plies",
+        "8",
+        "--each",
+        "st=0.4",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(faulty(&dir, "first", "none"));
+    args.extend(faulty(&dir, "second", "none"));
+    args.extend(["--out".into(), dir.join("run").display().to_string()]);
+    let arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let engines = |dir: &Path| -> Vec<PathBuf> {
+        processes_in(dir)
+            .into_iter()
+            .map(|(pid, _)| PathBuf::from(format!("/proc/{pid}")))
+            .filter(|p| {
+                std::fs::read_to_string(p.join("comm")).is_ok_and(|c| c.trim() == "arbiter-engine")
+            })
+            .collect()
+    };
+    let started = Instant::now();
+    while engines(&dir).len() < 2 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let worker = std::fs::read_dir(format!("/proc/{}/task", arbiter.id()))
+        .unwrap()
+        .flatten()
+        .map(|t| t.path())
+        .find(|t| {
+            std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "game worker 1")
+        })
+        .expect("the game worker's thread");
+    let referee = scheduling(&worker);
+    let engines: Vec<(String, String)> = engines(&dir).iter().map(|p| scheduling(p)).collect();
+    let out = arbiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(engines.len(), 2, "engines seen: {engines:?}");
+    assert_eq!(referee.0, "3", "the referee's policy (3: SCHED_BATCH)");
+    assert!(
+        referee.1.parse::<usize>().is_ok(),
+        "the referee is pinned to one CPU: {}",
+        referee.1
+    );
+    for engine in &engines {
+        assert_eq!(
+            engine,
+            &("0".to_string(), referee.1.clone()),
+            "an engine runs under the normal policy on its referee's CPU"
+        );
+    }
+}

@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// Node limit per move of the --peer match.
     #[arg(long, default_value_t = 200, requires = "peer")]
     pub peer_nodes: u64,
+    /// Both harnesses of the --peer match pin each game and its engines to one CPU: the
+    /// command line gets fastchess's `-use-affinity`, which arbiter reads as --affinity.
+    #[arg(long, requires = "peer")]
+    pub peer_affinity: bool,
     /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
     #[arg(long, requires = "peer")]
     pub stockfish: Option<std::path::PathBuf>,
@@ -66,7 +70,12 @@ pub fn command(args: BenchArgs) -> Result<u8, Failure> {
                 .stockfish
                 .clone()
                 .unwrap_or_else(super::peer_bench::default_stockfish);
-            super::peer_bench::peer_bench(&peer, &stockfish, args.peer_games, args.peer_nodes)
+            let work = super::peer_bench::Work {
+                games: args.peer_games,
+                nodes: args.peer_nodes,
+                affinity: args.peer_affinity,
+            };
+            super::peer_bench::peer_bench(&peer, &stockfish, &work)
         }
         (None, None, None) => run_bench(
             args.full,

@@ -646,7 +646,22 @@ fn translate_flag(
         // crashed engines are always replaced, a seed is always used.
         "-ratinginterval" | "-scoreinterval" | "-outcomeinterval" | "-recover" | "-randomseed"
         | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report"
-        | "-use-affinity" | "-config" | "-quick" => {}
+        | "-config" | "-quick" => {}
+        // fastchess pins a game's engines (and the thread that runs them) to a core, as
+        // --affinity does; its list of CPUs is the set arbiter is started on.
+        "-use-affinity" => match values {
+            [] => out.push("--affinity".to_string()),
+            list => {
+                return Err(refuse(
+                    name,
+                    &format!(
+                        "a list of CPUs ({}) is not read here: start arbiter under `taskset -c {}` with -use-affinity alone",
+                        list.join(" "),
+                        list.join(",")
+                    ),
+                ))
+            }
+        },
         "" => {
             return Err(Failure::bad_input(format!(
                 "'{}' belongs to no flag",
@@ -771,6 +786,20 @@ mod tests {
         .unwrap();
         let line = t.argv.join(" ");
         assert!(line.contains("name=stockfish_2"), "{line}");
+    }
+
+    /// fastchess's manual: `-use-affinity [CPUS]`; the list is what `taskset` would give.
+    #[test]
+    fn use_affinity_pins_and_a_cpu_list_says_how() {
+        let line = "-engine cmd=a -engine cmd=b -each tc=1 -concurrency 2 -use-affinity";
+        let argv = translate("fastchess", &words(line)).unwrap().argv;
+        assert!(argv.iter().any(|a| a == "--affinity"), "{argv:?}");
+        let err = translate("fastchess", &words(&format!("{line} 3,5,7-11"))).unwrap_err();
+        assert!(
+            err.message.contains("-use-affinity") && err.message.contains("taskset -c 3,5,7-11"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

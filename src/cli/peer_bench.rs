@@ -226,25 +226,29 @@ fn write_book(path: &Path, count: usize) -> Result<(), Failure> {
     std::fs::write(path, epd).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))
 }
 
+/// The match both harnesses play.
+pub struct Work {
+    pub games: u64,
+    pub nodes: u64,
+    /// Each game and its engines pinned to a CPU (fastchess's `-use-affinity`).
+    pub affinity: bool,
+}
+
 /// The command line a harness runs: the same for both, but for how the PGN file is named
 /// (`-pgnout file=F` in fastchess, `-pgnout F` in cutechess-cli; arbiter reads both).
-fn match_line(
-    stockfish: &Path,
-    book: &Path,
-    pairs: u64,
-    nodes: u64,
-    cutechess: bool,
-) -> Vec<String> {
+fn match_line(stockfish: &Path, book: &Path, work: &Work, cutechess: bool) -> Vec<String> {
     let sf = stockfish.display();
     let pgnout = if cutechess {
         "games.pgn"
     } else {
         "file=games.pgn"
     };
+    let (pairs, nodes) = (work.games.div_ceil(2).max(1), work.nodes);
+    let affinity = if work.affinity { "-use-affinity" } else { "" };
     format!(
         "-engine cmd={sf} name=sf-a -engine cmd={sf} name=sf-b \
          -each proto=uci tc=inf nodes={nodes} option.Threads=1 option.Hash=16 \
-         -games 2 -rounds {pairs} -repeat -concurrency 1 \
+         -games 2 -rounds {pairs} -repeat -concurrency 1 {affinity} \
          -openings file={} format=epd order=sequential -pgnout {pgnout}",
         book.display()
     )
@@ -294,7 +298,12 @@ pub fn default_stockfish() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("stockfish"))
 }
 
-pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Result<(), Failure> {
+pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Failure> {
+    if work.affinity && peer.is_cutechess() {
+        return Err(Failure::bad_input(
+            "--peer-affinity: cutechess-cli has no option to pin engines to CPUs".to_string(),
+        ));
+    }
     // Absolute: each harness runs in a folder of its own.
     let stockfish = std::fs::canonicalize(stockfish)
         .ok()
@@ -306,14 +315,14 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, games: u64, nodes: u64) -> Resu
             ))
         })?;
     let stockfish = stockfish.as_path();
-    let pairs = games.div_ceil(2).max(1);
+    let pairs = work.games.div_ceil(2).max(1);
     let root = std::env::temp_dir().join(format!("arbiter-peer-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).map_err(|e| Failure::bad_input(e.to_string()))?;
     let book = root.join("book.epd");
     write_book(&book, pairs as usize)?;
-    let args = match_line(stockfish, &book, pairs, nodes, false);
-    let peer_args = match_line(stockfish, &book, pairs, nodes, peer.is_cutechess());
+    let args = match_line(stockfish, &book, work, false);
+    let peer_args = match_line(stockfish, &book, work, peer.is_cutechess());
     say!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);

@@ -10,6 +10,7 @@ pub mod process;
 pub mod protocol;
 pub mod reader;
 pub mod sandbox;
+pub mod sched;
 
 pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
 pub use dialect::{ClockReading, Turn};

@@ -242,11 +242,15 @@ impl EngineProcess {
             .map(EngineGroup::procs_files)
             .unwrap_or_default();
         super::keeper::prepare();
-        // SAFETY: keeper::split and cgroup::join make only async-signal-safe calls, as pre_exec
-        // requires.
+        let policy = super::sched::engine_policy();
+        // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
+        // calls, as pre_exec requires.
         unsafe {
             let referee = libc::getpid();
             cmd.pre_exec(move || {
+                if let Some(policy) = policy {
+                    super::sched::restore(policy)?;
+                }
                 super::keeper::split(referee)?;
                 cgroup::join(&groups)
             });
@@ -598,19 +602,24 @@ impl EngineProcess {
     ) -> Result<Thought, EngineError> {
         self.drain();
         let xboard = self.config.proto == Proto::Xboard;
+        // The engine's time runs from before the write: once written, the request may let the
+        // engine run first, up to its reply, before this thread looks at the clock again.
+        let sent;
         if xboard {
             let lines = self.xboard.turn(turn);
             let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            sent = Instant::now();
             self.send_lines(&refs).await?;
         } else {
             let go = go_command(&self.config, turn);
             // Taken out for the write, so the command is neither copied nor rebuilt.
             let mut position = std::mem::take(&mut self.position);
-            let sent = self.send_lines(&[position.update(turn), &go]).await;
+            let update = position.update(turn);
+            sent = Instant::now();
+            let written = self.send_lines(&[update, &go]).await;
             self.position = position;
-            sent?;
+            written?;
         }
-        let sent = Instant::now();
         let deadline = sent + allowed;
         // A quick reply is waited for on this thread alone (see `next_blocking`); with --log
         // the runtime must also copy the engine's stderr meanwhile, so it waits there.

@@ -182,8 +182,11 @@ pub fn start_workers(
             .spawn(move || {
                 if let Some(cpu) = cpu {
                     // Engines inherit the mask of the thread that starts them: a game's referee
-                    // and both engines share a CPU, and every wake-up stays on it.
-                    affinity::pin_current_thread(cpu);
+                    // and both engines share a CPU, and every wake-up stays on it. There the
+                    // referee lets the engine finish its reply before reading it.
+                    if affinity::pin_current_thread(cpu) {
+                        crate::engine::sched::referee_yields_to_engines();
+                    }
                 }
                 runtime.block_on(worker(slot, &shared, results, cancelled, kept));
             });

@@ -1,0 +1,83 @@
+//! The referee's place in the scheduler when it shares a CPU with its engines (`--affinity`).
+//!
+//! A referee thread woken by every line an engine writes preempts the engine each time: a
+//! context switch per search report, most of what the referee costs. As a `SCHED_BATCH` thread
+//! it is still woken, but does not preempt: the engine runs on until it waits for input, which
+//! it does right after its reply, and the referee then reads the whole reply at once. Its share
+//! of the CPU is unchanged (batch threads have normal weight); only wake-up preemption goes.
+//! Engines must not inherit the policy, so each is started with the referee's own.
+
+use std::cell::Cell;
+
+thread_local! {
+    /// The policy this thread had before it became a batch thread, if it did.
+    static BEFORE: Cell<Option<libc::c_int>> = const { Cell::new(None) };
+}
+
+/// Makes the calling thread a batch thread, if it runs under the normal policy (a user's own
+/// choice, such as `chrt --idle`, is kept). Whether it now is one.
+pub fn referee_yields_to_engines() -> bool {
+    // SAFETY: sched_getscheduler and sched_setscheduler on the calling thread (pid 0), with a
+    // parameter that outlives the call.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        if policy != libc::SCHED_OTHER {
+            return policy == libc::SCHED_BATCH;
+        }
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) != 0 {
+            return false;
+        }
+    }
+    BEFORE.with(|b| b.set(Some(libc::SCHED_OTHER)));
+    true
+}
+
+/// The policy an engine started from this thread is to run under, when it is not the thread's.
+pub(super) fn engine_policy() -> Option<libc::c_int> {
+    BEFORE.with(Cell::get)
+}
+
+/// Sets the calling process's policy; for `pre_exec`, between `fork` and `exec`.
+///
+/// # Safety
+/// Makes one system call, as `pre_exec` requires; the parameter lives on the stack.
+pub(super) unsafe fn restore(policy: libc::c_int) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    if libc::sched_setscheduler(0, policy, &param) == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_referee_starts_its_engines_under_the_normal_policy() {
+        let seen = std::thread::spawn(|| {
+            assert_eq!(engine_policy(), None);
+            assert!(referee_yields_to_engines());
+            // SAFETY: reads this thread's policy.
+            let mine = unsafe { libc::sched_getscheduler(0) };
+            let policy = engine_policy().expect("the policy to give engines");
+            let mut cmd = std::process::Command::new("sh");
+            cmd.args(["-c", "cut -d')' -f2 /proc/self/stat"]);
+            // SAFETY: restore makes one system call.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || restore(policy));
+            }
+            let child = cmd.output().unwrap();
+            (mine, String::from_utf8(child.stdout).unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen.0, libc::SCHED_BATCH);
+        // After the name: state is field 3, policy field 41.
+        let fields: Vec<&str> = seen.1.split_whitespace().collect();
+        assert_eq!(fields[41 - 3], "0", "{}", seen.1);
+        assert_eq!(engine_policy(), None, "other threads are left alone");
+    }
+}
