@@ -295,7 +295,8 @@ enum Command {
     /// --peer compares with another harness on identical work: `arbiter bench --peer
     /// fastchess=/opt/fastchess/fastchess` plays one stockfish match (nodes=200, 100 games)
     /// under arbiter and then under fastchess, from the same command line, and prints each
-    /// one's own CPU per ply and the ratio.
+    /// one's own CPU per ply and the ratio. --peer-affinity pins both (fastchess
+    /// `-use-affinity`, arbiter --affinity).
     Bench(bench::BenchArgs),
 }
 

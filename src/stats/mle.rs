@@ -196,6 +196,10 @@ fn interval_end(start: f64, edge: f64, limit: f64, deficit: &dyn Fn(f64) -> f64)
     let (mut inside, mut outside) = (start, near_edge);
     for _ in 0..100 {
         let mid = (inside + outside) / 2.0;
+        if mid == inside || mid == outside {
+            // The ends are neighbouring numbers: further halving changes nothing.
+            break;
+        }
         if deficit(mid) <= limit {
             inside = mid;
         } else {
