@@ -364,6 +364,52 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
     assert_eq!(left, Vec::<String>::new(), "{mode}: outlived their keeper");
 }
 
+/// An engine that kills its own keeper during the start-up check, having put a child in a session
+/// of its own, fails the check (exit 2 at once), and that child is gone when arbiter is: the
+/// control group's clean-up, which outlives the engine, is finished before arbiter exits.
+#[test]
+fn an_engine_that_kills_its_keeper_at_start_leaves_nothing_once_arbiter_has_exited() {
+    let dir = scratch("sandbox", "keeper-suicide").canonicalize().unwrap();
+    let out = scratch("sandbox", "keeper-suicide-out");
+    let engine = format!("cmd={}", bundled_engine());
+    for attempt in 0..5 {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args([
+                "match",
+                "--games",
+                "2",
+                "--quiet",
+                "--each",
+                "sandbox=off",
+                "tc=10+0.1",
+            ])
+            .args(["--engine", "cmd=/bin/sh", "name=suicidal", "arg=-c"])
+            .arg("arg=setsid sleep 596 & sleep 0.2; kill -9 $PPID; sleep 5")
+            .arg(format!("dir={}", dir.display()))
+            .args(["--engine", &engine, "name=plain"])
+            .arg("--out")
+            .arg(out.join(attempt.to_string()))
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains("start-up check failed: engine 'suicidal'"),
+            "{}",
+            stderr(&run)
+        );
+        let left: Vec<String> = processes_in(&dir)
+            .into_iter()
+            .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+            .filter(|stat| !stat[stat.rfind(')').unwrap()..].starts_with(") Z"))
+            .collect();
+        assert_eq!(
+            left,
+            Vec::<String>::new(),
+            "attempt {attempt}: outlived arbiter"
+        );
+    }
+}
+
 /// `threads=1` is enforced, not only asked for: an engine that keeps two threads busy gets one
 /// core's worth of time (the kernel's CFS quota), however idle the machine is.
 #[test]

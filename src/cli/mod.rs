@@ -424,6 +424,8 @@ pub fn run() -> ExitCode {
         Err(e) => return clap_exit(e),
     };
     let result = dispatch(cli.command, &matches);
+    // What engines left behind is gone before arbiter is.
+    crate::engine::cleanup::settle();
     peer_bench::report_harness_cpu();
     finish(result)
 }

@@ -205,26 +205,29 @@ impl EngineGroup {
 
 impl Drop for EngineGroup {
     /// The engine is done: whatever is still in its groups (a process its killed keeper left
-    /// behind) is killed, and the groups removed once empty, by a thread that tries for a while.
+    /// behind) is killed at once, and the groups removed once empty, by a clean-up thread that
+    /// tries for a while when they are not empty yet.
     fn drop(&mut self) {
-        let dirs = std::mem::take(&mut self.dirs);
-        let remove = move || {
+        let mut left = std::mem::take(&mut self.dirs);
+        if empty_and_remove(&mut left) {
+            return;
+        }
+        super::cleanup::later("cgroup cleanup", move || {
             for _ in 0..100 {
-                dirs.iter().for_each(|d| kill_members(d));
-                let left: Vec<&PathBuf> = dirs
-                    .iter()
-                    .filter(|d| std::fs::remove_dir(d).is_err() && d.exists())
-                    .collect();
-                if left.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if empty_and_remove(&mut left) {
                     return;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(50));
             }
-        };
-        let _ = std::thread::Builder::new()
-            .name("cgroup cleanup".into())
-            .spawn(remove);
+        });
     }
+}
+
+/// Kills the members of the groups `dirs` and removes those that are empty; whether none is left.
+fn empty_and_remove(dirs: &mut Vec<PathBuf>) -> bool {
+    dirs.iter().for_each(|d| kill_members(d));
+    dirs.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+    dirs.is_empty()
 }
 
 /// Kills every process in the group `dir`.

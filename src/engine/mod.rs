@@ -1,6 +1,7 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
 pub mod cgroup;
+pub mod cleanup;
 pub mod config;
 pub mod dialect;
 pub mod keeper;

@@ -155,7 +155,7 @@ impl Drop for EngineProcess {
         if !self.reaped {
             self.signal_keeper();
             if let Some(group) = self.pgid {
-                std::thread::spawn(move || {
+                super::cleanup::later("group kill", move || {
                     std::thread::sleep(KEEPER_GRACE);
                     // SAFETY: kill(2) on a process group; no memory is touched.
                     unsafe { libc::kill(-(group as i32), libc::SIGKILL) };
