@@ -4,6 +4,7 @@
 
 use super::config::{EngineConfig, Proto};
 use crate::game::Color;
+use std::fmt::Write;
 use std::time::Duration;
 
 /// One side's clock as the engine is told it.
@@ -43,27 +44,26 @@ pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
         // CECP has no `go` with limits: they are set once a game (`xboard_new_game`).
         Proto::Xboard => "go".to_string(),
         Proto::Uci => {
-            let mut go = String::from("go");
+            // Written into one string: this is built at every move.
+            let mut go = String::with_capacity(64);
+            go.push_str("go");
             for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
                 if let Some(c) = &turn.clocks[color.index()] {
-                    go.push_str(&format!(
-                        " {prefix}time {} {prefix}inc {}",
-                        ms(c.remaining),
-                        ms(c.increment)
-                    ));
+                    let (time, inc) = (ms(c.remaining), ms(c.increment));
+                    let _ = write!(go, " {prefix}time {time} {prefix}inc {inc}");
                 }
             }
             if let Some(m) = own.and_then(|c| c.moves_to_go) {
-                go.push_str(&format!(" movestogo {m}"));
+                let _ = write!(go, " movestogo {m}");
             }
             if let Some(st) = l.movetime {
-                go.push_str(&format!(" movetime {}", ms(st)));
+                let _ = write!(go, " movetime {}", ms(st));
             }
             if let Some(d) = l.depth {
-                go.push_str(&format!(" depth {d}"));
+                let _ = write!(go, " depth {d}");
             }
             if let Some(n) = l.nodes {
-                go.push_str(&format!(" nodes {n}"));
+                let _ = write!(go, " nodes {n}");
             }
             go
         }

@@ -7,7 +7,7 @@ use super::dialect::{go_command, xboard_new_game, PositionCommand, Turn, XboardG
 use super::log::IoLog;
 use super::options::{check_options, OfferedOption, OptionKind};
 use super::protocol::{
-    merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
+    merge_info, parse_features, parse_line, parse_xboard_line, search_report, EngineLine, Info,
 };
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
@@ -131,6 +131,8 @@ pub struct EngineProcess {
     game: String,
     /// The last `ping` number sent to a CECP engine.
     pings: u32,
+    /// The bytes of the last request written, kept for the next one's.
+    out: Vec<u8>,
     /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
     /// process has been waited for, but its children may still be in the group).
     pgid: Option<u32>,
@@ -272,6 +274,7 @@ impl EngineProcess {
             offered: Vec::new(),
             reaped: false,
             position: PositionCommand::default(),
+            out: Vec::new(),
             xboard: XboardGame::default(),
             game: game.to_string(),
             pings: 0,
@@ -523,7 +526,9 @@ impl EngineProcess {
 
     /// Sends several lines in one write: one system call and one wake-up of the engine.
     pub async fn send_lines(&mut self, lines: &[&str]) -> Result<(), EngineError> {
-        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        // The buffer of the last write is reused: a request is written at every move.
+        let mut bytes = std::mem::take(&mut self.out);
+        bytes.clear();
         for line in lines {
             if let Some(log) = &self.log {
                 log.write(&self.config.name, '>', line);
@@ -538,7 +543,9 @@ impl EngineProcess {
         };
         // A full pipe means the engine stopped reading: treat it like silence.
         let limit = self.config.handshake;
-        match tokio::time::timeout(limit, write).await {
+        let written = tokio::time::timeout(limit, write).await;
+        self.out = bytes;
+        match written {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(self.exited()),
             Err(_) => Err(self.timeout_error(line, limit)),
@@ -638,6 +645,10 @@ impl EngineProcess {
             merge_info(&mut info, line.info);
             let parsed = if xboard {
                 parse_xboard_line(&line.text)
+            } else if let Some((report, _)) = search_report(&line.text) {
+                // An `info string` line: nothing in its text is used during a search.
+                merge_info(&mut info, report);
+                continue;
             } else {
                 parse_line(&line.text)
             };

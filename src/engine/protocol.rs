@@ -73,6 +73,23 @@ fn number<T: std::str::FromStr>(word: Option<&str>) -> Option<T> {
 /// Reads the fields after `info`. Called for every search report an engine sends, so it walks
 /// the words without collecting them.
 fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
+    let (mut info, string) = search_fields(&mut words);
+    if string {
+        let mut text = String::new();
+        for word in words {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        info.string = Some(text);
+    }
+    info
+}
+
+/// The search fields of an `info` line's words, and whether a `string` field follows (its words
+/// are left in `words`).
+fn search_fields<'a>(words: &mut impl Iterator<Item = &'a str>) -> (Info, bool) {
     let mut info = Info::default();
     while let Some(word) = words.next() {
         match word {
@@ -92,14 +109,19 @@ fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
             }
             // The principal variation is not used by the referee; it ends the fields.
             "pv" => break,
-            "string" => {
-                info.string = Some(words.collect::<Vec<_>>().join(" "));
-                break;
-            }
+            "string" => return (info, true),
             _ => {}
         }
     }
-    info
+    (info, false)
+}
+
+/// An `info` line's search fields, without its `string` text, and whether it has one (such a
+/// line, a variant's confirmation, is handed out rather than folded); `None` for any other line.
+/// Stockfish starts every search with an `info string`: read this way, it costs no allocation.
+pub fn search_report(line: &str) -> Option<(Info, bool)> {
+    let mut words = line.split_ascii_whitespace();
+    (words.next() == Some("info")).then(|| search_fields(&mut words))
 }
 
 /// Merges an `info` line into what is known of the current search (the MIT player splits its
@@ -240,6 +262,43 @@ mod tests {
             panic!()
         };
         assert_eq!(b.score, Some(Score::Centipawns(112)));
+    }
+
+    /// What `search_report` reads is what `parse_line` reads, less the `string` text.
+    #[test]
+    fn a_search_report_is_read_without_its_string() {
+        let lines = [
+            "info depth 3 score cp 20 string hello  world",
+            "info string NNUE evaluation using nn-ad9b42354671.nnue enabled",
+            "info depth 2 pv e2e4 string not a field",
+            "info depth 9 seldepth 12 time 31 nodes 200 score mate -2 pv a1a2",
+            "info",
+            "infostring x",
+            "bestmove e2e4",
+        ];
+        for line in lines {
+            match (search_report(line), parse_line(line)) {
+                (Some((fields, has_string)), EngineLine::Info(full)) => {
+                    assert_eq!(has_string, full.string.is_some(), "{line}");
+                    assert_eq!(
+                        fields,
+                        Info {
+                            string: None,
+                            ..full
+                        },
+                        "{line}"
+                    );
+                }
+                (None, other) => assert!(!matches!(other, EngineLine::Info(_)), "{line}"),
+                (some, other) => panic!("{line}: {some:?} {other:?}"),
+            }
+        }
+        let (fields, string) = search_report(lines[0]).unwrap();
+        assert_eq!((fields.depth, string), (Some(3), true));
+        let EngineLine::Info(full) = parse_line(lines[0]) else {
+            panic!()
+        };
+        assert_eq!(full.string.as_deref(), Some("hello world"));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! is why the journal's disk syncs run elsewhere.
 
 use super::log::IoLog;
-use super::protocol::{merge_info, parse_line, EngineLine, Info};
+use super::protocol::{merge_info, search_report, Info};
 use std::borrow::Cow;
 use std::future::poll_fn;
 use std::os::fd::AsRawFd;
@@ -81,12 +81,9 @@ fn append_capped(partial: &mut Vec<u8>, bytes: &[u8]) {
 /// Whether a line is a search report to fold rather than hand out (`info string` lines, such
 /// as a variant's confirmation, are handed out).
 fn fold_info(text: &str, pending: &mut Info) -> bool {
-    if !text.starts_with("info") {
-        return false;
-    }
-    match parse_line(text) {
-        EngineLine::Info(i) if i.string.is_none() => {
-            merge_info(pending, i);
+    match search_report(text) {
+        Some((info, false)) => {
+            merge_info(pending, info);
             true
         }
         _ => false,

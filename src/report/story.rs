@@ -96,17 +96,33 @@ impl Story {
         if self.names.len() > MAX_HISTORY {
             return;
         }
+        // Of two engines, each one's games are the other's with wins and losses swapped: its
+        // Elo is the other's negated, and half the fits are saved.
+        let mut first: Option<Snapshot> = None;
         for (i, wdl) in self.per_engine.iter().enumerate() {
-            let (elo, bound) = match trinomial_elo(*wdl) {
-                EloEstimate::Estimate { elo, lower, upper } => (Some((elo, lower, upper)), None),
-                EloEstimate::Perfect { bound, .. } => (None, Some(bound)),
-                _ => (None, None),
+            let snapshot = match first {
+                Some(other) if self.per_engine.len() == 2 => Snapshot {
+                    games: self.games,
+                    elo: other.elo.map(|(e, lower, upper)| (-e, -upper, -lower)),
+                    bound: other.bound.map(|b| -b),
+                },
+                _ => {
+                    let (elo, bound) = match trinomial_elo(*wdl) {
+                        EloEstimate::Estimate { elo, lower, upper } => {
+                            (Some((elo, lower, upper)), None)
+                        }
+                        EloEstimate::Perfect { bound, .. } => (None, Some(bound)),
+                        _ => (None, None),
+                    };
+                    Snapshot {
+                        games: self.games,
+                        elo,
+                        bound,
+                    }
+                }
             };
-            self.history[i].push(Snapshot {
-                games: self.games,
-                elo,
-                bound,
-            });
+            first.get_or_insert(snapshot);
+            self.history[i].push(snapshot);
         }
     }
 
@@ -168,6 +184,70 @@ mod tests {
         assert_eq!(story.endings[1][&Termination::TimeForfeit].lost, 0);
         let (elo, lo, hi) = story.history[0].last().unwrap().elo.unwrap();
         assert!(elo < 0.0 && lo < elo && elo < hi);
+    }
+
+    /// The second engine's Elo, read off the first's, is what fitting its own games gives.
+    #[test]
+    fn in_a_match_the_second_engines_elo_is_its_own_fit() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let mut story = Story::new(&names, 300);
+        let mut seed = 7u64;
+        for i in 0..300 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let outcome = [
+                Outcome::WhiteWins,
+                Outcome::Draw,
+                Outcome::BlackWins,
+                Outcome::Draw,
+            ][(seed >> 60) as usize % 4];
+            let (w, b) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+            story.add(&entry(i, w, b, outcome, Termination::MaxPlies));
+        }
+        let mut compared = 0;
+        for snapshot in &story.history[1] {
+            let b = story_wdl_of("b", snapshot.games, 7);
+            match (trinomial_elo(b), snapshot.elo, snapshot.bound) {
+                (EloEstimate::Estimate { elo, lower, upper }, Some((e, lo, hi)), None) => {
+                    for (x, y) in [(elo, e), (lower, lo), (upper, hi)] {
+                        assert!((x - y).abs() < 1e-6 * (1.0 + x.abs()), "{x} {y}");
+                    }
+                    compared += 1;
+                }
+                (EloEstimate::Perfect { bound, .. }, None, Some(b)) => {
+                    assert!((bound - b).abs() < 1e-6 * (1.0 + b.abs()));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // A snapshot every second game; the first few are perfect scores.
+        assert!(compared > 140, "{compared}");
+    }
+
+    /// `name`'s results over the first `games` games of the test's seeded sequence.
+    fn story_wdl_of(name: &str, games: u64, mut seed: u64) -> Wdl {
+        let mut wdl = Wdl::default();
+        for i in 0..games {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let outcome = [
+                Outcome::WhiteWins,
+                Outcome::Draw,
+                Outcome::BlackWins,
+                Outcome::Draw,
+            ][(seed >> 60) as usize % 4];
+            let white = if i % 2 == 0 { "a" } else { "b" };
+            let points = match outcome {
+                Outcome::WhiteWins => 1.0,
+                Outcome::Draw => 0.5,
+                Outcome::BlackWins => 0.0,
+            };
+            let mine = if white == name { points } else { 1.0 - points };
+            crate::tournament::totals::tally(&mut wdl, mine);
+        }
+        wdl
     }
 
     #[test]

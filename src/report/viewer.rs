@@ -139,8 +139,13 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
     let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
     let mut clocks = Clocks::of(&r.time_control);
     let clock_json = |c: &Option<Clocks>| c.as_ref().map_or("null".into(), Clocks::json);
+    // Every position's pieces are looked at, but only a token not seen before is copied.
     let mut note = |fen: &str| {
-        tokens.extend(rules.drawing.squares(fen).into_iter().flatten().flatten());
+        rules.drawing.each_piece(fen, |token| {
+            if !tokens.contains(token) {
+                tokens.insert(token.to_string());
+            }
+        });
     };
     let fen = game.fen();
     note(&fen);

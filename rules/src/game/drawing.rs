@@ -154,45 +154,64 @@ impl Drawing {
     /// The pieces of a FEN's board field, rank by rank from the top: `None` for an empty square.
     /// What follows the board (side to move, a Leaperhouse hand in brackets) is left out.
     pub fn squares(&self, fen: &str) -> Vec<Vec<Option<String>>> {
-        let field = fen.split_whitespace().next().unwrap_or("");
-        let field = field.split('[').next().unwrap_or("");
-        field
+        board_field(fen)
             .split('/')
-            .map(|rank| self.rank_squares(rank))
+            .map(|rank| {
+                let mut cells = Vec::new();
+                self.scan_rank(rank, |cell| match cell {
+                    Cell::Empty(n) => cells.extend(std::iter::repeat_n(None, n)),
+                    Cell::Piece(token) => cells.push(Some(token.to_string())),
+                });
+                cells
+            })
             .collect()
     }
 
-    fn rank_squares(&self, rank: &str) -> Vec<Option<String>> {
-        let chars: Vec<char> = rank.chars().collect();
-        let mut cells = Vec::new();
+    /// Each piece token of a FEN's board field, as `squares` reads it, without making the board:
+    /// the game viewer collects the tokens of every position it shows.
+    pub fn each_piece<'f>(&self, fen: &'f str, mut each: impl FnMut(&'f str)) {
+        for rank in board_field(fen).split('/') {
+            self.scan_rank(rank, |cell| {
+                if let Cell::Piece(token) = cell {
+                    each(token)
+                }
+            });
+        }
+    }
+
+    fn scan_rank<'f>(&self, rank: &'f str, mut each: impl FnMut(Cell<'f>)) {
+        let bytes = rank.as_bytes();
+        // Tokens are cut at byte offsets, so a multi-byte character is one letter, not several.
+        let next = |i: usize| i + rank[i..].chars().next().map_or(1, char::len_utf8);
         let mut i = 0;
-        while i < chars.len() {
-            if chars[i].is_ascii_digit() {
-                let digits: String = chars[i..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_digit())
-                    .collect();
-                i += digits.len();
-                cells.extend(std::iter::repeat_n(None, digits.parse().unwrap_or(0)));
+        while i < bytes.len() {
+            if bytes[i].is_ascii_digit() {
+                let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+                each(Cell::Empty(rank[i..i + digits].parse().unwrap_or(0)));
+                i += digits;
                 continue;
             }
-            if chars[i] == '*' {
-                cells.extend(std::iter::repeat_n(None, self.files));
+            if bytes[i] == b'*' {
+                each(Cell::Empty(self.files));
                 i += 1;
                 continue;
             }
             let start = i;
-            if chars[i] == '+' {
+            if bytes[i] == b'+' {
                 i += 1;
             }
-            i += self.letters;
-            while self.letters == 1 && i < chars.len() && chars[i] == '+' {
+            for _ in 0..self.letters {
+                if i < bytes.len() {
+                    i = next(i);
+                } else {
+                    i += 1;
+                }
+            }
+            while self.letters == 1 && i < bytes.len() && bytes[i] == b'+' {
                 i += 1;
             }
-            let end = i.min(chars.len());
-            cells.push(Some(chars[start..end].iter().collect()));
+            each(Cell::Piece(&rank[start..i.min(bytes.len())]));
         }
-        cells
     }
 
     /// (file, rank from the bottom) of a square name such as `e4` or `j10`.
@@ -221,6 +240,18 @@ impl Drawing {
     }
 }
 
+/// What `scan_rank` finds: a run of empty squares, or one piece's token.
+enum Cell<'f> {
+    Empty(usize),
+    Piece(&'f str),
+}
+
+/// The board field of a FEN: its first word, without a Leaperhouse hand in brackets.
+fn board_field(fen: &str) -> &str {
+    let field = fen.split_whitespace().next().unwrap_or("");
+    field.split('[').next().unwrap_or("")
+}
+
 #[cfg(test)]
 mod tests {
     use crate::game::games;
@@ -242,6 +273,41 @@ mod tests {
         let leiser = crate::game::find_game("leiserchess").unwrap().drawing;
         assert_eq!(leiser.coords("h0"), Some((7, 0)));
         assert_eq!(leiser.squares("ss7/8 W")[0][0].as_deref(), Some("ss"));
+    }
+
+    #[test]
+    fn each_piece_finds_the_tokens_of_squares_in_order() {
+        let mut fens: Vec<(super::Drawing, String)> = Vec::new();
+        for entry in games() {
+            let starts = std::iter::once(entry.start_fen).chain(entry.setups.iter().map(|s| s.1));
+            fens.extend(starts.map(|f| (entry.drawing, f.to_string())));
+        }
+        let laser = crate::game::find_game("laserchess").unwrap().drawing;
+        let leiser = crate::game::find_game("leiserchess").unwrap().drawing;
+        // Odd inputs too: a token cut by the rank's end, letters outside ASCII, a hand.
+        for fen in [
+            "l++3d++kd++b+++2/*/8/8/8/8/8/7L w",
+            "12+",
+            "bé+/ü",
+            "b+[Pp] w",
+        ] {
+            fens.push((laser, fen.to_string()));
+        }
+        for fen in ["ss7/8 W", "nwsé/s", "é", "EE3"] {
+            fens.push((leiser, fen.to_string()));
+        }
+        for (drawing, fen) in fens {
+            let mut seen = Vec::new();
+            drawing.each_piece(&fen, |t| seen.push(t.to_string()));
+            let want: Vec<String> = drawing
+                .squares(&fen)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .collect();
+            assert_eq!(seen, want, "{fen}");
+            assert!(!want.is_empty(), "{fen}");
+        }
     }
 
     #[test]

@@ -481,6 +481,14 @@ pub trait Position: Clone + Send + Sync + 'static {
         self.move_text(mv)
     }
 
+    /// Plays `mv` and says it as PGN writes it: what writing a whole game's PGN does per move,
+    /// which a game may do in one step (chess: SAN's check mark is read off the played position).
+    fn play_for_pgn(&mut self, mv: Self::Move) -> String {
+        let text = self.pgn_move_text(mv);
+        self.play(mv);
+        text
+    }
+
     /// Whether the move notation may carry an `x<square>` suffix naming the removed piece.
     const ZAP_SUFFIX: bool = false;
 

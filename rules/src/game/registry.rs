@@ -47,6 +47,11 @@ impl<P: Position> AnyGame for Game<P> {
     }
 
     fn beam_of(&self, text: &str) -> Vec<String> {
+        // A game drawn without lasers has no beam: its move is not read twice for nothing (the
+        // game viewer asks at every ply).
+        if !P::DRAWING.lasers {
+            return Vec::new();
+        }
         let pos = self.position();
         match pos.parse_move(text) {
             Ok(mv) => pos
@@ -262,9 +267,7 @@ fn pgn_moves_of<P: Position>(fen: &str, moves: &[&str]) -> Option<Vec<String>> {
         .iter()
         .map(|text| {
             let mv = pos.parse_move(text).ok()?;
-            let san = pos.pgn_move_text(mv);
-            pos.play(mv);
-            Some(san)
+            Some(pos.play_for_pgn(mv))
         })
         .collect()
 }

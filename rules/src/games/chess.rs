@@ -210,6 +210,10 @@ impl Position for Chess {
         self.san(mv)
     }
 
+    fn play_for_pgn(&mut self, mv: Move) -> String {
+        shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut self.pos, mv).to_string()
+    }
+
     fn render(&self) -> String {
         let board = self.pos.board();
         let mut out = String::new();
@@ -238,6 +242,37 @@ impl Position for Chess {
 mod tests {
     use super::*;
     use crate::game::Game;
+
+    /// Random games, each move said both ways: with checks, mates, castling, en passant and
+    /// promotions among them.
+    #[test]
+    fn playing_for_pgn_is_saying_the_move_then_playing_it() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut moves = Vec::new();
+        let mut said = 0;
+        for _ in 0..200 {
+            let (mut a, mut b) = (Chess::from_fen(Chess::START_FEN).unwrap(), None::<Chess>);
+            for _ in 0..300 {
+                moves.clear();
+                a.generate(&mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let mv = moves[(seed % moves.len() as u64) as usize];
+                let mut c = b.take().unwrap_or_else(|| a.clone());
+                let want = c.pgn_move_text(mv);
+                c.play(mv);
+                assert_eq!(a.play_for_pgn(mv), want);
+                assert_eq!(a.fen(), c.fen());
+                b = Some(c);
+                said += 1;
+            }
+        }
+        assert!(said > 10_000, "{said}");
+    }
 
     #[test]
     fn moves_read_in_uci_and_san_and_write_in_both() {
