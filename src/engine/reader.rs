@@ -48,46 +48,87 @@ pub struct LineReader<R> {
 
 /// What happens to each complete line: logged, then folded or handed out.
 struct Lines {
-    /// What `info` lines since the last line handed out said.
+    /// What `info` lines since the last line handed out said, up to the ones in `reports`.
     pending: Info,
+    /// The search reports after those, as they were read, each ending in a newline: parsed
+    /// only when the next line is handed out, and then from the latest back, until each field
+    /// has its value (stockfish's last report before `bestmove` usually has them all).
+    reports: Vec<u8>,
     name: String,
     log: Option<IoLog>,
 }
 
+/// Reports kept unparsed at most: an engine that reports without end is folded as it goes.
+const MAX_REPORTS: usize = 1 << 16;
+
 impl Lines {
-    /// Folds a search report into `pending` (`None`) or hands the line out with the reports
-    /// before it. The last line of the output is never folded.
-    fn emit(&mut self, at: Instant, text: Cow<'_, str>, last: bool) -> Option<Line> {
+    /// Keeps a search report to fold (`None`) or hands the line out with the reports before
+    /// it. The last line of the output is never folded.
+    fn emit(&mut self, at: Instant, bytes: &[u8], last: bool) -> Option<Line> {
         if let Some(log) = &self.log {
-            log.write(&self.name, '<', &text);
+            log.write(&self.name, '<', &line_text(bytes));
         }
-        if !last && fold_info(&text, &mut self.pending) {
+        if !last && is_search_report(bytes) {
+            if self.reports.len() + bytes.len() >= MAX_REPORTS {
+                let folded = self.take_info();
+                self.pending = folded;
+            }
+            self.reports.extend_from_slice(bytes);
+            self.reports.push(b'\n');
             return None;
         }
         Some(Line {
             at,
-            text: text.into_owned(),
-            info: std::mem::take(&mut self.pending),
+            text: line_text(bytes).into_owned(),
+            info: self.take_info(),
         })
+    }
+
+    /// What the reports since the last line handed out said, each field from the latest
+    /// report that has it.
+    fn take_info(&mut self) -> Info {
+        let mut latest = Info::default();
+        let lines = self
+            .reports
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty());
+        for line in lines.rev() {
+            if let Some((mut older, _)) = search_report(&line_text(line)) {
+                merge_info(&mut older, latest);
+                latest = older;
+            }
+            if latest.depth.is_some()
+                && latest.score.is_some()
+                && latest.nodes.is_some()
+                && latest.time_us.is_some()
+            {
+                break;
+            }
+        }
+        self.reports.clear();
+        let mut info = std::mem::take(&mut self.pending);
+        merge_info(&mut info, latest);
+        info
+    }
+
+    fn forget(&mut self) {
+        self.pending = Info::default();
+        self.reports.clear();
     }
 }
 
-/// Adds to a line being assembled, dropping what goes past `MAX_LINE`.
+/// Appends to a line being assembled, dropping what goes past `MAX_LINE`.
 fn append_capped(partial: &mut Vec<u8>, bytes: &[u8]) {
     let room = MAX_LINE.saturating_sub(partial.len());
     partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 /// Whether a line is a search report to fold rather than hand out (`info string` lines, such
-/// as a variant's confirmation, are handed out).
-fn fold_info(text: &str, pending: &mut Info) -> bool {
-    match search_report(text) {
-        Some((info, false)) => {
-            merge_info(pending, info);
-            true
-        }
-        _ => false,
-    }
+/// as a variant's confirmation, are handed out). Most are known by their first bytes, without
+/// being read as text.
+fn is_search_report(bytes: &[u8]) -> bool {
+    let plain = bytes.starts_with(b"info ") && memchr::memmem::find(bytes, b"string").is_none();
+    plain || matches!(search_report(&line_text(bytes)), Some((_, false)))
 }
 
 /// A line's text: a trailing `\r` dropped, invalid UTF-8 replaced, borrowed where it can be.
@@ -112,6 +153,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             ended: false,
             lines: Lines {
                 pending: Info::default(),
+                reports: Vec::new(),
                 name,
                 log,
             },
@@ -144,7 +186,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             return None;
         }
         let bytes = std::mem::take(&mut self.partial);
-        self.lines.emit(self.read_at, line_text(&bytes), true)
+        self.lines.emit(self.read_at, &bytes, true)
     }
 
     /// Drops every complete line already read, and whatever the engine has written that can be
@@ -162,7 +204,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Poll::Pending => break,
             }
         }
-        self.lines.pending = Info::default();
+        self.lines.forget();
     }
 
     /// Reads into the (fully consumed) chunk; 0 at the end of output or on a read error.
@@ -196,13 +238,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let piece = &self.chunk[self.start..self.start + i];
             self.start += i + 1;
             let emitted = if self.partial.is_empty() {
-                // The common case: the whole line came in one read, and a search report is
-                // parsed where it lies, without a copy.
-                self.lines.emit(self.read_at, line_text(piece), false)
+                // The common case: the whole line came in one read, and is looked at where
+                // it lies.
+                self.lines.emit(self.read_at, piece, false)
             } else {
                 append_capped(&mut self.partial, piece);
                 let bytes = std::mem::take(&mut self.partial);
-                self.lines.emit(self.read_at, line_text(&bytes), false)
+                self.lines.emit(self.read_at, &bytes, false)
             };
             if emitted.is_some() {
                 return emitted;
@@ -311,6 +353,67 @@ mod tests {
         assert_eq!(m.text, "bestmove a1");
         assert_eq!(m.info.depth, None);
         assert!(r.next().await.is_none());
+    }
+
+    /// Reports read when the next line is handed out, from the latest back, say what reading
+    /// each in turn would have said: split reports (the MIT player's), reports with strings,
+    /// invalid bytes, odd spacing, and more reports than are kept unparsed.
+    #[tokio::test]
+    async fn reports_folded_late_say_what_reports_folded_in_turn_say() {
+        let pool: [&[u8]; 12] = [
+            b"info depth 3 score cp 12",
+            b"info nodes 200 time 7",
+            b"info depth 5 seldepth 9 score mate 2 nodes 900 nps 1 time 31 pv e2e4 e7e5",
+            b"info string hello",
+            b"info depth 4 string kept out",
+            b"info depth 6 pv a1a2 string not a field",
+            b"info\tdepth 8 score cp -3",
+            b"info  score cp 5 \xff\xfe",
+            b"info",
+            b"infox depth 1",
+            b"bestmove a1",
+            b"readyok",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bytes = Vec::new();
+        for i in 0..7_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // A long stretch of reports passes the unparsed cap; only its first says the
+            // nodes and time.
+            let line = if i == 2_000 {
+                pool[1]
+            } else if (2_000..5_000).contains(&i) {
+                [pool[0], pool[6]][(seed % 2) as usize]
+            } else if i == 5_000 {
+                pool[10]
+            } else {
+                pool[(seed % pool.len() as u64) as usize]
+            };
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        assert!(bytes.len() > 2 * MAX_REPORTS);
+        let mut want = Vec::new();
+        let mut pending = Info::default();
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let text = String::from_utf8_lossy(line).into_owned();
+            match search_report(&text) {
+                Some((info, false)) => merge_info(&mut pending, info),
+                _ => want.push((text, std::mem::take(&mut pending))),
+            }
+        }
+        let mut r = LineReader::new(&bytes[..], "t".into(), None);
+        let mut got = Vec::new();
+        while let Some(line) = r.next().await {
+            got.push((line.text, line.info));
+        }
+        assert!(want.len() > 1_000, "{}", want.len());
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "line {i}");
+        }
     }
 
     #[tokio::test]

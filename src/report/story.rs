@@ -191,17 +191,7 @@ mod tests {
     fn in_a_match_the_second_engines_elo_is_its_own_fit() {
         let names = vec!["a".to_string(), "b".to_string()];
         let mut story = Story::new(&names, 300);
-        let mut seed = 7u64;
-        for i in 0..300 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let outcome = [
-                Outcome::WhiteWins,
-                Outcome::Draw,
-                Outcome::BlackWins,
-                Outcome::Draw,
-            ][(seed >> 60) as usize % 4];
+        for (i, outcome) in (0..300).zip(seeded_outcomes(7)) {
             let (w, b) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
             story.add(&entry(i, w, b, outcome, Termination::MaxPlies));
         }
@@ -225,19 +215,25 @@ mod tests {
         assert!(compared > 140, "{compared}");
     }
 
-    /// `name`'s results over the first `games` games of the test's seeded sequence.
-    fn story_wdl_of(name: &str, games: u64, mut seed: u64) -> Wdl {
-        let mut wdl = Wdl::default();
-        for i in 0..games {
+    /// Game results drawn from `seed`, half of them draws.
+    fn seeded_outcomes(mut seed: u64) -> impl Iterator<Item = Outcome> {
+        std::iter::repeat_with(move || {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let outcome = [
+            [
                 Outcome::WhiteWins,
                 Outcome::Draw,
                 Outcome::BlackWins,
                 Outcome::Draw,
-            ][(seed >> 60) as usize % 4];
+            ][(seed >> 60) as usize % 4]
+        })
+    }
+
+    /// `name`'s results over the first `games` games of the test's seeded sequence.
+    fn story_wdl_of(name: &str, games: u64, seed: u64) -> Wdl {
+        let mut wdl = Wdl::default();
+        for (i, outcome) in (0..games).zip(seeded_outcomes(seed)) {
             let white = if i % 2 == 0 { "a" } else { "b" };
             let points = match outcome {
                 Outcome::WhiteWins => 1.0,

@@ -95,11 +95,28 @@ fn js(text: &str) -> String {
         .replace("<!--", "<\\!--")
 }
 
-fn js_list(items: &[String]) -> String {
-    format!(
-        "[{}]",
-        items.iter().map(|s| js(s)).collect::<Vec<_>>().join(",")
-    )
+/// `js(text)` appended to `out`. A FEN or a move needs no escape, and is copied as it is:
+/// the viewer writes several for every ply of its games.
+fn push_js(out: &mut String, text: &str) {
+    let plain = |b: u8| b >= 0x20 && !matches!(b, b'"' | b'\\' | b'<');
+    if text.bytes().all(plain) {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        out.push_str(&js(text));
+    }
+}
+
+fn push_js_list(out: &mut String, items: &[String]) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_js(out, item);
+    }
+    out.push(']');
 }
 
 /// Both sides' clocks as the referee kept them, rebuilt from the record's time control tag
@@ -124,9 +141,15 @@ impl Clocks {
         }
     }
 
-    fn json(&self) -> String {
-        let ms = |c: &Clock| c.remaining().as_millis();
-        format!("[{},{}]", ms(&self.0[0]), ms(&self.0[1]))
+    /// Both clocks as a JSON list, or `null` without clocks.
+    fn push_json(clocks: &Option<Clocks>, out: &mut String) {
+        match clocks {
+            Some(Clocks([white, black])) => {
+                let (w, b) = (white.remaining().as_millis(), black.remaining().as_millis());
+                let _ = write!(out, "[{w},{b}]");
+            }
+            None => out.push_str("null"),
+        }
     }
 }
 
@@ -138,7 +161,6 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
     let rules = find_game(&r.game)?;
     let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
     let mut clocks = Clocks::of(&r.time_control);
-    let clock_json = |c: &Option<Clocks>| c.as_ref().map_or("null".into(), Clocks::json);
     // Every position's pieces are looked at, but only a token not seen before is copied.
     let mut note = |fen: &str| {
         rules.drawing.each_piece(fen, |token| {
@@ -147,13 +169,15 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
             }
         });
     };
+    // The frames are written into one string: a game has a frame for every ply.
+    let mut frames = String::from("{\"fen\":");
     let fen = game.fen();
     note(&fen);
-    let mut frames = vec![format!(
-        "{{\"fen\":{},\"clk\":{}}}",
-        js(&fen),
-        clock_json(&clocks)
-    )];
+    push_js(&mut frames, &fen);
+    frames.push_str(",\"clk\":");
+    Clocks::push_json(&clocks, &mut frames);
+    frames.push('}');
+    let mut score = String::new();
     for m in &r.moves {
         let mover = game.turn();
         let Ok(marks) = Marks::play(game.as_mut(), &m.text) else {
@@ -164,30 +188,46 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
         }
         let fen = game.fen();
         note(&fen);
-        let score = m.score.map(|s| s.to_string()).unwrap_or_default();
-        frames.push(format!(
-            "{{\"fen\":{},\"mv\":{},\"last\":{},\"beam\":{},\"rm\":{},\"sc\":{},\"d\":{},\"ms\":{},\"book\":{},\"clk\":{}}}",
-            js(&fen),
-            js(&m.text),
-            js_list(&marks.moved),
-            js_list(&marks.beam),
-            js_list(&marks.removed),
-            js(&score),
-            m.depth.map_or("null".into(), |d| d.to_string()),
+        score.clear();
+        if let Some(s) = m.score {
+            let _ = write!(score, "{s}");
+        }
+        frames.push_str(",{\"fen\":");
+        push_js(&mut frames, &fen);
+        frames.push_str(",\"mv\":");
+        push_js(&mut frames, &m.text);
+        frames.push_str(",\"last\":");
+        push_js_list(&mut frames, &marks.moved);
+        frames.push_str(",\"beam\":");
+        push_js_list(&mut frames, &marks.beam);
+        frames.push_str(",\"rm\":");
+        push_js_list(&mut frames, &marks.removed);
+        frames.push_str(",\"sc\":");
+        push_js(&mut frames, &score);
+        frames.push_str(",\"d\":");
+        match m.depth {
+            Some(d) => {
+                let _ = write!(frames, "{d}");
+            }
+            None => frames.push_str("null"),
+        }
+        let _ = write!(
+            frames,
+            ",\"ms\":{},\"book\":{},\"clk\":",
             m.elapsed.as_millis(),
-            m.book,
-            clock_json(&clocks)
-        ));
+            m.book
+        );
+        Clocks::push_json(&clocks, &mut frames);
+        frames.push('}');
     }
     Some(format!(
-        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{}]}}",
+        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{frames}]}}",
         entry.index + 1,
         js(&r.game),
         js(&r.white),
         js(&r.black),
         js(r.outcome.as_str()),
         js(&r.detail),
-        frames.join(",")
     ))
 }
 
@@ -338,3 +378,33 @@ $('pick').onchange=e=>{g=+e.target.value;p=0;show();};
 document.addEventListener('keydown',e=>{if(e.key==='ArrowRight')go(p+1);if(e.key==='ArrowLeft')go(p-1);if(e.key==='Home')go(0);if(e.key==='End')go(1e9);});
 function fromHash(){const m=/^#g(\d+)p(\d+)$/.exec(location.hash);if(m&&GAMES[+m[1]]){g=+m[1];p=+m[2];}go(p);if(m)$("view").scrollIntoView();}
 window.addEventListener('hashchange',fromHash);fromHash();})();"###;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy without escaping must be what escaping would have written.
+    #[test]
+    fn a_string_pushed_is_the_string_escaped() {
+        let texts = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "e2e4",
+            "",
+            "</script>",
+            "a<!--b",
+            "say \"hi\"\\",
+            "tab\there\nline\u{1}",
+            "ünïcödé ♞",
+            "<",
+            "x\u{7f}y",
+        ];
+        for text in texts {
+            let mut out = String::from("[");
+            push_js(&mut out, text);
+            assert_eq!(out, format!("[{}", js(text)), "{text:?}");
+        }
+        let mut out = String::new();
+        push_js_list(&mut out, &["a1".to_string(), "</".to_string()]);
+        assert_eq!(out, format!("[{},{}]", js("a1"), js("</")));
+    }
+}

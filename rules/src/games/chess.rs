@@ -143,7 +143,35 @@ impl Position for Chess {
     }
 
     fn move_text(&self, mv: Move) -> String {
-        UciMove::from_move(mv, CastlingMode::Standard).to_string()
+        // Spelled out rather than formatted: the referee says every engine's move this way.
+        let (from, to, promotion) = match mv {
+            Move::Normal {
+                from,
+                to,
+                promotion,
+                ..
+            } => (from, to, promotion),
+            Move::EnPassant { from, to } => (from, to, None),
+            // Standard castling names the king's own destination, not the rook's square.
+            Move::Castle { king, rook } => {
+                let file = if rook.file() > king.file() {
+                    shakmaty::File::G
+                } else {
+                    shakmaty::File::C
+                };
+                (king, shakmaty::Square::from_coords(file, king.rank()), None)
+            }
+            Move::Put { .. } => return UciMove::from_move(mv, CastlingMode::Standard).to_string(),
+        };
+        let mut text = String::with_capacity(5);
+        for square in [from, to] {
+            text.push(square.file().char());
+            text.push(square.rank().char());
+        }
+        if let Some(role) = promotion {
+            text.push(role.char());
+        }
+        text
     }
 
     fn key(&self) -> u64 {
@@ -243,8 +271,8 @@ mod tests {
     use super::*;
     use crate::game::Game;
 
-    /// Random games, each move said both ways: with checks, mates, castling, en passant and
-    /// promotions among them.
+    /// Random games, each move said every way (UCI as shakmaty writes it, SAN, SAN while
+    /// playing): with checks, mates, castling, en passant and promotions among them.
     #[test]
     fn playing_for_pgn_is_saying_the_move_then_playing_it() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -262,6 +290,8 @@ mod tests {
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
                 let mv = moves[(seed % moves.len() as u64) as usize];
+                let uci = UciMove::from_move(mv, CastlingMode::Standard).to_string();
+                assert_eq!(a.move_text(mv), uci);
                 let mut c = b.take().unwrap_or_else(|| a.clone());
                 let want = c.pgn_move_text(mv);
                 c.play(mv);
