@@ -141,6 +141,12 @@ pub fn merge_info(into: &mut Info, from: Info) {
     }
 }
 
+/// Whether `info` has a value for every field `merge_info` keeps: reports older than the ones
+/// it came from can add nothing to it.
+pub fn has_every_kept_field(info: &Info) -> bool {
+    info.depth.is_some() && info.score.is_some() && info.nodes.is_some() && info.time_us.is_some()
+}
+
 /// Parses one line. Never fails: anything unrecognised is `Other`.
 pub fn parse_line(line: &str) -> EngineLine {
     let mut words = line.split_ascii_whitespace();

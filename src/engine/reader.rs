@@ -9,7 +9,7 @@
 //! is why the journal's disk syncs run elsewhere.
 
 use super::log::IoLog;
-use super::protocol::{merge_info, search_report, Info};
+use super::protocol::{has_every_kept_field, merge_info, search_report, Info};
 use std::borrow::Cow;
 use std::future::poll_fn;
 use std::os::fd::AsRawFd;
@@ -70,8 +70,7 @@ impl Lines {
         }
         if !last && is_search_report(bytes) {
             if self.reports.len() + bytes.len() >= MAX_REPORTS {
-                let folded = self.take_info();
-                self.pending = folded;
+                self.pending = self.take_info();
             }
             self.reports.extend_from_slice(bytes);
             self.reports.push(b'\n');
@@ -97,11 +96,7 @@ impl Lines {
                 merge_info(&mut older, latest);
                 latest = older;
             }
-            if latest.depth.is_some()
-                && latest.score.is_some()
-                && latest.nodes.is_some()
-                && latest.time_us.is_some()
-            {
+            if has_every_kept_field(&latest) {
                 break;
             }
         }

@@ -24,6 +24,27 @@ pub struct Snapshot {
     pub bound: Option<f64>,
 }
 
+impl Snapshot {
+    /// The Elo of an engine with `wdl` after `games` games of the run.
+    fn fit(games: u64, wdl: Wdl) -> Snapshot {
+        let (elo, bound) = match trinomial_elo(wdl) {
+            EloEstimate::Estimate { elo, lower, upper } => (Some((elo, lower, upper)), None),
+            EloEstimate::Perfect { bound, .. } => (None, Some(bound)),
+            _ => (None, None),
+        };
+        Snapshot { games, elo, bound }
+    }
+
+    /// The opponent's, in a match: its estimate and interval negated.
+    fn mirrored(&self) -> Snapshot {
+        Snapshot {
+            games: self.games,
+            elo: self.elo.map(|(e, lower, upper)| (-e, -upper, -lower)),
+            bound: self.bound.map(|b| -b),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Ending {
     pub games: u64,
@@ -96,32 +117,14 @@ impl Story {
         if self.names.len() > MAX_HISTORY {
             return;
         }
-        // Of two engines, each one's games are the other's with wins and losses swapped: its
-        // Elo is the other's negated, and half the fits are saved.
-        let mut first: Option<Snapshot> = None;
+        // Of two engines, each one's games are the other's with wins and losses swapped: the
+        // second's Elo is the first's negated, and half the fits are saved.
+        let two = self.per_engine.len() == 2;
         for (i, wdl) in self.per_engine.iter().enumerate() {
-            let snapshot = match first {
-                Some(other) if self.per_engine.len() == 2 => Snapshot {
-                    games: self.games,
-                    elo: other.elo.map(|(e, lower, upper)| (-e, -upper, -lower)),
-                    bound: other.bound.map(|b| -b),
-                },
-                _ => {
-                    let (elo, bound) = match trinomial_elo(*wdl) {
-                        EloEstimate::Estimate { elo, lower, upper } => {
-                            (Some((elo, lower, upper)), None)
-                        }
-                        EloEstimate::Perfect { bound, .. } => (None, Some(bound)),
-                        _ => (None, None),
-                    };
-                    Snapshot {
-                        games: self.games,
-                        elo,
-                        bound,
-                    }
-                }
+            let snapshot = match self.history[0].last() {
+                Some(first) if two && i == 1 => first.mirrored(),
+                _ => Snapshot::fit(self.games, *wdl),
             };
-            first.get_or_insert(snapshot);
             self.history[i].push(snapshot);
         }
     }
