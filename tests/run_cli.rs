@@ -405,6 +405,88 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
     assert!(stderr(&again).contains("--resume"));
 }
 
+/// Resuming a run with nothing left to play (every game played, or its SPRT decided) writes its
+/// reports again and starts no engine: the engines may be gone by then (a run copied off the
+/// cluster, an engine rebuilt). One with games left still refuses a missing program.
+#[test]
+fn a_finished_run_resumes_to_its_reports_with_its_engines_gone() {
+    let dir = scratch("finished");
+    let copy = dir.join("engine-copy");
+    std::fs::copy(engine(), &copy).unwrap();
+    let e = copy.to_str().unwrap().to_string();
+    let played = |name: &str, extra: &[&str]| {
+        let out_dir = dir.join(name);
+        let mut args: Vec<String> = ["match", "--game", "leiserchess", "--concurrency", "2"]
+            .map(String::from)
+            .to_vec();
+        args.extend(engine_args(&e, "search", "search"));
+        args.extend(engine_args(&e, "random", "random"));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args.extend(["--each", "depth=2", "--quiet", "--out"].map(String::from));
+        args.push(out_dir.to_str().unwrap().to_string());
+        let out = run(args);
+        (out_dir, out)
+    };
+    let (whole, out) = played("whole", &["--games", "4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (decided, out) = played(
+        "decided",
+        &[
+            "--games",
+            "200",
+            "--sprt",
+            "elo0=0",
+            "elo1=50",
+            "alpha=0.05",
+            "beta=0.05",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "H1 accepted: {}", stdout(&out));
+    let games = |d: &Path| csv_rows(&d.join("games.csv")).len();
+    assert!(games(&decided) < 200, "the SPRT stopped early");
+    let (unfinished, out) = played("unfinished", &["--games", "4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let journal = unfinished.join("journal.jsonl");
+    let first = std::fs::read_to_string(&journal).unwrap();
+    std::fs::write(&journal, first.lines().next().unwrap().to_string() + "\n").unwrap();
+
+    std::fs::remove_file(&copy).unwrap();
+    for (folder, code) in [(&whole, 0), (&decided, 0)] {
+        let reports = ["report.md", "report.html", "standings.csv", "games.pgn"];
+        let before: Vec<Vec<u8>> = reports
+            .iter()
+            .map(|r| std::fs::read(folder.join(r)).unwrap())
+            .collect();
+        for r in reports {
+            std::fs::remove_file(folder.join(r)).unwrap();
+        }
+        let out = arbiter(&["match", "--resume", folder.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        for (r, before) in reports.iter().zip(&before) {
+            let after = std::fs::read(folder.join(r)).unwrap();
+            assert!(
+                &after == before,
+                "{r} of {} written again as it was",
+                folder.display()
+            );
+        }
+    }
+    let out = arbiter(&["match", "--resume", unfinished.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no such program"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap().lines().count(),
+        1,
+        "nothing was played"
+    );
+}
+
 #[test]
 fn bad_run_input_is_refused_with_exit_code_2() {
     let e = engine();

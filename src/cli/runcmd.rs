@@ -247,8 +247,18 @@ fn start_engines_once(
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
 pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
-    job.spec.check().map_err(|e| job.origin.explain(e))?;
+    job.spec
+        .check_all_but_programs()
+        .map_err(|e| job.origin.explain(e))?;
     let out_dir = out_dir(&job);
+    // A finished run resumed writes its reports again: its engines may be gone by now.
+    let finished = job.resume.is_some()
+        && crate::tournament::run::nothing_left(&job.spec, &out_dir)
+            .map_err(|e| Failure::bad_input(e.to_string()))?;
+    if !finished {
+        crate::tournament::spec::check_programs(&job.spec.engines)
+            .map_err(|e| job.origin.explain(e))?;
+    }
     refuse_outputs_onto_the_run(&job.spec, &out_dir)?;
     continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
@@ -266,10 +276,15 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         super::overload::before(spec);
     }
     let runtime = runtime()?;
-    let checked = start_engines_once(&job, entry)?;
-    if !job.quiet {
-        say!("{}", crate::engine::sandbox::describe(&spec.engines));
-    }
+    let checked = if finished {
+        None
+    } else {
+        let checked = start_engines_once(&job, entry)?;
+        if !job.quiet {
+            say!("{}", crate::engine::sandbox::describe(&spec.engines));
+        }
+        Some(checked)
+    };
     crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let opened = RunFolder::open(spec, &out_dir, job.resume.is_some())
         .map_err(|e| run_failure(e, kind, &out_dir))?;
@@ -297,7 +312,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         job.quiet,
     );
     let mut opts = RunOptions::of(spec.clone(), entry, openings, opened);
-    opts.checked = Some(checked);
+    opts.checked = checked;
     let outcome = runtime.block_on(run(opts, |p| reporter.game(&p)));
     reporter.finish();
     let outcome = outcome.map_err(|e| run_failure(e, kind, &out_dir))?;

@@ -200,15 +200,37 @@ fn output_error(path: &std::path::Path, e: impl std::fmt::Display) -> RunError {
     }
 }
 
-/// The engines' names, checked as a run spec's are (programs that exist, names that differ),
-/// and at least two: the library refuses what the command line would.
-fn checked_names(opts: &RunOptions) -> Result<Vec<String>, RunError> {
-    super::spec::check_engines(&opts.spec.engines).map_err(|e| RunError::Setup(e.to_string()))?;
-    let names: Vec<String> = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
-    if opts.spec.engines.len() < 2 {
+/// The engines' names, checked as a run spec's are (names that differ), and at least two: the
+/// library refuses what the command line would.
+fn checked_names(spec: &RunSpec) -> Result<Vec<String>, RunError> {
+    super::spec::check_engine_names(&spec.engines).map_err(|e| RunError::Setup(e.to_string()))?;
+    let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
+    if spec.engines.len() < 2 {
         return Err(RunError::Setup("a run needs at least two engines".into()));
     }
     Ok(names)
+}
+
+/// Whether resuming the run in `dir` plays nothing: every game of its schedule is in its
+/// journal, or its SPRT has decided. Such a run only writes its reports again, and needs none of
+/// its engines (they may be gone from this machine). Read without the folder's lock, to decide
+/// whether to start the engines at all; the run itself checks every game it counts. A task of a
+/// split run plays what the other tasks leave, so it is never taken as finished here.
+pub fn nothing_left(spec: &RunSpec, dir: &std::path::Path) -> Result<bool, RunError> {
+    if spec.shard.is_some() {
+        return Ok(false);
+    }
+    let names = checked_names(spec)?;
+    let total = spec.schedule_size();
+    let mut ledger = Ledger::new(names, spec.sprt);
+    let mut done = Bitset::new(total);
+    journal::read(&dir.join(journal::JOURNAL_FILE), |entry| {
+        if done.insert(entry.index) {
+            ledger.count(entry.index, &entry.record);
+        }
+    })
+    .map_err(RunError::Setup)?;
+    Ok(ledger.played >= total || ledger.decision.is_some())
 }
 
 /// The check every game read back from a journal passes before it counts.
@@ -294,7 +316,7 @@ pub async fn run(
     mut on_game: impl FnMut(Progress),
 ) -> Result<RunOutcome, RunError> {
     let checked = opts.checked.take();
-    let names = checked_names(&opts)?;
+    let names = checked_names(&opts.spec)?;
     let journal_path = opts.folder.journal();
     let schedule = Arc::new(opts.schedule());
     let total = schedule.len();
@@ -314,6 +336,10 @@ pub async fn run(
         .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
         .transpose()?;
     let left = total.saturating_sub(ledger.played);
+    if left > 0 && ledger.decision.is_none() {
+        super::spec::check_programs(&opts.spec.engines)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+    }
     let settings = Arc::new(opts.settings(log.clone(), left));
     let live = settings.live.clone();
     let source: Arc<dyn GameSource> = match &split {

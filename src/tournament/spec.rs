@@ -227,6 +227,13 @@ impl RunSpec {
     /// Every check a run passes before anything starts or is written: the game, counts and
     /// limits, engine names and programs, the run name and the output files.
     pub fn check(&self) -> Result<(), SpecError> {
+        self.check_all_but_programs()?;
+        check_programs(&self.engines)
+    }
+
+    /// Every check but whether the engines' programs are there: all that resuming a finished
+    /// run needs, which starts no engine and only writes its reports again.
+    pub fn check_all_but_programs(&self) -> Result<(), SpecError> {
         let Some(entry) = find_game(&self.game) else {
             let known = crate::game::game_ids().join(", ");
             return Err(SpecError::new(
@@ -287,7 +294,7 @@ impl RunSpec {
                 "an SPRT compares exactly two engines",
             ));
         }
-        check_engines(&self.engines)?;
+        check_engine_names(&self.engines)?;
         if let Some(anchor) = &self.anchor {
             if !self.engines.iter().any(|e| e.name == anchor.name) {
                 return Err(SpecError::new(
@@ -448,10 +455,17 @@ impl RunSpec {
     }
 }
 
-/// Engines a run can tell apart and start: programs that exist, names that differ.
-pub fn check_engines(engines: &[EngineConfig]) -> Result<(), SpecError> {
+/// Engines a run can start: programs that exist.
+pub fn check_programs(engines: &[EngineConfig]) -> Result<(), SpecError> {
     for (i, cfg) in engines.iter().enumerate() {
         super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
+    }
+    Ok(())
+}
+
+/// Engines a run can tell apart: names that differ.
+pub fn check_engine_names(engines: &[EngineConfig]) -> Result<(), SpecError> {
+    for (i, cfg) in engines.iter().enumerate() {
         if engines[..i].iter().any(|e| e.name == cfg.name) {
             return Err(SpecError::of_engine(
                 i,

@@ -112,10 +112,12 @@ impl Position for Chess {
                 }
                 _ => mv.to(),
             };
-            let piece = role.of(!self.pos.turn());
+            let piece = role.of(!self.pos.turn()).char();
+            // Spelt on the stack: captures come often and each would allocate twice.
+            let name = [square.file().char() as u8, square.rank().char() as u8];
             Removals::one(
-                SquareName::new(&square.to_string()),
-                &piece.char().to_string(),
+                SquareName::new(std::str::from_utf8(&name).unwrap_or("?")),
+                piece.encode_utf8(&mut [0; 4]),
             )
         });
         self.pos.play_unchecked(mv);
