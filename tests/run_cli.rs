@@ -23,6 +23,16 @@ fn engine_args<'a>(cmd: &'a str, name: &'a str, style: &'a str) -> Vec<String> {
     ]
 }
 
+/// A command line: `head`, the engine `cmd` once for each (name, style), then `tail`.
+fn line(head: &[&str], cmd: &str, engines: &[(&str, &str)], tail: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = head.iter().map(|a| a.to_string()).collect();
+    for (name, style) in engines {
+        args.extend(engine_args(cmd, name, style));
+    }
+    args.extend(tail.iter().map(|a| a.to_string()));
+    args
+}
+
 fn run(args: Vec<String>) -> std::process::Output {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     arbiter(&refs)
@@ -42,22 +52,19 @@ fn a_match_prints_results_and_writes_every_report() {
     let book = dir.join("book.txt");
     std::fs::write(&book, "# two openings\ng4g5 e6e7\ng3h4\n").unwrap();
     let pgn = dir.join("copy.pgn");
-    let e = engine();
-    let mut args: Vec<String> = [
-        "match",
-        "--game",
-        "leiserchess",
-        "--games",
-        "4",
-        "--concurrency",
-        "2",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(engine_args(&e, "searcher", "search"));
-    args.extend(engine_args(&e, "random", "random"));
-    args.extend(
-        [
+    let args = line(
+        &[
+            "match",
+            "--game",
+            "leiserchess",
+            "--games",
+            "4",
+            "--concurrency",
+            "2",
+        ],
+        &engine(),
+        &[("searcher", "search"), ("random", "random")],
+        &[
             "--each",
             "depth=2",
             "--openings",
@@ -66,8 +73,7 @@ fn a_match_prints_results_and_writes_every_report() {
             dir.join("run").to_str().unwrap(),
             "--pgnout",
             pgn.to_str().unwrap(),
-        ]
-        .map(String::from),
+        ],
     );
     let out = run(args);
     let text = stdout(&out);
@@ -109,29 +115,29 @@ fn a_match_prints_results_and_writes_every_report() {
 fn a_round_robin_ranks_engines_by_strength_and_its_reports_agree() {
     let dir = scratch("rr");
     let e = engine();
-    let mut args: Vec<String> = [
-        "tournament",
-        "--game",
-        "leiserchess",
-        "--rounds",
-        "3",
-        "--concurrency",
-        "2",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(engine_args(&e, "random", "random"));
-    args.extend(engine_args(&e, "search", "search"));
-    args.extend(engine_args(&e, "greedy", "greedy"));
-    args.extend(
-        [
+    let args = line(
+        &[
+            "tournament",
+            "--game",
+            "leiserchess",
+            "--rounds",
+            "3",
+            "--concurrency",
+            "2",
+        ],
+        &e,
+        &[
+            ("random", "random"),
+            ("search", "search"),
+            ("greedy", "greedy"),
+        ],
+        &[
             "--each",
             "depth=2",
             "--out",
             dir.to_str().unwrap(),
             "--quiet",
-        ]
-        .map(String::from),
+        ],
     );
     let out = run(args);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
@@ -188,15 +194,11 @@ fn games_csv_and_pgn_name_the_round_and_the_opening_of_the_schedule() {
     let book = dir.join("book.txt");
     // A comment and a blank line first: opening numbers count openings, not file lines.
     std::fs::write(&book, "# book\n\ng4g5 e6e7\ng3h4\n").unwrap();
-    let e = engine();
-    let mut args: Vec<String> = ["tournament", "--rounds", "3", "--concurrency", "2"]
-        .map(String::from)
-        .to_vec();
-    for name in ["a", "b", "c"] {
-        args.extend(engine_args(&e, name, "random"));
-    }
-    args.extend(
-        [
+    let args = line(
+        &["tournament", "--rounds", "3", "--concurrency", "2"],
+        &engine(),
+        &[("a", "random"), ("b", "random"), ("c", "random")],
+        &[
             "--each",
             "depth=1",
             "--openings",
@@ -204,8 +206,7 @@ fn games_csv_and_pgn_name_the_round_and_the_opening_of_the_schedule() {
             "--out",
             dir.join("run").to_str().unwrap(),
             "--quiet",
-        ]
-        .map(String::from),
+        ],
     );
     let out = run(args);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -246,22 +247,19 @@ fn games_csv_and_pgn_name_the_round_and_the_opening_of_the_schedule() {
 
 fn sprt_exit(first: &str, second: &str, games: u32, elo1: u32) -> (Option<i32>, String) {
     let dir = scratch(&format!("sprt-{first}-{games}"));
-    let e = engine();
-    let mut args: Vec<String> = [
-        "match",
-        "--game",
-        "leiserchess",
-        "--games",
-        &games.to_string(),
-        "--concurrency",
-        "2",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(engine_args(&e, first, first));
-    args.extend(engine_args(&e, second, second));
-    args.extend(
-        [
+    let args = line(
+        &[
+            "match",
+            "--game",
+            "leiserchess",
+            "--games",
+            &games.to_string(),
+            "--concurrency",
+            "2",
+        ],
+        &engine(),
+        &[(first, first), (second, second)],
+        &[
             "--each",
             "depth=2",
             "--sprt",
@@ -272,8 +270,7 @@ fn sprt_exit(first: &str, second: &str, games: u32, elo1: u32) -> (Option<i32>, 
             "--out",
             dir.to_str().unwrap(),
             "--quiet",
-        ]
-        .map(String::from),
+        ],
     );
     let out = run(args);
     if games > 4 {
@@ -322,23 +319,19 @@ fn two_game_pairs_never_decide_an_sprt() {
 #[test]
 fn a_killed_run_resumes_to_exactly_the_missing_games() {
     let dir = scratch("resume");
-    let e = engine();
-    let mut args: Vec<String> = [
-        "tournament",
-        "--game",
-        "leiserchess",
-        "--rounds",
-        "6",
-        "--concurrency",
-        "2",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(engine_args(&e, "a", "greedy"));
-    args.extend(engine_args(&e, "b", "random"));
-    args.extend(engine_args(&e, "c", "search"));
-    args.extend(
-        [
+    let args = line(
+        &[
+            "tournament",
+            "--game",
+            "leiserchess",
+            "--rounds",
+            "6",
+            "--concurrency",
+            "2",
+        ],
+        &engine(),
+        &[("a", "greedy"), ("b", "random"), ("c", "search")],
+        &[
             "--each",
             "depth=1",
             "--out",
@@ -346,8 +339,7 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
             "--quiet",
             "--max-plies",
             "300",
-        ]
-        .map(String::from),
+        ],
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
@@ -416,15 +408,20 @@ fn a_finished_run_resumes_to_its_reports_with_its_engines_gone() {
     let e = copy.to_str().unwrap().to_string();
     let played = |name: &str, extra: &[&str]| {
         let out_dir = dir.join(name);
-        let mut args: Vec<String> = ["match", "--game", "leiserchess", "--concurrency", "2"]
-            .map(String::from)
-            .to_vec();
-        args.extend(engine_args(&e, "search", "search"));
-        args.extend(engine_args(&e, "random", "random"));
-        args.extend(extra.iter().map(|a| a.to_string()));
-        args.extend(["--each", "depth=2", "--quiet", "--out"].map(String::from));
-        args.push(out_dir.to_str().unwrap().to_string());
-        let out = run(args);
+        let mut tail = vec![
+            "--each",
+            "depth=2",
+            "--quiet",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ];
+        tail.extend(extra);
+        let out = run(line(
+            &["match", "--game", "leiserchess", "--concurrency", "2"],
+            &e,
+            &[("search", "search"), ("random", "random")],
+            &tail,
+        ));
         (out_dir, out)
     };
     let (whole, out) = played("whole", &["--games", "4"]);
