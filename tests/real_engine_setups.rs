@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, rule_text, scratch, stderr, stdout, succeed_in};
+use common::{
+    arbiter_in, assert_exit, bundled_engine, rule_text, scratch, stderr, stdout, succeed_in,
+};
 
 /// The variants.ini of leaperhouse.txt: from its `[leaperhouse]` section to the end.
 fn variants_ini() -> String {
@@ -52,13 +54,7 @@ fn fairy_stockfish_learns_leaperhouse_from_variant_path() {
     );
     // With it, as its users write it: the options go first, the variant list is read again.
     let out = arbiter_in(&dir, &args("option.VariantPath=variants.ini"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     assert!(stdout(&out).contains("2 games"), "{}", stdout(&out));
     let log = std::fs::read_to_string(dir.join("io.log")).unwrap();
     let to_fsf: Vec<&str> = log
@@ -127,13 +123,7 @@ fn the_mit_dialect_plays_leiserchess2012_under_a_clock() {
             "60",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(!text.contains("time forfeit"), "{text}");
     let log = std::fs::read_to_string(dir.join("io.log")).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
+use common::{arbiter, arbiter_in, assert_exit, bundled_engine as engine, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -458,13 +458,7 @@ fn a_finished_run_resumes_to_its_reports_with_its_engines_gone() {
             std::fs::remove_file(folder.join(r)).unwrap();
         }
         let out = arbiter(&["match", "--resume", folder.to_str().unwrap()]);
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{}{}",
-            stdout(&out),
-            stderr(&out)
-        );
+        assert_exit(&out, code);
         for (r, before) in reports.iter().zip(&before) {
             let after = std::fs::read(folder.join(r)).unwrap();
             assert!(

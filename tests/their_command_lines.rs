@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
+use common::{arbiter_in, assert_exit, bundled_engine, scratch, stderr, stdout};
 
 /// Positions a few moves into standard openings, as EPD.
 const EPD: &str = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - id \"open\";
@@ -30,13 +30,7 @@ fn play(dir: &std::path::Path, text: &str) -> std::process::Output {
 /// `play`, which must succeed.
 fn played(dir: &std::path::Path, text: &str) -> std::process::Output {
     let out = play(dir, text);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     out
 }
 

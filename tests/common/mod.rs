@@ -204,6 +204,17 @@ pub fn deep_against_shallow(games: u64, seed: u64, out: &str) -> Vec<String> {
     args
 }
 
+/// Asserts that arbiter exited with `code`, showing what it printed if not.
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}{}",
+        stdout(out),
+        stderr(out)
+    );
+}
+
 /// Runs arbiter once per argument list, all at once in `dir` (as a cluster runs array tasks),
 /// and asserts each exits with `code`; returns their outputs.
 pub fn tasks_at_once(dir: &std::path::Path, tasks: &[Vec<String>], code: i32) -> Vec<Output> {
@@ -223,13 +234,7 @@ pub fn tasks_at_once(dir: &std::path::Path, tasks: &[Vec<String>], code: i32) ->
         .into_iter()
         .map(|child| {
             let out = child.wait_with_output().expect("arbiter ends");
-            assert_eq!(
-                out.status.code(),
-                Some(code),
-                "{}{}",
-                stdout(&out),
-                stderr(&out)
-            );
+            assert_exit(&out, code);
             out
         })
         .collect()
