@@ -6,7 +6,7 @@
 use super::charts::{line_chart, ratings_chart, Axes, Rule, Series};
 use super::story::Story;
 use super::write::{
-    describe_sprt_end, html_escape as e, pairing_lines, ratings_note, RunInfo, Standing,
+    describe_sprt_end, html_escape as e, ratings_note, PairingLine, RunInfo, Standing, Tables,
     MATRIX_ENGINES, PAIRING_NOTE,
 };
 use crate::stats::{fixed, Ratings, Sprt};
@@ -24,14 +24,13 @@ nav{display:flex;flex-wrap:wrap;column-gap:1rem}code{font-size:.85rem;overflow-w
 table{display:block;max-width:100%;overflow-x:auto}svg{max-width:100%;height:auto;overflow:hidden}select{max-width:100%}\
 @media (max-width:40rem){body{margin:1rem auto;padding:0 .5rem}td,th{padding:.2rem .3rem}}";
 
-pub fn html(
-    totals: &Totals,
-    info: &RunInfo,
-    rows: &[Standing],
-    ratings: &Option<Ratings>,
-    note: &Option<String>,
-    story: &Story,
-) -> String {
+pub fn html(totals: &Totals, info: &RunInfo, tables: &Tables, story: &Story) -> String {
+    let Tables {
+        rows,
+        ratings,
+        note,
+        pairings: pairing_lines,
+    } = tables;
     let mut h = String::new();
     let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>", e(&info.event));
     header(&mut h, totals, info);
@@ -42,7 +41,7 @@ pub fn html(
         los_matrix(&mut h, totals, rows, r);
     }
     crosstable(&mut h, totals);
-    pairings(&mut h, totals);
+    pairings(&mut h, pairing_lines);
     if let Some((sprt, llr)) = &info.sprt {
         sprt_section(&mut h, sprt, llr, info);
     }
@@ -276,17 +275,17 @@ fn crosstable(h: &mut String, totals: &Totals) {
     h.push_str("</table>");
 }
 
-fn pairings(h: &mut String, totals: &Totals) {
+fn pairings(h: &mut String, lines: &[PairingLine]) {
     h.push_str("<table id=\"pairings\"><caption>Pairings</caption><tr><th>pairing</th><th>W-L-D</th><th>pairing Elo, these two alone (trinomial)</th><th>pairing Elo (pentanomial); normalized Elo</th><th>LOS</th></tr>");
-    for (p, wdl, tri, penta, l) in pairing_lines(totals) {
+    for p in lines {
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e(&p),
-            e(&wdl),
-            e(&tri),
-            e(&penta),
-            e(&l)
+            e(&p.pairing),
+            e(&p.wdl),
+            e(&p.trinomial),
+            e(&p.pentanomial),
+            e(&p.los)
         );
     }
     h.push_str("</table>");

@@ -5,7 +5,7 @@
 
 use super::board_svg::{board_svg, Marks};
 use super::story::Story;
-use super::write::{standings, RunInfo, Standing};
+use super::write::{standings, RunInfo, Standing, Tables};
 use crate::game::{find_game, GameEntry};
 use crate::stats::fixed;
 use crate::tournament::journal::{parse_line, Entry, JOURNAL_FILE};
@@ -163,13 +163,10 @@ impl Watched {
     /// The report of the games counted so far, as the run writes it at its end.
     pub fn report_html(&self) -> String {
         let totals = &self.ledger.totals;
-        let rating_result = totals.ratings(&self.spec.rating_options());
-        let ratings = rating_result.as_ref().ok().cloned();
-        let rows = standings(totals, &ratings);
-        let note = rating_result.as_ref().err().map(|e| e.to_string());
+        let tables = Tables::of(totals, &self.spec.rating_options());
         let mut story = self.story.clone();
         story.finish();
-        super::html::html(totals, &self.info(), &rows, &ratings, &note, &story)
+        super::html::html(totals, &self.info(), &tables, &story)
     }
 
     /// The games in progress in every task's folder, those already counted left out.

@@ -327,21 +327,51 @@ fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
 /// Writes every output file of the run into `dir`.
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
     let story = write_games(dir, totals, info)?;
-    let rating_result = totals.ratings(&info.rating);
-    let ratings = rating_result.as_ref().ok().cloned();
-    let rows = standings(totals, &ratings);
-    write_atomically(&dir.join("standings.csv"), &standings_csv(&rows)?)?;
+    let tables = Tables::of(totals, &info.rating);
+    write_atomically(&dir.join("standings.csv"), &standings_csv(&tables.rows)?)?;
     write_atomically(&dir.join("crosstable.csv"), &crosstable_csv(totals)?)?;
-    let rating_note = rating_result.as_ref().err().map(|e| e.to_string());
     write_atomically(
         &dir.join("report.md"),
-        markdown(totals, info, &rows, &ratings, &rating_note).as_bytes(),
+        markdown(totals, info, &tables).as_bytes(),
     )?;
     write_atomically(
         &dir.join("report.html"),
-        super::html::html(totals, info, &rows, &ratings, &rating_note, &story).as_bytes(),
+        super::html::html(totals, info, &tables, &story).as_bytes(),
     )?;
     Ok(())
+}
+
+/// What report.md and report.html both show of the results, worked out once for both: the
+/// standings, the joint ratings (or why there are none) and each pairing's figures.
+pub struct Tables {
+    pub rows: Vec<Standing>,
+    pub ratings: Option<Ratings>,
+    /// Why there are no joint ratings, when there are none.
+    pub note: Option<String>,
+    pub pairings: Vec<PairingLine>,
+}
+
+impl Tables {
+    pub fn of(totals: &Totals, rating: &RatingOptions) -> Tables {
+        let rating_result = totals.ratings(rating);
+        let note = rating_result.as_ref().err().map(|e| e.to_string());
+        let ratings = rating_result.ok();
+        Tables {
+            rows: standings(totals, &ratings),
+            ratings,
+            note,
+            pairings: pairing_lines(totals),
+        }
+    }
+}
+
+/// One pairing's figures, as the reports write them.
+pub struct PairingLine {
+    pub pairing: String,
+    pub wdl: String,
+    pub trinomial: String,
+    pub pentanomial: String,
+    pub los: String,
 }
 
 /// Engines up to which the reports show square tables (likelihood of superiority, crosstable).
@@ -396,7 +426,7 @@ fn crosstable_csv(totals: &Totals) -> std::io::Result<Vec<u8>> {
     csv_bytes(cross)
 }
 
-pub fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, String)> {
+fn pairing_lines(totals: &Totals) -> Vec<PairingLine> {
     totals
         .pairings
         .iter()
@@ -416,30 +446,30 @@ pub fn pairing_lines(totals: &Totals) -> Vec<(String, String, String, String, St
                 .map(|p| format!("{:.1}%", p * 100.0))
                 .unwrap_or_else(|| "n/a".into());
             let w = t.wdl;
-            (
-                format!("{} vs {}", totals.names[a], totals.names[b]),
-                format!(
+            PairingLine {
+                pairing: format!("{} vs {}", totals.names[a], totals.names[b]),
+                wdl: format!(
                     "{}-{}-{} ({})",
                     w.wins,
                     w.losses,
                     w.draws,
                     counted(t.pairs.pairs(), "pair", "pairs")
                 ),
-                tri,
-                format!("{penta}; nElo {nelo}"),
-                l,
-            )
+                trinomial: tri,
+                pentanomial: format!("{penta}; nElo {nelo}"),
+                los: l,
+            }
         })
         .collect()
 }
 
-fn markdown(
-    totals: &Totals,
-    info: &RunInfo,
-    rows: &[Standing],
-    ratings: &Option<Ratings>,
-    note: &Option<String>,
-) -> String {
+fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> String {
+    let Tables {
+        rows,
+        ratings,
+        note,
+        ..
+    } = tables;
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", md_text(&info.event));
     let _ = writeln!(
@@ -487,8 +517,16 @@ fn markdown(
         los_table(&mut md, totals, rows, r);
     }
     let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | pairing Elo, these two alone (trinomial) | pairing Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
-    for (p, wdl, tri, penta, l) in pairing_lines(totals) {
-        let _ = writeln!(md, "| {} | {wdl} | {tri} | {penta} | {l} |", md_text(&p));
+    for p in &tables.pairings {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            md_text(&p.pairing),
+            p.wdl,
+            p.trinomial,
+            p.pentanomial,
+            p.los
+        );
     }
     let _ = writeln!(md, "\n{PAIRING_NOTE}");
     if let Some((sprt, llr)) = &info.sprt {
