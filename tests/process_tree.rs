@@ -183,24 +183,16 @@ fn scheduling(task: &Path) -> (String, String) {
     (policy.to_string(), cpus.to_string())
 }
 
-/// With --affinity a game's referee shares one CPU with its engines and, as a batch thread,
-/// lets the engine finish its reply before reading it; the engines keep the normal policy.
-#[test]
-fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
-    let dir = engines_dir("affinity");
-    let mut args: Vec<String> = [
-        "match",
-        "--games",
-        "2",
-        "--affinity",
-        "--max-plies",
-        "8",
-        "--each",
-        "st=0.4",
-        "--quiet",
-    ]
-    .map(String::from)
-    .to_vec();
+/// Plays a two-game match with `affinity` (`--affinity` and its CPUs, or fastchess's
+/// `-use-affinity` line); returns how its game worker thread and its two engines were
+/// scheduled while they played.
+fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String, String)>) {
+    let dir = engines_dir(name);
+    let mut args: Vec<String> = ["match", "--games", "2", "--max-plies", "8", "--quiet"]
+        .map(String::from)
+        .to_vec();
+    args.extend(affinity.iter().map(|a| a.to_string()));
+    args.extend(["--each".into(), "st=0.4".into()]);
     args.extend(faulty(&dir, "first", "none"));
     args.extend(faulty(&dir, "second", "none"));
     args.extend(["--out".into(), dir.join("run").display().to_string()]);
@@ -237,6 +229,14 @@ fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
     let out = arbiter.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(engines.len(), 2, "engines seen: {engines:?}");
+    (referee, engines)
+}
+
+/// With --affinity a game's referee shares one CPU with its engines and, as a batch thread,
+/// lets the engine finish its reply before reading it; the engines keep the normal policy.
+#[test]
+fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
+    let (referee, engines) = pinned_match("affinity", &["--affinity"]);
     assert_eq!(referee.0, "3", "the referee's policy (3: SCHED_BATCH)");
     assert!(
         referee.1.parse::<usize>().is_ok(),
@@ -249,5 +249,51 @@ fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
             &("0".to_string(), referee.1.clone()),
             "an engine runs under the normal policy on its referee's CPU"
         );
+    }
+}
+
+/// A list of CPUs (`--affinity=1`, the form fastchess's `-use-affinity 1` is read as) is where
+/// the game plays; CPUs arbiter may not use, and lists it cannot read, are refused before
+/// anything starts.
+#[test]
+fn affinity_with_a_list_pins_the_game_to_the_cpus_listed() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    // The last CPU this test may use: with two or more, not the one a game takes first.
+    let last = allowed
+        .rsplit([',', '-'])
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    let (referee, engines) = pinned_match("affinity-list", &[&format!("--affinity={last}")]);
+    assert_eq!(referee, ("3".to_string(), last.clone()));
+    for engine in &engines {
+        assert_eq!(engine, &("0".to_string(), last.clone()));
+    }
+    let dir = engines_dir("affinity-refused");
+    for (list, says) in [
+        ("99999", "CPU 99999 is not one arbiter may run on"),
+        ("2-x", "a list of CPU numbers"),
+    ] {
+        let mut args = vec![
+            "match",
+            "--games",
+            "2",
+            "--affinity",
+            list,
+            "--each",
+            "depth=1",
+        ];
+        let engine = format!("cmd={}", bundled_engine());
+        args.extend(["--engine", &engine, "name=a", "--engine", &engine, "name=b"]);
+        let out = arbiter_in(&dir, &args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        assert!(!dir.join("reports").exists(), "nothing written");
     }
 }

@@ -470,7 +470,7 @@ fn with_affinity_each_game_and_its_engines_share_one_cpu() {
         engine("b", &["option.Style=random", "depth=1"]),
     ];
     let mut opts = options(find_game("leiserchess").unwrap(), engines, 8, 40, &out_dir);
-    opts.spec.affinity = true;
+    opts.spec.affinity = arbiter::tournament::Affinity::Pinned(true);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

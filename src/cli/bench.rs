@@ -196,7 +196,7 @@ fn instant_match_in(
     spec.rounds = games.div_ceil(2);
     spec.games = Some(games);
     spec.concurrency = concurrency;
-    spec.affinity = affinity;
+    spec.affinity = crate::tournament::Affinity::Pinned(affinity);
     spec.max_plies = 300;
     spec.event = Some("bench".into());
     spec.viewer_games = 0;

@@ -648,19 +648,10 @@ fn translate_flag(
         | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report"
         | "-config" | "-quick" => {}
         // fastchess pins a game's engines (and the thread that runs them) to a core, as
-        // --affinity does; its list of CPUs is the set arbiter is started on.
+        // --affinity does, on the CPUs listed or else on all it may use.
         "-use-affinity" => match values {
             [] => out.push("--affinity".to_string()),
-            list => {
-                return Err(refuse(
-                    name,
-                    &format!(
-                        "a list of CPUs ({}) is not read here: start arbiter under `taskset -c {}` with -use-affinity alone",
-                        list.join(" "),
-                        list.join(",")
-                    ),
-                ))
-            }
+            list => out.push(format!("--affinity={}", list.join(","))),
         },
         "" => {
             return Err(Failure::bad_input(format!(
@@ -788,17 +779,18 @@ mod tests {
         assert!(line.contains("name=stockfish_2"), "{line}");
     }
 
-    /// fastchess's manual: `-use-affinity [CPUS]`; the list is what `taskset` would give.
+    /// fastchess's manual: `-use-affinity [CPUS]`, the list as `"3,5,7-11,13"`.
     #[test]
-    fn use_affinity_pins_and_a_cpu_list_says_how() {
+    fn use_affinity_pins_on_all_cpus_or_on_those_listed() {
         let line = "-engine cmd=a -engine cmd=b -each tc=1 -concurrency 2 -use-affinity";
         let argv = translate("fastchess", &words(line)).unwrap().argv;
         assert!(argv.iter().any(|a| a == "--affinity"), "{argv:?}");
-        let err = translate("fastchess", &words(&format!("{line} 3,5,7-11"))).unwrap_err();
+        let argv = translate("fastchess", &words(&format!("{line} 3,5,7-11,13")))
+            .unwrap()
+            .argv;
         assert!(
-            err.message.contains("-use-affinity") && err.message.contains("taskset -c 3,5,7-11"),
-            "{}",
-            err.message
+            argv.iter().any(|a| a == "--affinity=3,5,7-11,13"),
+            "{argv:?}"
         );
     }
 

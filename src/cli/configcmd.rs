@@ -28,7 +28,7 @@ struct TomlRun {
     openings: Option<String>,
     book_plies: Option<usize>,
     random_openings: Option<bool>,
-    affinity: Option<bool>,
+    affinity: Option<crate::tournament::Affinity>,
     max_plies: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
@@ -199,7 +199,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.openings = file_path(run.openings);
     spec.book_plies = run.book_plies;
     spec.random_openings = run.random_openings.unwrap_or(false);
-    spec.affinity = run.affinity.unwrap_or(false);
+    spec.affinity = run.affinity.unwrap_or_default();
     spec.max_plies = run.max_plies.unwrap_or(spec.max_plies);
     spec.seed = run.seed.unwrap_or(spec.seed);
     spec.name = run.name;
@@ -506,10 +506,15 @@ mod tests {
         let on =
             format!("affinity = true\nrandom_openings = true\nformat = \"gauntlet\"\n{engines}");
         let spec = toml_of(&on).unwrap();
-        assert!(spec.affinity && spec.random_openings);
+        assert!(spec.affinity.is_on() && spec.random_openings);
         assert_eq!(spec.format, Format::Gauntlet);
         let off = format!("affinity = false\n{engines}");
-        assert!(!toml_of(&off).unwrap().affinity);
+        assert!(!toml_of(&off).unwrap().affinity.is_on());
+        let listed = format!("affinity = [0]\n{engines}");
+        assert_eq!(
+            toml_of(&listed).unwrap().affinity,
+            crate::tournament::Affinity::Cpus(vec![0])
+        );
         let err = toml_of(&format!("format = \"swiss\"\n{engines}")).unwrap_err();
         assert!(err.contains("line 1") && err.contains("gauntlet"), "{err}");
         let err = toml_of(&format!("draw = \"movecount=8\"\n{engines}")).unwrap_err();

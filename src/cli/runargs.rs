@@ -6,7 +6,7 @@ use crate::engine::{ConfigError, EngineConfig};
 use crate::referee::{DrawRule, ResignRule};
 use crate::stats::Sprt;
 use crate::tournament::spec::{Anchor, Shard};
-use crate::tournament::{Format, RunKind, RunSpec, SpecError};
+use crate::tournament::{Affinity, Format, RunKind, RunSpec, SpecError};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
@@ -41,10 +41,11 @@ pub struct RunArgs {
     /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
     /// started by it inherit the CPU). There the referee, a SCHED_BATCH thread, lets the
     /// engine finish its reply and reads it at once instead of waking for every `info` line:
-    /// about half its cost per move with fast engines. fastchess's -use-affinity means this.
-    /// Leave it off for engines that search with several threads.
-    #[arg(long)]
-    pub affinity: bool,
+    /// about half its cost per move with fast engines. The games take the CPUs arbiter may run
+    /// on in turn, or those listed (`--affinity 2,3` or `4-7`, as taskset and fastchess's
+    /// -use-affinity write them). Leave it off for engines that search with several threads.
+    #[arg(long, value_name = "CPUS", num_args = 0..=1)]
+    pub affinity: Option<Option<String>>,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
     /// Default: openings/<game>.txt if it exists, else the start position.
     #[arg(long)]
@@ -358,7 +359,13 @@ impl RunArgs {
         let mut spec = RunSpec::new(kind, engines(&self.engine_groups, &self.each)?);
         spec.game = self.game.clone();
         spec.concurrency = self.concurrency;
-        spec.affinity = self.affinity;
+        spec.affinity = match &self.affinity {
+            None => Affinity::Pinned(false),
+            Some(None) => Affinity::Pinned(true),
+            Some(Some(list)) => {
+                Affinity::parse(list).map_err(|why| SpecError::new("affinity", why))?
+            }
+        };
         spec.openings = self.openings.clone();
         spec.book_plies = self.book_plies;
         spec.random_openings = self.random_openings;

@@ -1,5 +1,81 @@
 //! CPU pinning for `--affinity`: which CPUs the run may use, and pinning the calling thread.
 
+use serde::{Deserialize, Serialize};
+
+/// Whether each concurrent game (its referee thread and both engines) is pinned to a CPU, and
+/// to which: the games take the CPUs in turn. Written to run.json as `false`, `true` (the CPUs
+/// arbiter may run on) or a list of CPU numbers, so runs saved before lists existed read back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Affinity {
+    Pinned(bool),
+    /// These CPUs, as fastchess's `-use-affinity 3,5,7-11` gives them.
+    Cpus(Vec<usize>),
+}
+
+impl Default for Affinity {
+    fn default() -> Affinity {
+        Affinity::Pinned(false)
+    }
+}
+
+impl Affinity {
+    /// A list of CPUs as `taskset -c` and fastchess write it: `3,5,7-11`.
+    pub fn parse(list: &str) -> Result<Affinity, String> {
+        let bad = || format!("'{list}': a list of CPU numbers such as 0,2,4-7");
+        let mut cpus = Vec::new();
+        for part in list.split(',').map(str::trim) {
+            let number = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
+            match part.split_once('-') {
+                Some((from, to)) => {
+                    let (from, to) = (number(from)?, number(to)?);
+                    if from > to {
+                        return Err(bad());
+                    }
+                    cpus.extend(from..=to);
+                }
+                None => cpus.push(number(part)?),
+            }
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        Ok(Affinity::Cpus(cpus))
+    }
+
+    pub fn is_on(&self) -> bool {
+        !matches!(self, Affinity::Pinned(false))
+    }
+
+    /// The CPUs the games take in turn; none when nothing is pinned.
+    pub fn cpus(&self) -> Vec<usize> {
+        match self {
+            Affinity::Pinned(false) => Vec::new(),
+            Affinity::Pinned(true) => allowed_cpus(),
+            Affinity::Cpus(list) => list.clone(),
+        }
+    }
+
+    /// A list naming only CPUs this process may run on (a run started under `taskset`, or in
+    /// a cluster job's share of a machine, may not use the others).
+    pub fn check(&self) -> Result<(), String> {
+        let Affinity::Cpus(list) = self else {
+            return Ok(());
+        };
+        let allowed = allowed_cpus();
+        match list.iter().find(|cpu| !allowed.contains(cpu)) {
+            Some(cpu) => Err(format!(
+                "CPU {cpu} is not one arbiter may run on here (it may use {})",
+                allowed
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The CPUs this process may run on, in order.
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity fills the set it is given; CPU_ISSET only reads it.
@@ -28,6 +104,32 @@ pub fn pin_current_thread(cpu: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_read_as_taskset_and_fastchess_write_them() {
+        assert_eq!(
+            Affinity::parse("3,5,7-9").unwrap(),
+            Affinity::Cpus(vec![3, 5, 7, 8, 9])
+        );
+        assert_eq!(
+            Affinity::parse(" 1 , 0,1").unwrap(),
+            Affinity::Cpus(vec![0, 1])
+        );
+        for bad in ["", "a", "3-1", "1,", "-2", "1-2-3"] {
+            assert!(Affinity::parse(bad).is_err(), "{bad}");
+        }
+        let saved = |a: &Affinity| serde_json::to_string(a).unwrap();
+        assert_eq!(saved(&Affinity::Pinned(true)), "true");
+        assert_eq!(saved(&Affinity::Cpus(vec![0, 2])), "[0,2]");
+        for text in ["false", "true", "[1,3]"] {
+            let read: Affinity = serde_json::from_str(text).unwrap();
+            assert_eq!(saved(&read), text);
+        }
+        let allowed = allowed_cpus();
+        assert!(Affinity::Cpus(allowed.clone()).check().is_ok());
+        let beyond = Affinity::Cpus(vec![allowed.last().unwrap() + 1]);
+        assert!(beyond.check().unwrap_err().contains("may use"));
+    }
 
     #[test]
     fn a_pinned_thread_runs_only_on_its_cpu() {

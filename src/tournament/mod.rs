@@ -1,6 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
+pub use affinity::Affinity;
 pub mod bookgen;
 pub mod claims;
 pub mod folder;

@@ -113,7 +113,7 @@ impl RunOptions {
             adjudication: self.spec.adjudication(),
             rules: self.spec.rules.clone(),
             log,
-            affinity: self.spec.affinity,
+            affinity: self.spec.affinity.clone(),
             live: Some(Arc::new(Live::new(&self.folder.dir))),
         }
     }

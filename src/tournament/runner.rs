@@ -42,7 +42,7 @@ pub struct RunSettings {
     pub rules: Vec<(String, String)>,
     pub log: Option<IoLog>,
     /// Pin each worker, and so the engines it starts, to one CPU.
-    pub affinity: bool,
+    pub affinity: super::Affinity,
     /// Where the games in progress are shown to a watcher.
     pub live: Option<Arc<Live>>,
 }
@@ -143,11 +143,7 @@ pub fn start_workers(
     results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
     checked: Option<super::Checked>,
 ) -> std::io::Result<Workers> {
-    let cpus = if settings.affinity {
-        affinity::allowed_cpus()
-    } else {
-        Vec::new()
-    };
+    let cpus = settings.affinity.cpus();
     let shared = Arc::new(Shared {
         settings,
         schedule,
@@ -214,7 +210,7 @@ async fn worker(
     // The start-up check's engines play when they are the very processes this worker would
     // start: not when they must log their input and output (they were started without the
     // log) or run pinned to this worker's CPU (they were started unpinned).
-    let adoptable = settings.log.is_none() && !settings.affinity;
+    let adoptable = settings.log.is_none() && !settings.affinity.is_on();
     for (i, engine) in kept {
         match players.get_mut(i) {
             Some(player) if adoptable && player.config == engine.config => player.adopt(engine),

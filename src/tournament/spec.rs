@@ -113,7 +113,7 @@ pub struct RunSpec {
     /// Stop after this many games in all, even mid-round or mid-pair.
     pub games: Option<u64>,
     pub concurrency: usize,
-    pub affinity: bool,
+    pub affinity: super::Affinity,
     pub openings: Option<PathBuf>,
     pub book_plies: Option<usize>,
     pub random_openings: bool,
@@ -201,7 +201,7 @@ impl RunSpec {
             rounds: 4,
             games: None,
             concurrency: 1,
-            affinity: false,
+            affinity: super::Affinity::default(),
             openings: None,
             book_plies: None,
             random_openings: false,
@@ -246,6 +246,9 @@ impl RunSpec {
             .map_err(|why| SpecError::new("rules", why))?;
         self.check_engines()?;
         self.check_counts()?;
+        self.affinity
+            .check()
+            .map_err(|why| SpecError::new("affinity", why))?;
         if let Some(name) = &self.name {
             check_run_name(name)?;
         }
