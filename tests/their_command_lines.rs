@@ -89,6 +89,42 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     );
 }
 
+/// A fastchess line as OpenBench-style scripts write it: pinned to a CPU, its engines' waits
+/// lengthened, and flags that change nothing played (a pause between games, a PGN checksum).
+#[test]
+fn affinity_and_timeouts_as_fastchess_scripts_give_them() {
+    let dir = scratch("theirs", "scripted");
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let text = format!(
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -rounds 1 -games 2 \
+         -use-affinity {allowed} -startup-ms 20000 -ucinewgame-ms 60000 -ping-ms 90000 -wait 10 \
+         -crc32 pgn=true -force-concurrency -testEnv -pgnout file=out.pgn"
+    );
+    let out = played(&dir, &text);
+    assert!(stdout(&out).contains("2 games"), "{}", stdout(&out));
+    let run = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert!(spec["affinity"].is_array(), "{}", spec["affinity"]);
+    for engine in spec["engines"].as_array().unwrap() {
+        assert_eq!(
+            engine["handshake"]["secs"], 90,
+            "the longest wait: {engine}"
+        );
+    }
+}
+
 /// `-epdout`: each game's final position, in the order of the games, as fastchess writes it;
 /// the position is the one the game's moves in the PGN lead to.
 #[test]

@@ -49,6 +49,10 @@ const THEIR_FLAGS: &[&str] = &[
     "-testEnv",
     "-quick",
     "-seeds",
+    "-startup-ms",
+    "-ucinewgame-ms",
+    "-ping-ms",
+    "-force-concurrency",
     "-dialect",
     "-outcomeinterval",
     "-bookmode",
@@ -133,6 +137,9 @@ const FASTCHESS_ONLY: &[&str] = &[
     "-log",
     "-randomseed",
     "-force-concurrency",
+    "-startup-ms",
+    "-ucinewgame-ms",
+    "-ping-ms",
     "-strict",
     "-tbadjudicate",
 ];
@@ -319,6 +326,9 @@ struct Shape {
     repeat: Option<u64>,
     gauntlet: bool,
     game: Option<String>,
+    /// The longest of fastchess's waits for an engine outside its moves (`-startup-ms`,
+    /// `-ucinewgame-ms`, `-ping-ms`), which arbiter's one `handshake=` bounds.
+    handshake_ms: Option<u64>,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min]` (cutechess).
@@ -544,6 +554,9 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure>
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
     }
+    if let Some(ms) = shape.handshake_ms {
+        each.push(format!("handshake={}", ms as f64 / 1000.0));
+    }
     settle_engines(dialect, &mut shape, &each);
     let per_pairing = games_per_pairing(dialect, &shape)?;
     let players = shape.engines.len() as u64;
@@ -647,6 +660,15 @@ fn translate_flag(
         "-ratinginterval" | "-scoreinterval" | "-outcomeinterval" | "-recover" | "-randomseed"
         | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report"
         | "-config" | "-quick" => {}
+        // Nothing of what is played depends on these: a pause between games, a checksum of
+        // the PGN, fastchess's outputs for OpenBench, its refusal of more games than cores.
+        "-wait" | "-crc32" | "-testEnv" | "-force-concurrency" => {}
+        // One allowance here for what fastchess times separately; the longest is kept, so no
+        // engine is cut short that fastchess would have waited for.
+        "-startup-ms" | "-ucinewgame-ms" | "-ping-ms" => {
+            let ms = number(name, values)?;
+            shape.handshake_ms = Some(shape.handshake_ms.map_or(ms, |m| m.max(ms)));
+        }
         // fastchess pins a game's engines (and the thread that runs them) to a core, as
         // --affinity does, on the CPUs listed or else on all it may use.
         "-use-affinity" => match values {
@@ -792,6 +814,21 @@ mod tests {
             argv.iter().any(|a| a == "--affinity=3,5,7-11,13"),
             "{argv:?}"
         );
+    }
+
+    /// fastchess's three waits become arbiter's one, the longest of them, for every engine.
+    #[test]
+    fn fastchess_waits_become_the_longest_handshake() {
+        let line = "-engine cmd=a -engine cmd=b -each tc=1 -startup-ms 20000 -ping-ms 5000 -wait 3";
+        let argv = translate("fastchess", &words(line)).unwrap().argv;
+        let each = argv.iter().position(|a| a == "--each").unwrap();
+        assert!(argv[each..].iter().any(|a| a == "handshake=20"), "{argv:?}");
+        assert_eq!(
+            argv.iter().filter(|a| a.starts_with("handshake=")).count(),
+            1
+        );
+        let err = translate("fastchess", &words(&format!("{line} -ucinewgame-ms x"))).unwrap_err();
+        assert!(err.message.contains("-ucinewgame-ms"), "{}", err.message);
     }
 
     #[test]
