@@ -470,7 +470,12 @@ fn a_finished_run_resumes_to_its_reports_with_its_engines_gone() {
     }
     let out = arbiter(&["match", "--resume", unfinished.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("no such program"), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("no such program"), "{said}");
+    assert!(
+        said.contains(&format!("{}: ", unfinished.join("run.json").display())),
+        "the saved settings are named: {said}"
+    );
     assert_eq!(
         std::fs::read_to_string(&journal).unwrap().lines().count(),
         1,

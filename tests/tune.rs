@@ -53,6 +53,27 @@ fn spsa_finds_the_known_best_value_of_a_weight() {
     assert!(near >= 9, "only {near} of 10 within 10 of 100: {ends:?}");
 }
 
+/// A saved tune that can no longer start (its engine is gone) is refused naming the file its
+/// settings were read from.
+#[test]
+fn a_resumed_tune_names_its_saved_settings_when_they_are_refused() {
+    let dir = scratch("gone");
+    let o = run(&focus_tune(&dir, 150, 2, 5, &[]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = dir.join("tune.json");
+    let text = std::fs::read_to_string(&saved).unwrap();
+    let engine = engine();
+    assert!(text.contains(&engine), "{text}");
+    std::fs::write(&saved, text.replace(&engine, "/no/such/engine")).unwrap();
+    let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(&format!("{}: ", saved.display())) && said.contains("no such program"),
+        "{said}"
+    );
+}
+
 /// The bundled engine plays the same game from the same position and settings, so a tune's
 /// thetas depend on its seed alone: one worker or two, in one go or killed and resumed, and
 /// two tasks of a split tune all write the same theta.csv.

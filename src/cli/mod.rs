@@ -764,7 +764,7 @@ fn legacy_resume(dir: &std::path::Path) -> Result<runargs::RunJob, Failure> {
         Command::Match(_) | Command::Tournament(_) => run_job(cli.command, &matches)?,
         _ => return Err(cannot(&"it is not a run directory")),
     };
-    job.origin = runargs::Origin::Saved(dir.to_path_buf());
+    job.origin = runargs::Origin::Saved(path);
     Ok(job)
 }
 

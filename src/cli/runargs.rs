@@ -247,7 +247,7 @@ pub enum Origin {
         text: String,
         mit: bool,
     },
-    /// A run folder's saved spec.
+    /// The settings a run or tune saved in its folder (run.json, tune.json).
     Saved(PathBuf),
 }
 
@@ -274,11 +274,7 @@ impl Origin {
                     None => format!("{}: {key}: {}", path.display(), e.reason),
                 }
             }
-            Origin::Saved(dir) => format!(
-                "{}: {}",
-                dir.join(crate::tournament::spec::SPEC_FILE).display(),
-                e
-            ),
+            Origin::Saved(file) => format!("{}: {}", file.display(), e),
         };
         Failure::bad_input(message)
     }
@@ -453,7 +449,7 @@ pub fn resumed(dir: &Path, quiet: bool, concurrency: Option<usize>) -> Result<Ru
     let mut job = match RunSpec::load(dir).map_err(Failure::bad_input)? {
         Some(spec) => RunJob {
             spec,
-            origin: Origin::Saved(dir.to_path_buf()),
+            origin: Origin::Saved(dir.join(crate::tournament::spec::SPEC_FILE)),
             quiet,
             resume: None,
         },
