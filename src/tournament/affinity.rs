@@ -61,6 +61,10 @@ impl Affinity {
         let Affinity::Cpus(list) = self else {
             return Ok(());
         };
+        if list.is_empty() {
+            // A TOML `affinity = []`: pinned to nothing is not pinned, and would not say so.
+            return Err("an empty list of CPUs: give some, or true for all".into());
+        }
         let allowed = allowed_cpus();
         match list.iter().find(|cpu| !allowed.contains(cpu)) {
             Some(cpu) => Err(format!(
@@ -129,6 +133,7 @@ mod tests {
         assert!(Affinity::Cpus(allowed.clone()).check().is_ok());
         let beyond = Affinity::Cpus(vec![allowed.last().unwrap() + 1]);
         assert!(beyond.check().unwrap_err().contains("may use"));
+        assert!(Affinity::Cpus(Vec::new()).check().is_err());
     }
 
     #[test]
