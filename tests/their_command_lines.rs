@@ -325,3 +325,148 @@ fn books_with_a_bom_or_annotation_glyphs_are_read() {
         "{pgn}"
     );
 }
+
+/// Each game of a PGN file: its White player and its start position (FEN without counters).
+fn whites_and_starts(pgn: &str) -> Vec<(String, String)> {
+    pgn.split("[Event ")
+        .skip(1)
+        .map(|game| {
+            let tag = |name: &str| {
+                game.lines()
+                    .find_map(|l| l.strip_prefix(&format!("[{name} \""))?.strip_suffix("\"]"))
+                    .unwrap_or_else(|| panic!("no {name} tag in {game}"))
+                    .to_string()
+            };
+            let fen = tag("FEN");
+            let board: Vec<&str> = fen.split_whitespace().take(4).collect();
+            (tag("White"), board.join(" "))
+        })
+        .collect()
+}
+
+/// `-noswap`, `-reverse` and the book's `start=`, as cutechess-cli's and fastchess's manuals
+/// define them: who has White in each game of a pair, and where the book begins (wrapping
+/// round to its first opening after its last).
+#[test]
+fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
+    let dir = scratch("theirs", "colours");
+    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let book: Vec<String> = EPD
+        .lines()
+        .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
+        .collect();
+    let base = "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 \
+                -openings file=book.epd format=epd order=sequential start=3 \
+                -rounds 3 -games 2 -repeat";
+    for (flags, whites) in [
+        ("", ["a", "b", "a", "b", "a", "b"]),
+        ("-noswap", ["a"; 6]),
+        ("-reverse", ["b", "a", "b", "a", "b", "a"]),
+        ("-noswap -reverse", ["b"; 6]),
+    ] {
+        let file = format!("out{}.pgn", flags.replace(' ', ""));
+        played(&dir, &format!("{base} {flags} -pgnout file={file}"));
+        let games = whites_and_starts(&std::fs::read_to_string(dir.join(&file)).unwrap());
+        let seen: Vec<&str> = games.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(seen, whites, "White in each game with '{flags}'");
+        let starts: Vec<&str> = games.iter().map(|(_, s)| s.as_str()).collect();
+        let expected = [&book[2], &book[2], &book[3], &book[3], &book[0], &book[0]];
+        assert_eq!(starts, expected, "openings 3, 4, then 1 with '{flags}'");
+    }
+    // The same settings from a config.json fastchess saved.
+    let config = fastchess_config(&bundled_engine(), "{}")
+        .replace("\"start\": 1", "\"start\": 4")
+        .replace(
+            "\"type\": 0,",
+            "\"type\": 0, \"noswap\": true, \"reverse\": false,",
+        );
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    played(&dir, "-config file=config.json -rounds 2");
+    let games = whites_and_starts(&std::fs::read_to_string(dir.join("config.pgn")).unwrap());
+    assert_eq!(games.len(), 4);
+    assert!(games.iter().all(|(w, _)| w == "deep"), "{games:?}");
+    let starts: Vec<&str> = games.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(starts, [&book[3], &book[3], &book[0], &book[0]]);
+    // A start before the first opening is refused, naming it.
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -openings file=book.epd format=epd start=0",
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("start=0"), "{}", stderr(&out));
+}
+
+/// A line as a fastchess study script builds it (argument list, not a shell line): `-config
+/// outname=` names the state file fastchess would save and loads nothing, the event has spaces,
+/// and -pgnout and -log carry the keys fastchess takes.
+#[test]
+fn a_study_scripts_fastchess_line_plays() {
+    let dir = scratch("theirs", "study");
+    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let engine = bundled_engine();
+    let mut args: Vec<String> = Vec::new();
+    for name in ["low", "high"] {
+        args.extend([
+            "-engine".into(),
+            format!("cmd={engine}"),
+            format!("name={name}"),
+            "depth=1".into(),
+        ]);
+    }
+    for word in [
+        "-openings",
+        "file=book.epd",
+        "format=epd",
+        "order=random",
+        "-srand",
+        "7",
+        "-rounds",
+        "2",
+        "-repeat",
+        "-concurrency",
+        "2",
+        "-maxmoves",
+        "60",
+        "-recover",
+        "-config",
+        "outname=study/pair.fastchess.json",
+        "-event",
+        "Study (lane 1): low vs high",
+        "-pgnout",
+        "file=pair.pgn",
+        "notation=san",
+        "append=false",
+        "nodes=true",
+        "seldepth=true",
+        "nps=true",
+        "hashfull=true",
+        "latency=true",
+        "-log",
+        "file=pair.log",
+        "level=info",
+        "append=false",
+        "engine=false",
+    ] {
+        args.push(word.into());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &args);
+    assert_exit(&out, 0);
+    let pgn = std::fs::read_to_string(dir.join("pair.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Event \"Study (lane 1): low vs high\"]")
+            .count(),
+        4,
+        "{pgn}"
+    );
+    assert!(dir.join("pair.log").is_file());
+    // outname= only names a file: nothing is read from it, and a stats=false without the
+    // file it would apply to is refused.
+    assert!(!dir.join("study").exists());
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -config stats=false",
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("stats=false"), "{}", stderr(&out));
+}

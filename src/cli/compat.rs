@@ -296,13 +296,15 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
                 _ => return Err(refuse("-openings", "order= is random or sequential")),
             },
             "plies" => out.extend(["--book-plies".to_string(), value.to_string()]),
-            "start" if value == "1" => {}
-            "start" => {
-                return Err(refuse(
-                    "-openings",
-                    "start= other than 1 is not supported: cut the book file instead",
-                ))
-            }
+            "start" => match value.parse::<u64>() {
+                Ok(n) if n >= 1 => out.extend(["--book-start".to_string(), n.to_string()]),
+                _ => {
+                    return Err(refuse(
+                        "-openings",
+                        &format!("start={value}: the book's first opening is start=1"),
+                    ))
+                }
+            },
             // arbiter's own order: each opening for one colour-reversed pair of games.
             "policy" if value == "default" || value == "round" => {}
             "policy" => {
@@ -326,6 +328,10 @@ struct Shape {
     repeat: Option<u64>,
     gauntlet: bool,
     game: Option<String>,
+    /// `-noswap`: both games of a pair with the same colours.
+    noswap: bool,
+    /// `-reverse`: the second engine White first.
+    reverse: bool,
     /// The longest of fastchess's waits for an engine outside its moves (`-startup-ms`,
     /// `-ucinewgame-ms`, `-ping-ms`), which arbiter's one `handshake=` bounds.
     handshake_ms: Option<u64>,
@@ -359,7 +365,9 @@ fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
     let mut list: Vec<TheirFlag> = Vec::new();
     for Flag { name, values } in flags(args) {
         if name == "-config" {
-            list = config_flags(&values)?;
+            if let Some(loaded) = config_flags(&values)? {
+                list = loaded;
+            }
             list.push(("-config".into(), Vec::new()));
             continue;
         }
@@ -554,6 +562,13 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure>
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
     }
+    let colours = match (shape.noswap, shape.reverse) {
+        (false, false) => None,
+        (false, true) => Some("reverse"),
+        (true, false) => Some("first-white"),
+        (true, true) => Some("second-white"),
+    };
+    out.extend(colours.map(|c| format!("--colours={c}")));
     if let Some(ms) = shape.handshake_ms {
         each.push(format!("handshake={}", ms as f64 / 1000.0));
     }
@@ -654,6 +669,8 @@ fn translate_flag(
             Some("round-robin") | Some("roundrobin") | None => {}
             Some(other) => return Err(refuse(name, &format!("'{other}': round-robin or gauntlet"))),
         },
+        "-noswap" => shape.noswap = true,
+        "-reverse" => shape.reverse = true,
         "-maxmoves" => out.extend(["--max-plies".to_string(), (2 * number(name, values)?).to_string()]),
         // Shown or done differently here: the progress bar replaces the periodic ratings,
         // crashed engines are always replaced, a seed is always used.

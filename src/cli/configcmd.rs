@@ -28,6 +28,8 @@ struct TomlRun {
     openings: Option<String>,
     book_plies: Option<usize>,
     random_openings: Option<bool>,
+    book_start: Option<u64>,
+    colours: Option<crate::tournament::Colours>,
     affinity: Option<crate::tournament::Affinity>,
     max_plies: Option<usize>,
     seed: Option<u64>,
@@ -199,6 +201,8 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.openings = file_path(run.openings);
     spec.book_plies = run.book_plies;
     spec.random_openings = run.random_openings.unwrap_or(false);
+    spec.book_start = run.book_start.unwrap_or(spec.book_start);
+    spec.colours = run.colours.unwrap_or_default();
     spec.affinity = run.affinity.unwrap_or_default();
     spec.max_plies = run.max_plies.unwrap_or(spec.max_plies);
     spec.seed = run.seed.unwrap_or(spec.seed);

@@ -88,6 +88,18 @@ const EVERY_SETTING: &[Reach] = &[
         &["--random-openings"],
         Ok("random_openings = true"),
     ),
+    reach(
+        "book_start",
+        "tournament",
+        &["--book-start", "3"],
+        Ok("book_start = 3"),
+    ),
+    reach(
+        "colours",
+        "tournament",
+        &["--colours", "first-white"],
+        Ok("colours = \"first-white\""),
+    ),
     reach("seed", "tournament", &["--seed", "9"], Ok("seed = 9")),
     reach(
         "max_plies",

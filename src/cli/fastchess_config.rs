@@ -32,6 +32,8 @@ struct Config {
     maxmoves: MaxMoves,
     tb_adjudication: Enabled,
     stats: BTreeMap<String, Stats>,
+    noswap: bool,
+    reverse: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -294,6 +296,11 @@ fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
         out.push(flag("-srand", [seed.to_string()]));
     }
     out.extend(opening_flag(&c.opening));
+    for (name, on) in [("-noswap", c.noswap), ("-reverse", c.reverse)] {
+        if on {
+            out.push(flag(name, []));
+        }
+    }
     for (name, output) in [("-pgnout", &c.pgn), ("-epdout", &c.epd), ("-log", &c.log)] {
         if !output.file.is_empty() {
             out.push(flag(name, [format!("file={}", output.file)]));
@@ -306,8 +313,10 @@ fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
     out
 }
 
-/// The flags `-config file=F [stats=false] [discard=] [outname=]` stands for.
-pub fn config_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
+/// The flags `-config file=F [stats=false] [discard=] [outname=]` stands for; `None` when it
+/// loads no file (`-config outname=F` only names the file fastchess would save its state to,
+/// which arbiter keeps in its own run.json).
+pub fn config_flags(values: &[&str]) -> Result<Option<Vec<TheirFlag>>, Failure> {
     let refuse = |why: String| Failure::bad_input(format!("-config: {why}"));
     let mut file = None;
     let mut keep_stats = true;
@@ -324,9 +333,16 @@ pub fn config_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
             }
         }
     }
-    let file = file.ok_or_else(|| refuse("needs file=config.json".into()))?;
+    let Some(file) = file else {
+        if !keep_stats {
+            return Err(refuse(
+                "stats=false goes with the file=config.json it applies to".into(),
+            ));
+        }
+        return Ok(None);
+    };
     let text = std::fs::read_to_string(file).map_err(|e| refuse(format!("{file}: {e}")))?;
-    flags_of_json(&text, file, keep_stats)
+    flags_of_json(&text, file, keep_stats).map(Some)
 }
 
 /// The flags a fastchess `config.json` (its text, read from `file`) stands for.

@@ -6,7 +6,7 @@ use crate::engine::{ConfigError, EngineConfig};
 use crate::referee::{DrawRule, ResignRule};
 use crate::stats::Sprt;
 use crate::tournament::spec::{Anchor, Shard};
-use crate::tournament::{Affinity, Format, RunKind, RunSpec, SpecError};
+use crate::tournament::{Affinity, Colours, Format, RunKind, RunSpec, SpecError};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
@@ -56,6 +56,16 @@ pub struct RunArgs {
     /// Take openings in a seeded random order instead of book order.
     #[arg(long)]
     pub random_openings: bool,
+    /// Begin the book at its Nth opening (1-based; with --random-openings, at the Nth of the
+    /// shuffled order), wrapping round to the first after the last: the start= of
+    /// cutechess-cli's and fastchess's -openings.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub book_start: u64,
+    /// Who has White in each game pair: alternate (the first engine White, then Black; the
+    /// default), reverse (the second engine White first; their -reverse), first-white (the first
+    /// engine White in both games; their -noswap) or second-white (both).
+    #[arg(long, value_enum, default_value_t = Colours::Alternate, value_name = "ORDER")]
+    pub colours: Colours,
     /// Seeds what is chosen at random: the opening order with --random-openings, and a tune's
     /// flips. The same seed plays the same schedule.
     #[arg(long, default_value_t = 1)]
@@ -365,6 +375,8 @@ impl RunArgs {
         spec.openings = self.openings.clone();
         spec.book_plies = self.book_plies;
         spec.random_openings = self.random_openings;
+        spec.book_start = self.book_start;
+        spec.colours = self.colours;
         spec.seed = self.seed;
         spec.max_plies = self.max_plies;
         spec.rules = rule_pairs(&self.rules)?;

@@ -26,7 +26,7 @@ use thiserror::Error;
 
 pub use folder::RunFolder;
 pub use run::{run, Progress, RunOptions, RunOutcome};
-pub use schedule::Format;
+pub use schedule::{Colours, Format};
 pub use spec::{RunKind, RunSpec, SpecError};
 
 #[derive(Debug, Error)]

@@ -79,16 +79,7 @@ impl RunOptions {
 
 impl RunOptions {
     pub fn schedule(&self) -> PairSchedule {
-        let spec = &self.spec;
-        PairSchedule {
-            engines: spec.engines.len(),
-            format: spec.format,
-            rounds: spec.rounds,
-            limit: spec.games,
-            openings: self.openings.len(),
-            seed: spec.seed,
-            random_order: spec.random_openings,
-        }
+        self.spec.schedule(self.openings.len())
     }
 
     /// The engines, each with what it must not see from its sandbox: the run's folder (all of a

@@ -35,6 +35,61 @@ impl Format {
     }
 }
 
+/// Which engine of a pairing has White in each game of a pair. cutechess-cli and fastchess
+/// write the last three as `-reverse`, `-noswap` and both.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Colours {
+    /// The first engine White in a pair's first game and Black in its second.
+    #[default]
+    Alternate,
+    /// The second engine White in a pair's first game and Black in its second.
+    Reverse,
+    /// The first engine White in both games of a pair (no colour-reversed pairs).
+    FirstWhite,
+    /// The second engine White in both games of a pair.
+    SecondWhite,
+}
+
+impl Colours {
+    pub fn parse(text: &str) -> Option<Colours> {
+        <Colours as clap::ValueEnum>::from_str(text, false).ok()
+    }
+
+    /// The pair's `game`-th game (0 or 1): whether the first engine has White.
+    fn first_is_white(self, game: u64) -> bool {
+        match self {
+            Colours::Alternate => game == 0,
+            Colours::Reverse => game == 1,
+            Colours::FirstWhite => true,
+            Colours::SecondWhite => false,
+        }
+    }
+}
+
+/// The opening (0-based in a book of `openings`) that round `round` (0-based) plays: the book's
+/// order or a seeded random one, from its `start`-th opening (1-based) on, round after round.
+pub fn opening_of_round(round: u64, openings: u64, random: bool, seed: u64, start: u64) -> u64 {
+    let openings = openings.max(1);
+    // cutechess-cli's and fastchess's start=: the book (shuffled, if random) begins there.
+    let place = round.saturating_add(start.saturating_sub(1) % openings);
+    if random {
+        permuted(place, openings, seed)
+    } else {
+        place % openings
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PairSchedule {
     pub engines: usize,
@@ -45,6 +100,9 @@ pub struct PairSchedule {
     pub openings: usize,
     pub seed: u64,
     pub random_order: bool,
+    /// The book's opening the first round plays (1-based).
+    pub book_start: u64,
+    pub colours: Colours,
 }
 
 impl PairSchedule {
@@ -94,13 +152,14 @@ impl Schedule for PairSchedule {
         let per_round = self.pairings().max(1);
         let (round, p) = (pair / per_round, pair % per_round);
         let (a, b) = self.pairing_at(p);
-        let openings = self.openings.max(1) as u64;
-        let opening = if self.random_order {
-            permuted(round, openings, self.seed)
-        } else {
-            round % openings
-        } as usize;
-        let (white, black) = if index.is_multiple_of(2) {
+        let opening = opening_of_round(
+            round,
+            self.openings as u64,
+            self.random_order,
+            self.seed,
+            self.book_start,
+        ) as usize;
+        let (white, black) = if self.colours.first_is_white(index % 2) {
             (a, b)
         } else {
             (b, a)
@@ -127,6 +186,8 @@ mod tests {
             openings: 3,
             seed: 7,
             random_order: true,
+            book_start: 1,
+            colours: Colours::Alternate,
         }
     }
 
@@ -172,5 +233,41 @@ mod tests {
         // Deterministic from the seed.
         let again = schedule(10, Format::RoundRobin, 1_000_000 / 90 + 1);
         assert_eq!(s.pairing(987_654), again.pairing(987_654));
+    }
+
+    #[test]
+    fn colours_follow_reverse_and_noswap_as_the_peers_define_them() {
+        // Two engines, two pairs: who is White in games 1-4, for each setting.
+        let whites = |colours| {
+            let s = PairSchedule {
+                colours,
+                ..schedule(2, Format::RoundRobin, 2)
+            };
+            (0..4).map(|i| s.pairing(i).white).collect::<Vec<_>>()
+        };
+        assert_eq!(whites(Colours::Alternate), [0, 1, 0, 1]);
+        assert_eq!(whites(Colours::Reverse), [1, 0, 1, 0]);
+        assert_eq!(whites(Colours::FirstWhite), [0, 0, 0, 0]);
+        assert_eq!(whites(Colours::SecondWhite), [1, 1, 1, 1]);
+        for name in ["alternate", "reverse", "first-white", "second-white"] {
+            let c = Colours::parse(name).expect(name);
+            let saved = serde_json::to_string(&c).unwrap();
+            assert_eq!(saved, format!("\"{name}\""));
+        }
+    }
+
+    #[test]
+    fn a_book_start_begins_the_book_there_and_wraps_round() {
+        // Sequential: the 3rd of 4 openings first, then on round the book.
+        let rounds: Vec<u64> = (0..6)
+            .map(|r| opening_of_round(r, 4, false, 7, 3))
+            .collect();
+        assert_eq!(rounds, [2, 3, 0, 1, 2, 3]);
+        // Random: the same shuffled order, entered at its 3rd place.
+        let from_start: Vec<u64> = (0..8).map(|r| opening_of_round(r, 4, true, 7, 1)).collect();
+        let from_third: Vec<u64> = (0..6).map(|r| opening_of_round(r, 4, true, 7, 3)).collect();
+        assert_eq!(from_third, from_start[2..]);
+        // A start past the end of the book wraps, as the peers' rotation does.
+        assert_eq!(opening_of_round(0, 4, false, 7, 6), 1);
     }
 }

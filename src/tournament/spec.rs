@@ -5,7 +5,7 @@
 //! file is refused exactly as the same command line would be. A `SpecError` names the setting at
 //! fault; each source says where that setting came from (`--concurrency`, `basic.txt:3`).
 
-use super::schedule::{Format, PairSchedule};
+use super::schedule::{Colours, Format, PairSchedule};
 use crate::engine::EngineConfig;
 use crate::game::find_game;
 use crate::referee::{Adjudication, DrawRule, ResignRule};
@@ -117,6 +117,13 @@ pub struct RunSpec {
     pub openings: Option<PathBuf>,
     pub book_plies: Option<usize>,
     pub random_openings: bool,
+    /// The book's opening the first round plays (1-based; cutechess-cli's and fastchess's
+    /// `start=`).
+    #[serde(default = "default_book_start")]
+    pub book_start: u64,
+    /// Who has White in each game of a pair.
+    #[serde(default)]
+    pub colours: Colours,
     pub seed: u64,
     pub max_plies: usize,
     /// The game's rule options chosen for this run (`repetition=fairy-stockfish`).
@@ -155,6 +162,10 @@ pub const MAX_LEASE: u64 = 86_400;
 
 fn default_lease() -> u64 {
     DEFAULT_LEASE
+}
+
+fn default_book_start() -> u64 {
+    1
 }
 
 fn default_viewer_games() -> usize {
@@ -205,6 +216,8 @@ impl RunSpec {
             openings: None,
             book_plies: None,
             random_openings: false,
+            book_start: default_book_start(),
+            colours: Colours::default(),
             seed: 1,
             max_plies: 500,
             rules: Vec::new(),
@@ -321,6 +334,7 @@ impl RunSpec {
         at_least_one("rounds", self.rounds)?;
         at_least_one("games", self.games.unwrap_or(1))?;
         at_least_one("max_plies", self.max_plies as u64)?;
+        at_least_one("book_start", self.book_start)?;
         at_least_one("lease", self.lease)?;
         if self.lease > MAX_LEASE {
             return Err(SpecError::new(
@@ -380,16 +394,22 @@ impl RunSpec {
     /// Games in the schedule: rounds of one game pair per pairing, cut at `games`.
     pub fn schedule_size(&self) -> u64 {
         use super::runner::Schedule;
+        self.schedule(0).len()
+    }
+
+    /// Who plays whom in which game, with which opening of a book of `openings`.
+    pub fn schedule(&self, openings: usize) -> PairSchedule {
         PairSchedule {
             engines: self.engines.len(),
             format: self.format,
             rounds: self.rounds,
             limit: self.games,
-            openings: 0,
+            openings,
             seed: self.seed,
             random_order: self.random_openings,
+            book_start: self.book_start,
+            colours: self.colours,
         }
-        .len()
     }
 
     /// Writes the spec into its run folder, for `--resume`.
@@ -614,6 +634,7 @@ mod tests {
             .contains("at most 256"));
         assert_eq!(refused(&|s| s.games = Some(0)).setting, "games");
         assert_eq!(refused(&|s| s.rounds = 0).setting, "rounds");
+        assert_eq!(refused(&|s| s.book_start = 0).setting, "book_start");
         assert_eq!(refused(&|s| s.game = "go".into()).setting, "game");
         assert_eq!(refused(&|s| s.name = Some("../x".into())).setting, "name");
         let dup = refused(&|s| s.engines[1].name = "a".into());

@@ -11,7 +11,7 @@ use crate::game::GameEntry;
 use crate::referee::{play_game, GameError, GameRecord, GameSpec, Player};
 use crate::tournament::openings::Opening;
 use crate::tournament::run::StopSignals;
-use crate::tournament::runner::permuted;
+use crate::tournament::schedule::opening_of_round;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -92,12 +92,8 @@ fn opening_of(opts: &TuneOptions, k: u64) -> usize {
     if n == 0 {
         return 0;
     }
-    let i = if opts.spec.run.random_openings {
-        permuted(k, n, opts.spec.run.seed)
-    } else {
-        k % n
-    };
-    i as usize + 1
+    let run = &opts.spec.run;
+    opening_of_round(k, n, run.random_openings, run.seed, run.book_start) as usize + 1
 }
 
 fn summary(record: &GameRecord, plus_white: bool) -> PairGame {

@@ -117,6 +117,12 @@ impl TuneSpec {
                 ));
             }
         }
+        if self.run.colours != crate::tournament::Colours::Alternate {
+            return Err(SpecError::new(
+                "colours",
+                "a tune plays each pair with colours reversed (each side White once)",
+            ));
+        }
         if self.pairs == 0 || self.pairs > MAX_PAIRS {
             return Err(SpecError::new(
                 "pairs",
@@ -236,6 +242,9 @@ mod tests {
         let mut wide = ok.clone();
         wide.window = 0;
         assert_eq!(wide.check().unwrap_err().setting, "window");
+        let mut one_sided = ok.clone();
+        one_sided.run.colours = crate::tournament::Colours::FirstWhite;
+        assert_eq!(one_sided.check().unwrap_err().setting, "colours");
         let seat = ok.seat(false, &[3.4]);
         assert_eq!(seat.name, "e-");
         assert_eq!(seat.options, vec![("A".to_string(), "3.4".to_string())]);
