@@ -249,6 +249,19 @@ fn the_fastchess_manual_examples() {
 #[test]
 #[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with --ignored"]
 fn lines_users_write_play_to_the_end() {
+    // A cutechess-cli script from an engine's repository (quotes taken by the shell), its
+    // result-table format, round policy, time margin and `min fi` PGN words; nodes for its 5+1.
+    plays(
+        "cutechess-cli",
+        "-tournament gauntlet -concurrency 2 -engine name=New dir=. cmd=./Engine1.exe \
+         timemargin=1000 proto=uci -engine name=Old dir=. cmd=./Engine2.exe timemargin=1000 \
+         proto=uci -each tc=inf nodes=300 -recover -event Avalanche_testing -draw movenumber=30 \
+         movecount=20 score=20 -resign movecount=10 score=800 -resultformat per-color \
+         -openings order=random policy=round file=./book.epd format=epd -rounds 2 \
+         -pgnout match.pgn min fi",
+        2,
+        CUTE,
+    );
     // The same engine twice, names from the program (fastchess: stockfish, stockfish_2).
     plays(
         "arbiter",

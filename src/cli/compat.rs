@@ -680,6 +680,9 @@ fn translate_flag(
         // Nothing of what is played depends on these: a pause between games, a checksum of
         // the PGN, fastchess's outputs for OpenBench, its refusal of more games than cores.
         "-wait" | "-crc32" | "-testEnv" | "-force-concurrency" => {}
+        // cutechess-cli's layout of its result table, and how it reads Polyglot books (book=
+        // is refused on its own).
+        "-resultformat" | "-bookmode" => {}
         // One allowance here for what fastchess times separately; the longest is kept, so no
         // engine is cut short that fastchess would have waited for.
         "-startup-ms" | "-ucinewgame-ms" | "-ping-ms" => {
