@@ -470,3 +470,60 @@ fn a_study_scripts_fastchess_line_plays() {
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("stats=false"), "{}", stderr(&out));
 }
+
+/// fastchess's `-strict`: the run stops at the first game an engine loses by a fault (here an
+/// illegal move at its fifth search), writes its reports and exits with code 6; `--resume`
+/// goes on from there, and stops again at the next such game.
+#[test]
+fn strict_stops_at_the_first_fault_and_resumes() {
+    let dir = scratch("theirs", "strict");
+    let engine = bundled_engine();
+    let mut args: Vec<String> = Vec::new();
+    for word in [
+        "-engine",
+        "name=good",
+        "-engine",
+        "name=bad",
+        "args=--fault illegal --fault-after 5",
+        "-each",
+        "depth=1",
+        "-rounds",
+        "4",
+        "-repeat",
+        "-strict",
+        "-pgnout",
+        "file=s.pgn",
+    ] {
+        args.push(word.into());
+    }
+    args.insert(1, format!("cmd={engine}"));
+    args.insert(4, format!("cmd={engine}"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &args);
+    assert_exit(&out, 6);
+    let text = stdout(&out);
+    assert!(
+        text.contains("--strict: game 1 ended by an engine's fault"),
+        "{text}"
+    );
+    // The games in progress are abandoned; those that finished before the first was counted
+    // (the faulty engine, kept from game to game, now errs at once) count too.
+    let pgn = std::fs::read_to_string(dir.join("s.pgn")).unwrap();
+    let first = pgn.matches("[Event ").count();
+    assert!((1..8).contains(&first), "stopped before the end: {pgn}");
+    assert!(pgn.contains("[Termination \"illegal move\"]"), "{pgn}");
+    let run = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    assert!(run.join("report.html").is_file());
+    let run = run.display().to_string();
+    let out = arbiter_in(&dir, &["match", "--resume", &run]);
+    assert_exit(&out, 6);
+    let again = format!("--strict: game {} ", first + 1);
+    assert!(stdout(&out).contains(&again), "{}", stdout(&out));
+    let journal = std::fs::read_to_string(format!("{run}/journal.jsonl")).unwrap();
+    assert!(journal.lines().count() > first, "{journal}");
+}

@@ -669,6 +669,7 @@ fn translate_flag(
             Some("round-robin") | Some("roundrobin") | None => {}
             Some(other) => return Err(refuse(name, &format!("'{other}': round-robin or gauntlet"))),
         },
+        "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
         "-reverse" => shape.reverse = true,
         "-maxmoves" => out.extend(["--max-plies".to_string(), (2 * number(name, values)?).to_string()]),

@@ -40,6 +40,7 @@ struct TomlRun {
     draw: Option<String>,
     rules: Option<String>,
     resign: Option<String>,
+    strict: Option<bool>,
     sprt: Option<String>,
     pgnout: Option<String>,
     epdout: Option<String>,
@@ -217,6 +218,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.rules = super::runargs::rule_pairs(run.rules.as_slice())?;
     spec.draw = key_values("draw", run.draw.as_slice(), DrawRule::parse)?;
     spec.resign = key_values("resign", run.resign.as_slice(), ResignRule::parse)?;
+    spec.strict = run.strict.unwrap_or(false);
     spec.sprt = key_values("sprt", run.sprt.as_slice(), Sprt::parse)?;
     Ok(spec)
 }

@@ -125,6 +125,7 @@ const EVERY_SETTING: &[Reach] = &[
         &["--resign", "movecount=3", "score=600"],
         Ok("resign = \"movecount=3 score=600\""),
     ),
+    reach("strict", "tournament", &["--strict"], Ok("strict = true")),
     reach(
         "sprt",
         "match",

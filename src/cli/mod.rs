@@ -1,5 +1,7 @@
-//! Command-line definitions and dispatch. Exit codes: 0 success, 1 an illegal move in `replay`,
-//! 2 bad input (unknown game, malformed FEN or move, bad flag).
+//! Command-line definitions and dispatch. Exit codes: 0 success, 1 an illegal move in `replay`
+//! (an SPRT's H0 in a run), 2 bad input (unknown game, malformed FEN or move, bad flag), 3 an
+//! SPRT undecided, 4 an engine that kept failing to start, 5 the machine (disk, folder), 6 a
+//! `--strict` run stopped by an engine's fault, 130 interrupted.
 
 /// `println!` that a closed stdout cannot stop (`arbiter match ... | head -3`): what the reader
 /// no longer wants is dropped, and the run goes on to write every file.

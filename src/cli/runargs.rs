@@ -78,6 +78,12 @@ pub struct RunArgs {
     /// prose, as its rule text does). Named in the report and in each PGN's Rules tag.
     #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
     pub rules: Vec<String>,
+    /// Stop at the first game an engine loses by a fault of the program (an illegal move, its
+    /// clock, a crash, silence, its memory limit): the games in progress finish, the reports
+    /// are written and arbiter exits with code 6; `--resume` goes on from there. For engine
+    /// CI, where any such game is a bug (fastchess's -strict).
+    #[arg(long)]
+    pub strict: bool,
     /// Adjudicate a draw: movenumber=N movecount=N score=CP.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub draw: Vec<String>,
@@ -382,6 +388,7 @@ impl RunArgs {
         spec.rules = rule_pairs(&self.rules)?;
         spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
         spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
+        spec.strict = self.strict;
         spec.anchor = self.anchor.clone();
         spec.name = self.name.clone();
         spec.out = self.out.clone();

@@ -19,6 +19,9 @@ const MANY_ENGINES: usize = 500;
 /// went away. Bad input is 2.
 pub const EXIT_RUNTIME: u8 = 5;
 
+/// Exit code of a `--strict` run stopped by an engine's fault.
+pub const EXIT_STRICT: u8 = 6;
+
 /// Exit code of a run stopped because an engine kept failing to start.
 pub const EXIT_ENGINE_START: u8 = 4;
 
@@ -338,6 +341,16 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
             out_dir.display()
         );
         return Ok(130);
+    }
+    if let Some((game, said)) = &outcome.fault {
+        say!(
+            "--strict: game {game} ended by an engine's fault ({said}); {} still to play. \
+             Continue with: {} {kind} --resume {}",
+            outcome.unplayed,
+            self_command(),
+            out_dir.display()
+        );
+        return Ok(EXIT_STRICT);
     }
     Ok(super::summary::exit_code(
         spec.sprt.as_ref(),

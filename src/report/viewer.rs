@@ -7,7 +7,7 @@
 
 use super::board_svg::{Board, Marks, CELL, MARGIN};
 use super::write::html_escape;
-use crate::game::{find_game, Color, Outcome, Termination};
+use crate::game::{find_game, Color, Outcome};
 use crate::referee::clock::{Clock, TimeControl};
 use crate::referee::MoveRecord;
 use crate::tournament::journal::Entry;
@@ -35,15 +35,7 @@ impl Default for Showcase {
 /// Lower is shown first: games a fault ended, then decisive games, then draws.
 fn rank(entry: &Entry) -> u8 {
     let r = &entry.record;
-    let fault = matches!(
-        r.termination,
-        Termination::IllegalMove
-            | Termination::TimeForfeit
-            | Termination::EngineCrash
-            | Termination::EngineStall
-            | Termination::MemoryLimit
-    );
-    match (fault, r.outcome) {
+    match (r.termination.is_fault(), r.outcome) {
         (true, _) => 0,
         (false, Outcome::Draw) => 2,
         _ => 1,

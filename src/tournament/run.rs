@@ -132,6 +132,8 @@ pub struct RunOutcome {
     pub unplayed: u64,
     /// Stopped by SIGINT or SIGTERM: the finished games are kept, `--resume` plays the rest.
     pub interrupted: bool,
+    /// The game (from 1) whose fault stopped a `strict` run, and what it said.
+    pub fault: Option<(u64, String)>,
 }
 
 /// Whether SIGHUP is ignored, as `nohup` leaves it.
@@ -350,6 +352,7 @@ pub async fn run(
     )
     .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let mut setup_error = None;
+    let mut fault = None;
     let mut interrupted = false;
     let mut signals = StopSignals::install();
     loop {
@@ -407,6 +410,15 @@ pub async fn run(
             if tally.decision().is_some() {
                 stop.store(true, Ordering::SeqCst);
             }
+            if opts.spec.strict && entry.record.termination.is_fault() && fault.is_none() {
+                let r = &entry.record;
+                let said = format!("{} - {}: {}", r.white, r.black, r.detail);
+                fault = Some((entry.index + 1, said));
+                // As fastchess stops at once: the games in progress are abandoned, and
+                // --resume plays them again.
+                stop.store(true, Ordering::SeqCst);
+                workers.cancel();
+            }
             on_game(Progress {
                 game: entry.index + 1,
                 done: tally.ledger.played,
@@ -437,7 +449,9 @@ pub async fn run(
             reason: format!("cannot claim game pairs: {e}"),
         });
     }
-    finish(&opts, tally.into_ledger(), total, interrupted, setup_error)
+    let mut outcome = finish(&opts, tally.into_ledger(), total, interrupted, setup_error)?;
+    outcome.fault = fault;
+    Ok(outcome)
 }
 
 /// Writes the reports of the games already in the folder's journal, as a run that ended
@@ -492,5 +506,6 @@ fn finish(
         latency_us: ledger.latency_us,
         time_forfeits: ledger.time_forfeits,
         interrupted,
+        fault: None,
     })
 }

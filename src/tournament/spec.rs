@@ -131,6 +131,9 @@ pub struct RunSpec {
     pub rules: Vec<(String, String)>,
     pub draw: Option<DrawRule>,
     pub resign: Option<ResignRule>,
+    /// Stop the run at the first game an engine loses by a fault (fastchess's `-strict`).
+    #[serde(default)]
+    pub strict: bool,
     pub sprt: Option<Sprt>,
     pub anchor: Option<Anchor>,
     /// Output goes to reports/<name>/ unless `out` is given.
@@ -223,6 +226,7 @@ impl RunSpec {
             rules: Vec::new(),
             draw: None,
             resign: None,
+            strict: false,
             sprt: None,
             anchor: None,
             name: None,

@@ -117,6 +117,12 @@ impl TuneSpec {
                 ));
             }
         }
+        if self.run.strict {
+            return Err(SpecError::new(
+                "strict",
+                "a tune does not stop at an engine's fault: the pair's result moves theta like any other",
+            ));
+        }
         if self.run.colours != crate::tournament::Colours::Alternate {
             return Err(SpecError::new(
                 "colours",
@@ -245,6 +251,9 @@ mod tests {
         let mut one_sided = ok.clone();
         one_sided.run.colours = crate::tournament::Colours::FirstWhite;
         assert_eq!(one_sided.check().unwrap_err().setting, "colours");
+        let mut strict = ok.clone();
+        strict.run.strict = true;
+        assert_eq!(strict.check().unwrap_err().setting, "strict");
         let seat = ok.seat(false, &[3.4]);
         assert_eq!(seat.name, "e-");
         assert_eq!(seat.options, vec![("A".to_string(), "3.4".to_string())]);

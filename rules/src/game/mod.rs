@@ -152,6 +152,19 @@ impl Termination {
         }
     }
 
+    /// An ending the loser's engine caused by failing as a program (an illegal move, its clock,
+    /// a crash, silence, its memory), not by how it played.
+    pub fn is_fault(self) -> bool {
+        matches!(
+            self,
+            Termination::IllegalMove
+                | Termination::TimeForfeit
+                | Termination::EngineCrash
+                | Termination::EngineStall
+                | Termination::MemoryLimit
+        )
+    }
+
     /// The ending named `s`: one of [`Termination::ALL`], or one a registered game names.
     pub fn parse(s: &str) -> Option<Termination> {
         Termination::ALL
