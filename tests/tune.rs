@@ -53,18 +53,37 @@ fn spsa_finds_the_known_best_value_of_a_weight() {
     assert!(near >= 9, "only {near} of 10 within 10 of 100: {ends:?}");
 }
 
-/// A saved tune that can no longer start (its engine is gone) is refused naming the file its
-/// settings were read from.
+/// A finished tune resumed with its engine gone writes its files again, as they were (nothing
+/// is played, and the kinds of its parameters are saved in tune.json); an unfinished one that
+/// can no longer start is refused naming the file its settings were read from.
 #[test]
-fn a_resumed_tune_names_its_saved_settings_when_they_are_refused() {
+fn a_resumed_tune_needs_its_engine_only_for_pairs_left() {
     let dir = scratch("gone");
     let o = run(&focus_tune(&dir, 150, 2, 5, &[]));
     assert!(o.status.success(), "{}", stderr(&o));
+    let theta = std::fs::read_to_string(dir.join("theta.csv")).unwrap();
     let saved = dir.join("tune.json");
     let text = std::fs::read_to_string(&saved).unwrap();
     let engine = engine();
     assert!(text.contains(&engine), "{text}");
     std::fs::write(&saved, text.replace(&engine, "/no/such/engine")).unwrap();
+    std::fs::remove_file(dir.join("theta.csv")).unwrap();
+    let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("theta.csv")).unwrap(),
+        theta
+    );
+
+    // One pair left: the engine is needed, and its absence is named with tune.json.
+    let pairs = dir.join("pairs.jsonl");
+    let first = std::fs::read_to_string(&pairs)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&pairs, first + "\n").unwrap();
     let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let said = stderr(&o);

@@ -225,10 +225,21 @@ fn open_folder(job: &TuneJob, mine: &Path) -> Result<crate::tournament::RunLock,
 /// What a tune checks before it plays (its settings, book and the engine's options), nothing
 /// written; the job comes back with each parameter's kind (whole number or decimal) known.
 pub fn check_before_play(mut job: TuneJob) -> Result<TuneJob, Failure> {
-    job.spec.check().map_err(|e| job.origin.explain(e))?;
+    // A finished tune resumed only writes its files again: its engine may be gone, and the
+    // kinds of its parameters were learnt when it started (tune.json keeps them).
+    let finished =
+        (job.resume.as_deref()).is_some_and(|dir| crate::tune::nothing_left(&job.spec, dir));
+    let checked = if finished {
+        job.spec.check_all_but_programs()
+    } else {
+        job.spec.check()
+    };
+    checked.map_err(|e| job.origin.explain(e))?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
     runcmd::openings(&job.spec.run, entry)?;
-    check_engine_options(&runtime()?, &mut job.spec, entry.id)?;
+    if !finished {
+        check_engine_options(&runtime()?, &mut job.spec, entry.id)?;
+    }
     Ok(job)
 }
 

@@ -11,7 +11,7 @@ mod split;
 pub mod spsa;
 
 pub use journal::PAIRS_FILE;
-pub use play::{tune, TuneOptions, TuneOutcome, TuneProgress};
+pub use play::{nothing_left, tune, TuneOptions, TuneOutcome, TuneProgress};
 pub use spec::TuneSpec;
 
 /// A tune fails as a run does (a set-up refused, an output not written, an engine that will not

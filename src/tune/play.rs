@@ -242,6 +242,15 @@ fn read_back(path: &Path, ledger: &mut Ledger) -> Result<(u64, Vec<usize>), Tune
     Ok((count, damaged))
 }
 
+/// Whether the pairs journal in `dir` already holds every pair of this (unsplit) tune: then
+/// resuming it plays nothing and needs no engine. A journal that cannot be read says no, and
+/// the tune itself then reports why.
+pub fn nothing_left(spec: &TuneSpec, dir: &Path) -> bool {
+    let mut ledger = Ledger::new(spec.spsa());
+    spec.run.shard.is_none()
+        && read_back(&dir.join(PAIRS_FILE), &mut ledger).is_ok_and(|(done, _)| done >= spec.pairs)
+}
+
 /// Plays the tune into `opts.dir` (already locked and holding its spec), calling `on_pair` as
 /// pairs finish.
 pub async fn tune(

@@ -88,8 +88,9 @@ impl TuneSpec {
         }
     }
 
-    /// Every check a tune passes before anything starts or is written.
-    pub fn check(&self) -> Result<(), SpecError> {
+    /// Every check but whether the engine's program is there: all that resuming a finished
+    /// tune needs, which plays nothing and only writes its files again.
+    pub fn check_all_but_programs(&self) -> Result<(), SpecError> {
         match self.run.engines.len() {
             1 => {}
             0 => return Err(SpecError::new(
@@ -188,7 +189,13 @@ impl TuneSpec {
         // The games are a match of the engine's two seats: checked as one.
         let mut games = self.run.clone();
         games.engines = vec![self.seat(true, &[]), self.seat(false, &[])];
-        games.check()
+        games.check_all_but_programs()
+    }
+
+    /// Every check a tune passes before anything starts or is written.
+    pub fn check(&self) -> Result<(), SpecError> {
+        self.check_all_but_programs()?;
+        crate::tournament::spec::check_programs(&self.run.engines)
     }
 
     /// The tune a task of a split tune belongs to, as text: equal for all its tasks.
