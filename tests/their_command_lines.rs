@@ -27,11 +27,34 @@ fn play(dir: &std::path::Path, text: &str) -> std::process::Output {
     arbiter_in(dir, &args)
 }
 
+/// A scratch folder holding `EPD` as book.epd.
+fn with_book(name: &str) -> std::path::PathBuf {
+    let dir = scratch("theirs", name);
+    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    dir
+}
+
 /// `play`, which must succeed.
 fn played(dir: &std::path::Path, text: &str) -> std::process::Output {
     let out = play(dir, text);
     assert_exit(&out, 0);
     out
+}
+
+/// Plays an argument list as a script builds it (words may hold spaces), the bundled engine
+/// in place of `ENGINE`.
+fn play_words(dir: &std::path::Path, words: &[&str]) -> std::process::Output {
+    let e = bundled_engine();
+    let args: Vec<String> = words.iter().map(|w| w.replace("ENGINE", &e)).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    arbiter_in(dir, &args)
+}
+
+/// `play`, which must be refused with exit code 2 and a message saying `says`.
+fn refused(dir: &std::path::Path, text: &str, says: &str) {
+    let out = play(dir, text);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains(says), "{}", stderr(&out));
 }
 
 #[test]
@@ -49,8 +72,7 @@ fn the_fastchess_readme_example_plays_chess() {
 
 #[test]
 fn an_epd_book_in_random_order_with_a_log() {
-    let dir = scratch("theirs", "epd");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let dir = with_book("epd");
     played(
         &dir,
         "-engine cmd=ENGINE name=new -engine cmd=ENGINE name=old -openings file=book.epd format=epd order=random -each tc=1+0.01 -rounds 2 -repeat -concurrency 2 -log file=fastchess.log",
@@ -64,8 +86,7 @@ fn an_epd_book_in_random_order_with_a_log() {
 
 #[test]
 fn an_sprt_with_games_two_and_a_pgn_file() {
-    let dir = scratch("theirs", "sprt");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let dir = with_book("sprt");
     let out = play(
         &dir,
         "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -games 2 -rounds 3 -each proto=uci option.Style=search -openings order=random file=book.epd format=epd -randomseed -concurrency 2 -ratinginterval 10 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 -pgnout file=out.pgn -recover",
@@ -129,8 +150,7 @@ fn affinity_and_timeouts_as_fastchess_scripts_give_them() {
 /// the position is the one the game's moves in the PGN lead to.
 #[test]
 fn epdout_writes_each_games_final_position() {
-    let dir = scratch("theirs", "epdout");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let dir = with_book("epdout");
     played(
         &dir,
         "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -openings file=book.epd format=epd -rounds 2 -games 2 -repeat -pgnout file=out.pgn -epdout file=final.epd append=true",
@@ -219,8 +239,7 @@ fn fastchess_config(engine: &str, stats: &str) -> String {
 
 #[test]
 fn a_fastchess_config_file_is_played_as_the_flags_that_made_it() {
-    let dir = scratch("theirs", "config");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let dir = with_book("config");
     let engine = bundled_engine();
     std::fs::write(dir.join("config.json"), fastchess_config(&engine, "{}")).unwrap();
     let out = play(&dir, "-config file=config.json");
@@ -349,8 +368,7 @@ fn whites_and_starts(pgn: &str) -> Vec<(String, String)> {
 /// round to its first opening after its last).
 #[test]
 fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
-    let dir = scratch("theirs", "colours");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
+    let dir = with_book("colours");
     let book: Vec<String> = EPD
         .lines()
         .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
@@ -388,12 +406,11 @@ fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
     let starts: Vec<&str> = games.iter().map(|(_, s)| s.as_str()).collect();
     assert_eq!(starts, [&book[3], &book[3], &book[0], &book[0]]);
     // A start before the first opening is refused, naming it.
-    let out = play(
+    refused(
         &dir,
         "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -openings file=book.epd format=epd start=0",
+        "start=0",
     );
-    assert_exit(&out, 2);
-    assert!(stderr(&out).contains("start=0"), "{}", stderr(&out));
 }
 
 /// A line as a fastchess study script builds it (argument list, not a shell line): `-config
@@ -401,56 +418,52 @@ fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
 /// and -pgnout and -log carry the keys fastchess takes.
 #[test]
 fn a_study_scripts_fastchess_line_plays() {
-    let dir = scratch("theirs", "study");
-    std::fs::write(dir.join("book.epd"), EPD).unwrap();
-    let engine = bundled_engine();
-    let mut args: Vec<String> = Vec::new();
-    for name in ["low", "high"] {
-        args.extend([
-            "-engine".into(),
-            format!("cmd={engine}"),
-            format!("name={name}"),
-            "depth=1".into(),
-        ]);
-    }
-    for word in [
-        "-openings",
-        "file=book.epd",
-        "format=epd",
-        "order=random",
-        "-srand",
-        "7",
-        "-rounds",
-        "2",
-        "-repeat",
-        "-concurrency",
-        "2",
-        "-maxmoves",
-        "60",
-        "-recover",
-        "-config",
-        "outname=study/pair.fastchess.json",
-        "-event",
-        "Study (lane 1): low vs high",
-        "-pgnout",
-        "file=pair.pgn",
-        "notation=san",
-        "append=false",
-        "nodes=true",
-        "seldepth=true",
-        "nps=true",
-        "hashfull=true",
-        "latency=true",
-        "-log",
-        "file=pair.log",
-        "level=info",
-        "append=false",
-        "engine=false",
-    ] {
-        args.push(word.into());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = arbiter_in(&dir, &args);
+    let dir = with_book("study");
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=ENGINE",
+            "name=low",
+            "depth=1",
+            "-engine",
+            "cmd=ENGINE",
+            "name=high",
+            "depth=1",
+            "-openings",
+            "file=book.epd",
+            "format=epd",
+            "order=random",
+            "-srand",
+            "7",
+            "-rounds",
+            "2",
+            "-repeat",
+            "-concurrency",
+            "2",
+            "-maxmoves",
+            "60",
+            "-recover",
+            "-config",
+            "outname=study/pair.fastchess.json",
+            "-event",
+            "Study (lane 1): low vs high",
+            "-pgnout",
+            "file=pair.pgn",
+            "notation=san",
+            "append=false",
+            "nodes=true",
+            "seldepth=true",
+            "nps=true",
+            "hashfull=true",
+            "latency=true",
+            "-log",
+            "file=pair.log",
+            "level=info",
+            "append=false",
+            "engine=false",
+        ],
+    );
     assert_exit(&out, 0);
     let pgn = std::fs::read_to_string(dir.join("pair.pgn")).unwrap();
     assert_eq!(
@@ -463,12 +476,11 @@ fn a_study_scripts_fastchess_line_plays() {
     // outname= only names a file: nothing is read from it, and a stats=false without the
     // file it would apply to is refused.
     assert!(!dir.join("study").exists());
-    let out = play(
+    refused(
         &dir,
         "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -config stats=false",
+        "stats=false",
     );
-    assert_exit(&out, 2);
-    assert!(stderr(&out).contains("stats=false"), "{}", stderr(&out));
 }
 
 /// fastchess's `-strict`: the run stops at the first game an engine loses by a fault (here an
@@ -477,29 +489,26 @@ fn a_study_scripts_fastchess_line_plays() {
 #[test]
 fn strict_stops_at_the_first_fault_and_resumes() {
     let dir = scratch("theirs", "strict");
-    let engine = bundled_engine();
-    let mut args: Vec<String> = Vec::new();
-    for word in [
-        "-engine",
-        "name=good",
-        "-engine",
-        "name=bad",
-        "args=--fault illegal --fault-after 5",
-        "-each",
-        "depth=1",
-        "-rounds",
-        "4",
-        "-repeat",
-        "-strict",
-        "-pgnout",
-        "file=s.pgn",
-    ] {
-        args.push(word.into());
-    }
-    args.insert(1, format!("cmd={engine}"));
-    args.insert(4, format!("cmd={engine}"));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = arbiter_in(&dir, &args);
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=ENGINE",
+            "name=good",
+            "-engine",
+            "cmd=ENGINE",
+            "name=bad",
+            "args=--fault illegal --fault-after 5",
+            "-each",
+            "depth=1",
+            "-rounds",
+            "4",
+            "-repeat",
+            "-strict",
+            "-pgnout",
+            "file=s.pgn",
+        ],
+    );
     assert_exit(&out, 6);
     let text = stdout(&out);
     assert!(
