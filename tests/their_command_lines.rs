@@ -383,7 +383,14 @@ fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
         ("-noswap -reverse", ["b"; 6]),
     ] {
         let file = format!("out{}.pgn", flags.replace(' ', ""));
-        played(&dir, &format!("{base} {flags} -pgnout file={file}"));
+        let out = played(&dir, &format!("{base} {flags} -pgnout file={file}"));
+        // The banner says how the book and the colours go.
+        let banner = stdout(&out);
+        assert!(banner.contains("(4), from opening 3"), "{banner}");
+        let says =
+            |what: &str| banner.contains(&format!("colours:  the {what} engine White in both"));
+        assert_eq!(says("first"), flags == "-noswap", "{banner}");
+        assert_eq!(says("second"), flags == "-noswap -reverse", "{banner}");
         let games = whites_and_starts(&std::fs::read_to_string(dir.join(&file)).unwrap());
         let seen: Vec<&str> = games.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(seen, whites, "White in each game with '{flags}'");

@@ -3,7 +3,7 @@
 
 use crate::engine::EngineConfig;
 use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
-use crate::tournament::Progress;
+use crate::tournament::{Colours, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -19,6 +19,10 @@ pub struct Plan<'a> {
     pub already: u64,
     pub concurrency: usize,
     pub openings: Option<(&'a Path, usize)>,
+    /// How the book is walked: in a seeded random order, and from which opening (1-based).
+    pub random_order: bool,
+    pub book_start: u64,
+    pub colours: Colours,
     pub out_dir: &'a Path,
 }
 
@@ -56,8 +60,20 @@ pub fn banner(plan: &Plan) -> String {
         ));
     }
     match plan.openings {
-        Some((path, n)) => text.push_str(&format!("  openings: {} ({n})\n", path.display())),
+        Some((path, n)) => {
+            text.push_str(&format!("  openings: {} ({n})", path.display()));
+            if plan.random_order {
+                text.push_str(", in random order");
+            }
+            if plan.book_start > 1 {
+                text.push_str(&format!(", from opening {}", plan.book_start));
+            }
+            text.push('\n');
+        }
         None => text.push_str("  openings: the start position\n"),
+    }
+    if plan.colours != Colours::Alternate {
+        text.push_str(&format!("  colours:  {}\n", plan.colours.describe()));
     }
     text.push_str(&format!("  output:   {}\n", plan.out_dir.display()));
     text

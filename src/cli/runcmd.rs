@@ -310,6 +310,9 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
             // As the run will cap it: no more workers than games.
             concurrency: spec.concurrency.min(total.max(1) as usize),
             openings: book.as_deref().map(|b| (b, openings.len())),
+            random_order: spec.random_openings,
+            book_start: spec.book_start,
+            colours: spec.colours,
             out_dir: &out_dir,
         },
         job.quiet,

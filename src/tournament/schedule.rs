@@ -66,6 +66,16 @@ impl Colours {
         <Colours as clap::ValueEnum>::from_str(text, false).ok()
     }
 
+    /// In a sentence, for the banner.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Colours::Alternate => "each pair colour-reversed, the first engine White first",
+            Colours::Reverse => "each pair colour-reversed, the second engine White first",
+            Colours::FirstWhite => "the first engine White in both games of each pair",
+            Colours::SecondWhite => "the second engine White in both games of each pair",
+        }
+    }
+
     /// The pair's `game`-th game (0 or 1): whether the first engine has White.
     fn first_is_white(self, game: u64) -> bool {
         match self {
