@@ -79,9 +79,9 @@ pub struct RunArgs {
     #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
     pub rules: Vec<String>,
     /// Stop at the first game an engine loses by a fault of the program (an illegal move, its
-    /// clock, a crash, silence, its memory limit): the games in progress finish, the reports
-    /// are written and arbiter exits with code 6; `--resume` goes on from there. For engine
-    /// CI, where any such game is a bug (fastchess's -strict).
+    /// clock, a crash, silence, its memory limit): the games in progress are abandoned, the
+    /// reports written, and arbiter exits with code 6; `--resume` goes on from there (and plays
+    /// the abandoned games). For engine CI, where any such game is a bug (fastchess's -strict).
     #[arg(long)]
     pub strict: bool,
     /// Adjudicate a draw: movenumber=N movecount=N score=CP.
