@@ -62,10 +62,6 @@ pub enum Colours {
 }
 
 impl Colours {
-    pub fn parse(text: &str) -> Option<Colours> {
-        <Colours as clap::ValueEnum>::from_str(text, false).ok()
-    }
-
     /// In a sentence, for the banner.
     pub fn describe(self) -> &'static str {
         match self {
@@ -260,7 +256,7 @@ mod tests {
         assert_eq!(whites(Colours::FirstWhite), [0, 0, 0, 0]);
         assert_eq!(whites(Colours::SecondWhite), [1, 1, 1, 1]);
         for name in ["alternate", "reverse", "first-white", "second-white"] {
-            let c = Colours::parse(name).expect(name);
+            let c = <Colours as clap::ValueEnum>::from_str(name, false).expect(name);
             let saved = serde_json::to_string(&c).unwrap();
             assert_eq!(saved, format!("\"{name}\""));
         }
