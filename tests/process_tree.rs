@@ -130,7 +130,7 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
     assert_eq!(gone(&dir), Vec::new(), "outlived the run");
 }
 
-/// The keepers and what the start-up check ended are the harness's own cost, though the kernel
+/// The keepers, what the start-up check ended and the sandboxes are the harness's own cost, though the kernel
 /// counts their CPU time with the engines': a run asked for it (as `bench --peer` asks) says how
 /// much it was.
 #[test]
@@ -138,16 +138,24 @@ fn keepers_and_the_start_up_check_report_their_cpu_time() {
     let dir = engines_dir("harness-cpu");
     let report = dir.join("harness-cpu.txt");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
-    cmd.args(["match", "--games", "2", "--each", "depth=1", "--quiet"])
-        .args(faulty(&dir, "first", "none"))
-        .args([
-            "--engine",
-            &format!("cmd={}", bundled_engine()),
-            "name=second",
-        ])
-        .args(["--out", &dir.join("run").display().to_string()])
-        .env("ARBITER_HARNESS_CPU", &report)
-        .current_dir(&dir);
+    cmd.args([
+        "match",
+        "--games",
+        "2",
+        "--each",
+        "depth=1",
+        "sandbox=on",
+        "--quiet",
+    ])
+    .args(faulty(&dir, "first", "none"))
+    .args([
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=second",
+    ])
+    .args(["--out", &dir.join("run").display().to_string()])
+    .env("ARBITER_HARNESS_CPU", &report)
+    .current_dir(&dir);
     let out = common::output_within_deadline(cmd);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = std::fs::read_to_string(&report).unwrap();
@@ -155,14 +163,21 @@ fn keepers_and_the_start_up_check_report_their_cpu_time() {
         .split_whitespace()
         .map(|n| n.parse().unwrap())
         .collect();
-    let [keepers_us, check_us] = numbers[..] else {
+    let [own_us, keepers_us, check_us, sandboxes_us] = numbers[..] else {
         panic!("{text:?}")
     };
+    // Its own time, to the microsecond (a run of two games costs more than one clock tick).
+    assert!(own_us > 0, "{text}");
     // Two keepers, each adding its time as it exits (with the start-up check's engines kept to
     // play, the check's own share is only what it ended, such as the sandbox's probe).
     assert!(keepers_us > 0, "{text}");
+    // Each engine ran in a sandbox (bubblewrap), whose start costs milliseconds; its time is
+    // read to the nanosecond once the engine has answered.
+    assert!(sandboxes_us > 0, "{text}");
     assert!(
-        keepers_us < 10_000_000 && check_us < 10_000_000,
+        [own_us, keepers_us, check_us, sandboxes_us]
+            .iter()
+            .all(|&us| us < 10_000_000),
         "implausible: {text}"
     );
 }
@@ -193,8 +208,22 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
         .to_vec();
     args.extend(affinity.iter().map(|a| a.to_string()));
     args.extend(["--each".into(), "st=0.4".into()]);
-    args.extend(faulty(&dir, "first", "none"));
-    args.extend(faulty(&dir, "second", "none"));
+    // The bundled engine behind a script that counts its starts.
+    let counted = common::script(
+        &dir,
+        "counted.sh",
+        "#!/bin/sh\necho started >> starts.txt\nengine=$1\nshift\nexec \"$engine\" \"$@\"\n",
+        0o755,
+    );
+    for name in ["first", "second"] {
+        args.extend([
+            "--engine".into(),
+            format!("cmd={counted}"),
+            format!("name={name}"),
+            format!("dir={}", dir.display()),
+            format!("arg={}", bundled_engine()),
+        ]);
+    }
     args.extend(["--out".into(), dir.join("run").display().to_string()]);
     let arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
@@ -212,23 +241,44 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
             })
             .collect()
     };
+    let worker_thread = || {
+        std::fs::read_dir(format!("/proc/{}/task", arbiter.id()))
+            .ok()?
+            .flatten()
+            .map(|t| t.path())
+            .find(|t| {
+                std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "game worker 1")
+            })
+    };
+    // The engines the start-up check started play the games: they are seen unpinned at first,
+    // then on the worker's CPU once it has taken them.
     let started = Instant::now();
-    while engines(&dir).len() < 2 && started.elapsed() < Duration::from_secs(30) {
+    let (referee, engines) = loop {
+        let running = engines(&dir);
+        let worker = worker_thread();
+        if let (Some(worker), 2) = (&worker, running.len()) {
+            let referee = scheduling(worker);
+            let engines: Vec<(String, String)> = running.iter().map(|p| scheduling(p)).collect();
+            let settled = referee.0 == "3" && engines.iter().all(|e| e.1 == referee.1);
+            if settled || started.elapsed() > Duration::from_secs(30) {
+                break (referee, engines);
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no game worker"
+        );
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let worker = std::fs::read_dir(format!("/proc/{}/task", arbiter.id()))
-        .unwrap()
-        .flatten()
-        .map(|t| t.path())
-        .find(|t| {
-            std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "game worker 1")
-        })
-        .expect("the game worker's thread");
-    let referee = scheduling(&worker);
-    let engines: Vec<(String, String)> = engines(&dir).iter().map(|p| scheduling(p)).collect();
+    };
     let out = arbiter.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(engines.len(), 2, "engines seen: {engines:?}");
+    let starts = std::fs::read_to_string(dir.join("starts.txt")).unwrap();
+    assert_eq!(
+        starts.lines().count(),
+        2,
+        "each engine started once, the start-up check's kept to play"
+    );
     (referee, engines)
 }
 

@@ -404,6 +404,7 @@ pub mod fuzzing {
 
 pub fn run() -> ExitCode {
     stop_signals_from_the_start();
+    peer_bench::measure_if_asked();
     let args: Vec<String> = std::env::args().collect();
     let argv = if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.

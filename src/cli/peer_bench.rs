@@ -3,8 +3,10 @@
 //! harness, one after the other in this run; each harness's own CPU per ply is compared.
 //!
 //! A harness's own CPU is read from `/proc/<pid>/stat` while it is a zombie (`waitid` with
-//! `WNOWAIT`): its own user and system time, all threads, without the engines it ran. Both
-//! harnesses are measured the same way, as child processes of this one.
+//! `WNOWAIT`): its own user and system time, all threads, without the engines it ran, in clock
+//! ticks. arbiter also reports its own time as `getrusage` gives it (microseconds), which is
+//! used for it, and what its keepers, start-up check and sandboxes cost, which the kernel
+//! counts with the engines' and the bench moves to arbiter's side.
 
 use super::Failure;
 use crate::game::find_game;
@@ -48,35 +50,69 @@ impl Peer {
     }
 }
 
-/// The environment variable naming the file where an arbiter run under the bench writes the CPU
-/// time of its own processes that the kernel counts with its children's: the keepers, and what
-/// the start-up check ran and ended (microseconds, two numbers on one line).
+/// The environment variable naming the file where an arbiter run under the bench writes its
+/// own CPU time as `getrusage` gives it (microseconds, where `/proc` counts clock ticks), and
+/// the CPU time of its own processes that the kernel counts with its children's: the keepers,
+/// what the start-up check ran and ended, and the sandboxes' start (four numbers on one line).
 const HARNESS_CPU_FILE: &str = "ARBITER_HARNESS_CPU";
 
-/// Writes the keepers' and the start-up check's CPU time where the bench asked (nothing when
-/// it did not).
+/// Under the bench, engine starts measure their sandbox's cost from the start.
+pub fn measure_if_asked() {
+    if std::env::var_os(HARNESS_CPU_FILE).is_some() {
+        crate::engine::overhead::measure_from_now();
+    }
+}
+
+/// Writes arbiter's own CPU time and its processes' beside the engines' where the bench asked
+/// (nothing when it did not).
 pub fn report_harness_cpu() {
     if let Some(path) = std::env::var_os(HARNESS_CPU_FILE) {
         let line = format!(
-            "{} {}\n",
+            "{} {} {} {}\n",
+            own_cpu().as_micros(),
             crate::engine::keeper::spent().as_micros(),
-            crate::tournament::preflight_cpu().as_micros()
+            crate::tournament::preflight_cpu().as_micros(),
+            crate::engine::overhead::sandbox_spent().as_micros(),
         );
         let _ = std::fs::write(path, line);
     }
 }
 
-/// The keepers' and the start-up check's CPU time an arbiter run reported.
-fn read_harness_cpu(path: &Path) -> Result<(Duration, Duration), Failure> {
+/// This process's user and system time, all threads, in the kernel's own precision.
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// What an arbiter run reported of its own CPU time (see `HARNESS_CPU_FILE`).
+struct HarnessCpu {
+    own: Duration,
+    keepers: Duration,
+    check: Duration,
+    sandboxes: Duration,
+}
+
+fn read_harness_cpu(path: &Path) -> Result<HarnessCpu, Failure> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let numbers: Vec<u64> = text
         .split_whitespace()
         .filter_map(|n| n.parse().ok())
         .collect();
     match numbers[..] {
-        [keepers, check] => Ok((Duration::from_micros(keepers), Duration::from_micros(check))),
+        [own, keepers, check, sandboxes] => Ok(HarnessCpu {
+            own: Duration::from_micros(own),
+            keepers: Duration::from_micros(keepers),
+            check: Duration::from_micros(check),
+            sandboxes: Duration::from_micros(sandboxes),
+        }),
         _ => Err(Failure::bad_input(format!(
-            "{}: arbiter did not report its keepers' CPU time",
+            "{}: arbiter did not report its own CPU time",
             path.display()
         ))),
     }
@@ -89,8 +125,8 @@ struct Measured {
     engines_cpu: Duration,
     wall: Duration,
     played: Tally,
-    /// arbiter's keepers and start-up check, included in `own_cpu`.
-    counted_apart: Option<(Duration, Duration)>,
+    /// arbiter's keepers, start-up check and sandboxes, included in `own_cpu`.
+    counted_apart: Option<HarnessCpu>,
 }
 
 /// What a harness's PGN says was played.
@@ -270,10 +306,12 @@ fn measure(
     let env = arbiter.then_some((HARNESS_CPU_FILE, report.as_path()));
     let (mut own_cpu, mut engines_cpu, wall) = run_measured(program, args, dir, env)?;
     let counted_apart = if arbiter {
-        let (keepers, check) = read_harness_cpu(&report)?;
-        own_cpu += keepers + check;
-        engines_cpu = engines_cpu.saturating_sub(keepers + check);
-        Some((keepers, check))
+        // Its own time as getrusage gives it, where /proc rounds down to clock ticks.
+        let cpu = read_harness_cpu(&report)?;
+        let elsewhere = cpu.keepers + cpu.check + cpu.sandboxes;
+        own_cpu = cpu.own + elsewhere;
+        engines_cpu = engines_cpu.saturating_sub(elsewhere);
+        Some(cpu)
     } else {
         None
     };
@@ -356,16 +394,17 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             )
         );
     }
-    if let Some((keepers, check)) = ours.counted_apart {
+    if let Some(cpu) = &ours.counted_apart {
         say!(
-            "arbiter's own CPU includes its keeper processes ({:.3} s) and what its start-up check ran and ended ({:.3} s), which the kernel counts with the engines'",
-            keepers.as_secs_f64(),
-            check.as_secs_f64()
+            "arbiter's own CPU includes its keeper processes ({:.3} s), what its start-up check ran and ended ({:.3} s) and its engines' sandboxes ({:.3} s), which the kernel counts with the engines'",
+            cpu.keepers.as_secs_f64(),
+            cpu.check.as_secs_f64(),
+            cpu.sandboxes.as_secs_f64()
         );
     }
     let tick_ms = 1000 / ticks_per_second();
     say!(
-        "own CPU per ply, {} / arbiter: {:.2} (CPU times are counted in clock ticks of {tick_ms} ms)",
+        "own CPU per ply, {} / arbiter: {:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
         per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)
     );

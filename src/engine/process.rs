@@ -283,7 +283,12 @@ impl EngineProcess {
         };
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
-            Ok(()) => Ok(engine),
+            Ok(()) => {
+                if let Some(keeper) = engine.pgid {
+                    super::overhead::count_sandbox(keeper);
+                }
+                Ok(engine)
+            }
             Err(e) => {
                 engine.kill().await;
                 Err(e)
@@ -495,6 +500,11 @@ impl EngineProcess {
     }
 
     /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
+    /// The keeper's process id: the root of the engine's process tree.
+    pub fn tree_root(&self) -> Option<u32> {
+        self.pgid
+    }
+
     pub async fn sync(&mut self) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
         match self.config.proto {

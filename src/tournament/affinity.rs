@@ -105,6 +105,59 @@ pub fn pin_current_thread(cpu: usize) -> bool {
     }
 }
 
+/// Moves a running process tree (`root` and every descendant, all their threads) onto the CPUs
+/// of the calling thread, as if the calling thread had started it: the start-up check's engines,
+/// started unpinned, then play pinned instead of being started again. Threads the tree makes
+/// later inherit the mask of the thread that makes them. Returns how many threads were moved.
+pub fn bring_tree_here(root: u32) -> usize {
+    // SAFETY: sched_getaffinity fills the set it is given; sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(0, size, &mut set) != 0 {
+            return 0;
+        }
+        let mut moved = 0;
+        let mut pending = vec![root];
+        let mut seen = 0;
+        while let Some(pid) = pending.pop() {
+            seen += 1;
+            if seen > MAX_TREE {
+                break;
+            }
+            for tid in threads(pid) {
+                if libc::sched_setaffinity(tid as libc::pid_t, size, &set) == 0 {
+                    moved += 1;
+                }
+                // Each thread lists the children it forked.
+                pending.extend(read_pids(&format!("/proc/{pid}/task/{tid}/children")));
+            }
+        }
+        moved
+    }
+}
+
+/// Processes a tree may hold before the rest is left where it is.
+const MAX_TREE: usize = 4096;
+
+fn threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_pids(path: &str) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +202,57 @@ mod tests {
         .unwrap();
         assert_eq!(seen, vec![last]);
         assert_eq!(allowed_cpus(), cpus, "other threads keep their mask");
+    }
+
+    /// The mask of every thread of a process, from /proc.
+    fn cpus_of(pid: u32) -> Vec<String> {
+        threads(pid)
+            .iter()
+            .map(|tid| {
+                let status =
+                    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap();
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .unwrap()
+                    .trim()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_running_tree_is_brought_onto_the_callers_cpu() {
+        let cpus = allowed_cpus();
+        let last = *cpus.last().unwrap();
+        // A shell whose child sleeps: two processes, started on every CPU.
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let root = shell.id();
+        let started = std::time::Instant::now();
+        let child = loop {
+            let kids = read_pids(&format!("/proc/{root}/task/{root}/children"));
+            if let Some(&kid) = kids.first() {
+                break kid;
+            }
+            assert!(started.elapsed().as_secs() < 10, "the shell forked nothing");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let moved = std::thread::spawn(move || {
+            assert!(pin_current_thread(last));
+            bring_tree_here(root)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(moved, 2);
+        for pid in [root, child] {
+            assert_eq!(cpus_of(pid), vec![last.to_string()]);
+        }
+        shell.kill().unwrap();
+        shell.wait().unwrap();
+        // SAFETY: signalling the sleep this test started.
+        unsafe { libc::kill(child as i32, libc::SIGKILL) };
     }
 }

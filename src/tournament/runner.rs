@@ -209,11 +209,16 @@ async fn worker(
     let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
     // The start-up check's engines play when they are the very processes this worker would
     // start: not when they must log their input and output (they were started without the
-    // log) or run pinned to this worker's CPU (they were started unpinned).
-    let adoptable = settings.log.is_none() && !settings.affinity.is_on();
+    // log). Started unpinned, they are moved onto this worker's CPU when it has one.
+    let adoptable = settings.log.is_none();
     for (i, engine) in kept {
         match players.get_mut(i) {
-            Some(player) if adoptable && player.config == engine.config => player.adopt(engine),
+            Some(player) if adoptable && player.config == engine.config => {
+                if let (true, Some(root)) = (settings.affinity.is_on(), engine.tree_root()) {
+                    affinity::bring_tree_here(root);
+                }
+                player.adopt(engine)
+            }
             _ => engine.quit().await,
         }
     }
