@@ -245,6 +245,11 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
         ),
         row(label("throughput"), games as f64 / wall, "games/s"),
         row(
+            label("journal syncs"),
+            outcome.journal_syncs as f64,
+            "syncs",
+        ),
+        row(
             label("time forfeits"),
             outcome.time_forfeits as f64,
             "games",

@@ -45,8 +45,13 @@ pub fn count_sandbox(keeper: u32) {
     SANDBOX_NS.fetch_add(ns, Ordering::Relaxed);
 }
 
+/// The children a single-threaded process forked (each thread lists its own).
 fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+    thread_children(pid, pid)
+}
+
+fn thread_children(pid: u32, tid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children"))
         .unwrap_or_default()
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
@@ -83,9 +88,11 @@ mod tests {
             .spawn()
             .unwrap();
         let me = std::process::id();
+        // SAFETY: gettid has no arguments and cannot fail.
+        let thread = unsafe { libc::gettid() } as u32;
         let pid = child.id();
         std::thread::sleep(Duration::from_millis(300));
-        assert!(children(me).contains(&pid));
+        assert!(thread_children(me, thread).contains(&pid));
         assert_eq!(command_name(pid).as_deref(), Some("sh"));
         // The loop costs milliseconds; schedstat counts them in nanoseconds.
         assert!(runtime_ns(pid).unwrap() > 100_000, "{:?}", runtime_ns(pid));

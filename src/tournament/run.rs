@@ -134,6 +134,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The game (from 1) whose fault stopped a `strict` run, and what it said.
     pub fault: Option<(u64, String)>,
+    /// Disk syncs of the journal: finished games share them (group commit).
+    pub journal_syncs: u64,
 }
 
 /// Whether SIGHUP is ignored, as `nohup` leaves it.
@@ -355,19 +357,32 @@ pub async fn run(
     let mut fault = None;
     let mut interrupted = false;
     let mut signals = StopSignals::install();
-    loop {
-        let next = tokio::select! {
-            next = rx.recv() => next,
-            _ = signals.recv() => { interrupted = true; None }
-        };
-        let Some(first) = next else { break };
-        // Group commit: the games that finished meanwhile are written with this one and share
-        // its sync; none counts before the sync.
-        let mut finished = vec![first];
-        while let Ok(more) = rx.try_recv() {
-            finished.push(more);
+    // Group commit: each finished game is written at once, but the games share their syncs,
+    // one at most `GROUP_WINDOW` after the first unsynced game; none counts before its sync. A
+    // game that may end the run (an SPRT's, a split run's, a strict run's fault) is synced at
+    // once, so the run stops as promptly as before.
+    let waits_for_company = opts.spec.sprt.is_none() && opts.spec.shard.is_none();
+    let mut unsynced: Vec<Entry> = Vec::new();
+    let mut sync_due: Option<tokio::time::Instant> = None;
+    let mut open = true;
+    let mut journal_syncs = 0;
+    while open || !unsynced.is_empty() {
+        let mut finished = Vec::new();
+        if open {
+            tokio::select! {
+                next = rx.recv() => match next {
+                    Some(first) => finished.push(first),
+                    None => open = false,
+                },
+                _ = signals.recv() => { interrupted = true; open = false; }
+                _ = sleep_until_due(sync_due) => {}
+            }
+            // The games that finished meanwhile are written with this one.
+            while let (true, Ok(more)) = (open, rx.try_recv()) {
+                finished.push(more);
+            }
         }
-        let mut written = Vec::with_capacity(finished.len());
+        let mut sync_now = !open;
         let mut journal_error = None;
         for (index, result) in finished {
             let record = match result {
@@ -375,6 +390,7 @@ pub async fn run(
                 Err(e) => {
                     setup_error.get_or_insert(e);
                     stop.store(true, Ordering::SeqCst);
+                    sync_now = true;
                     continue;
                 }
             };
@@ -391,10 +407,18 @@ pub async fn run(
                 journal_error = Some(e);
                 break;
             }
-            written.push(entry);
+            sync_now |=
+                !waits_for_company || (opts.spec.strict && entry.record.termination.is_fault());
+            unsynced.push(entry);
         }
-        if journal_error.is_none() && !written.is_empty() {
+        let now = tokio::time::Instant::now();
+        if !unsynced.is_empty() {
+            let due = *sync_due.get_or_insert(now + GROUP_WINDOW);
+            sync_now |= due <= now || unsynced.len() >= GROUP_MAX;
+        }
+        if journal_error.is_none() && sync_now && !unsynced.is_empty() {
             journal_error = journal.sync().err();
+            journal_syncs += 1;
         }
         if let Some(e) = journal_error {
             // A full disk or a lost folder: stop at once, end the games in progress and their
@@ -405,7 +429,11 @@ pub async fn run(
             workers.join().await;
             return Err(output_error(&journal_path, e));
         }
-        for entry in &written {
+        if !sync_now {
+            continue;
+        }
+        sync_due = None;
+        for entry in unsynced.drain(..) {
             tally.count_new(entry.index, &entry.record);
             if tally.decision().is_some() {
                 stop.store(true, Ordering::SeqCst);
@@ -451,7 +479,22 @@ pub async fn run(
     }
     let mut outcome = finish(&opts, tally.into_ledger(), total, interrupted, setup_error)?;
     outcome.fault = fault;
+    outcome.journal_syncs = journal_syncs;
     Ok(outcome)
+}
+
+/// The longest a finished game waits for others to share its journal sync: the progress shown
+/// lags by at most this much, and a machine that loses power loses at most this much play.
+const GROUP_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+/// Games synced together at most.
+const GROUP_MAX: usize = 256;
+
+/// Waits until `due`, or forever when no sync is due.
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Writes the reports of the games already in the folder's journal, as a run that ended
@@ -507,5 +550,6 @@ fn finish(
         time_forfeits: ledger.time_forfeits,
         interrupted,
         fault: None,
+        journal_syncs: 0,
     })
 }
