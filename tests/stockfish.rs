@@ -170,5 +170,16 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
             text.contains(&format!("own CPU per ply, {twin} / arbiter:")),
             "{text}"
         );
+        // The harness processes the kernel counts with the engines are named, the sandboxes'
+        // start among them, and arbiter's turnaround per move is given.
+        assert!(text.contains("its engines' sandboxes ("), "{text}");
+        let turnaround = text
+            .lines()
+            .find(|l| l.starts_with("arbiter's turnaround per move"))
+            .unwrap_or_else(|| panic!("no turnaround: {text}"));
+        assert!(
+            turnaround.contains("median ") && turnaround.contains(" p99 "),
+            "{turnaround}"
+        );
     }
 }

@@ -127,6 +127,8 @@ struct Measured {
     played: Tally,
     /// arbiter's keepers, start-up check and sandboxes, included in `own_cpu`.
     counted_apart: Option<HarnessCpu>,
+    /// arbiter's turnaround per move as its summary gave it (median, p99, max).
+    turnaround: Option<String>,
 }
 
 /// What a harness's PGN says was played.
@@ -316,13 +318,26 @@ fn measure(
         None
     };
     let played = tally(&dir.join("games.pgn"), "sf-a")?;
+    let turnaround = arbiter
+        .then(|| turnaround(&dir.join("stdout.txt")))
+        .flatten();
     Ok(Measured {
+        turnaround,
         own_cpu,
         engines_cpu,
         wall,
         played,
         counted_apart,
     })
+}
+
+/// What arbiter's summary said of the turnaround: `median 6 us, p99 19 us, max 40 us`.
+fn turnaround(stdout: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(stdout).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Referee turnaround per move"))?;
+    Some(line.split_once("moves): ")?.1.to_string())
 }
 
 /// The program `stockfish` on PATH, or Debian's.
@@ -400,6 +415,12 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             cpu.keepers.as_secs_f64(),
             cpu.check.as_secs_f64(),
             cpu.sandboxes.as_secs_f64()
+        );
+    }
+    if let Some(t) = &ours.turnaround {
+        say!(
+            "arbiter's turnaround per move (from reading a move to writing the request to the other engine): {t}; {} reports none",
+            peer.name
         );
     }
     let tick_ms = 1000 / ticks_per_second();

@@ -122,7 +122,10 @@ fn append_capped(partial: &mut Vec<u8>, bytes: &[u8]) {
 /// as a variant's confirmation, are handed out). Most are known by their first bytes, without
 /// being read as text.
 fn is_search_report(bytes: &[u8]) -> bool {
-    let plain = bytes.starts_with(b"info ") && memchr::memmem::find(bytes, b"string").is_none();
+    // Built once: a finder made for every line costs more than the search through it.
+    static STRING: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"string"));
+    let plain = bytes.starts_with(b"info ") && STRING.find(bytes).is_none();
     plain || matches!(search_report(&line_text(bytes)), Some((_, false)))
 }
 

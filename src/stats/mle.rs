@@ -17,6 +17,9 @@ pub const GAME_SCORES: [f64; 3] = [0.0, 0.5, 1.0];
 /// Per-game score values of game pairs: 0, 1/2, 1, 3/2, 2 points over two games.
 pub const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
+/// Score values up to which a fit is computed without allocating (games 3, pairs 5).
+const MAX_VALUES: usize = 8;
+
 /// Pseudo-count given to an empty cell (fishtest's `regularize`).
 pub const EMPTY_CELL: f64 = 1e-3;
 
@@ -71,6 +74,29 @@ impl Sample {
         Some(tilt(&self.probs, &shifted, x))
     }
 
+    /// The log-likelihood of `fit_mean(s)` (minus infinity without a fit), computed as it is
+    /// but on the stack: the interval's bisection asks for it a hundred times and more.
+    fn fit_mean_log_likelihood(&self, s: f64) -> f64 {
+        let k = self.values.len();
+        if k > MAX_VALUES {
+            return self
+                .fit_mean(s)
+                .map_or(f64::NEG_INFINITY, |p| self.log_likelihood(&p));
+        }
+        let mut shifted = [0.0; MAX_VALUES];
+        for (d, a) in shifted.iter_mut().zip(&self.values) {
+            *d = a - s;
+        }
+        let Some(x) = secular(&shifted[..k], &self.probs) else {
+            return f64::NEG_INFINITY;
+        };
+        let mut fit = [0.0; MAX_VALUES];
+        for ((q, p), a) in fit.iter_mut().zip(&self.probs).zip(&shifted[..k]) {
+            *q = p / (1.0 + x * a);
+        }
+        self.log_likelihood(&fit[..k])
+    }
+
     /// The most likely distribution whose t-value `(mu - reference) / sigma` is `t`, by the
     /// fixed-point iteration of fishtest's `MLE_t_value`, started from the uniform distribution.
     /// `None` if it does not converge.
@@ -83,25 +109,30 @@ impl Sample {
     /// may leave the secular equation without a root, a nearby fit does not.
     pub fn fit_t_value_from(&self, start: Vec<f64>, reference: f64, t: f64) -> Option<Vec<f64>> {
         let mut fit = start;
+        // Two buffers for every iteration: an interval's search runs this thousands of times.
+        let mut shifted = Vec::with_capacity(self.values.len());
+        let mut next = Vec::with_capacity(self.values.len());
         for _ in 0..200 {
             let (mu, var) = mean_var(&self.values, &fit);
             let sigma = var.sqrt();
             if sigma <= 0.0 || !sigma.is_finite() {
                 return None;
             }
-            let shifted: Vec<f64> = self
-                .values
-                .iter()
-                .map(|a| a - reference - t * sigma * (1.0 + ((mu - a) / sigma).powi(2)) / 2.0)
-                .collect();
+            shifted.clear();
+            shifted.extend(
+                self.values
+                    .iter()
+                    .map(|a| a - reference - t * sigma * (1.0 + ((mu - a) / sigma).powi(2)) / 2.0),
+            );
             let x = secular(&shifted, &self.probs)?;
-            let next = tilt(&self.probs, &shifted, x);
+            next.clear();
+            next.extend(tilted(&self.probs, &shifted, x));
             let change = next
                 .iter()
                 .zip(&fit)
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f64::max);
-            fit = next;
+            std::mem::swap(&mut fit, &mut next);
             if change < 1e-13 {
                 break;
             }
@@ -118,10 +149,7 @@ impl Sample {
     pub fn mean_interval(&self, z: f64) -> (f64, f64) {
         let (mean, _) = self.mean_var();
         let best = self.log_likelihood(&self.probs);
-        let deficit = |s: f64| {
-            self.fit_mean(s)
-                .map_or(f64::INFINITY, |p| best - self.log_likelihood(&p))
-        };
+        let deficit = |s: f64| best - self.fit_mean_log_likelihood(s);
         let lowest = self.values[0];
         let highest = self.values[self.values.len() - 1];
         let limit = z * z / 2.0;
@@ -220,11 +248,14 @@ pub fn mean_var(values: &[f64], probs: &[f64]) -> (f64, f64) {
 }
 
 fn tilt(probs: &[f64], shifted: &[f64], x: f64) -> Vec<f64> {
+    tilted(probs, shifted, x).collect()
+}
+
+fn tilted<'a>(probs: &'a [f64], shifted: &'a [f64], x: f64) -> impl Iterator<Item = f64> + 'a {
     probs
         .iter()
         .zip(shifted)
-        .map(|(p, a)| p / (1.0 + x * a))
-        .collect()
+        .map(move |(p, a)| p / (1.0 + x * a))
 }
 
 /// The root of `sum_i p_i a_i / (1 + x a_i) = 0` for which every `1 + x a_i` is positive; the
@@ -270,6 +301,27 @@ pub fn secular(values: &[f64], probs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stack_fit_gives_the_very_likelihood_of_the_allocating_one() {
+        for (values, counts) in [
+            (&GAME_SCORES[..], &[5u64, 3, 9][..]),
+            (&GAME_SCORES[..], &[0, 0, 4][..]),
+            (&PAIR_SCORES[..], &[3, 10, 40, 12, 2][..]),
+        ] {
+            let sample = Sample::regularized(values, counts).unwrap();
+            for s in [-0.1, 0.0, 0.01, 0.3, 0.5, 0.52, 0.9, 0.999, 1.0] {
+                let slow = sample
+                    .fit_mean(s)
+                    .map_or(f64::NEG_INFINITY, |p| sample.log_likelihood(&p));
+                assert_eq!(
+                    sample.fit_mean_log_likelihood(s).to_bits(),
+                    slow.to_bits(),
+                    "{counts:?} at {s}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_fit_has_the_asked_expectation_and_sums_to_one() {
