@@ -11,6 +11,7 @@ use super::protocol::{
 };
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
+use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -177,6 +178,24 @@ const QUICK_REPLY: Duration = Duration::from_millis(100);
 /// How long the keeper gets to end an engine's tree before its group is killed outright.
 const KEEPER_GRACE: Duration = Duration::from_millis(500);
 
+/// Writes what a non-blocking pipe takes of `bytes` now; returns how much (0 on any error, which
+/// the runtime's write then meets and reports).
+fn write_now(fd: std::os::fd::RawFd, bytes: &[u8]) -> usize {
+    // SAFETY: writes from a live slice to a descriptor this process owns; no memory is written.
+    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    usize::try_from(n).unwrap_or(0)
+}
+
+fn ensure_non_blocking(fd: std::os::fd::RawFd) {
+    // SAFETY: fcntl reads and sets the status flags of a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 && flags & libc::O_NONBLOCK == 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
 impl EngineProcess {
     /// Starts the engine and completes the handshake for `game`: `uci`/`uciok`, options, the
     /// variant (confirmed by the engine when it offers `UCI_Variant`), `isready`/`readyok`.
@@ -262,6 +281,9 @@ impl EngineProcess {
             tokio::spawn(copy_stderr(err, config.name.clone(), log));
         }
         let stdin = child.stdin.take().expect("stdin is piped");
+        // `write_now` must never wait for an engine that stopped reading: the runtime keeps its
+        // pipes non-blocking, and this makes sure of it.
+        ensure_non_blocking(stdin.as_raw_fd());
         let stdout = child.stdout.take().expect("stdout is piped");
         let lines = LineReader::new(stdout, config.name.clone(), log.clone());
         let mut engine = EngineProcess {
@@ -547,8 +569,17 @@ impl EngineProcess {
             bytes.push(b'\n');
         }
         let line = lines.first().copied().unwrap_or("");
+        // A request fits in the pipe, which the engine has emptied by reading the last one: it
+        // is written at once, without the runtime's write and timer. Whatever is left (a full
+        // pipe, an error to report) goes through the runtime as before.
+        let done = write_now(self.stdin.as_raw_fd(), &bytes);
+        if done == bytes.len() {
+            self.out = bytes;
+            return Ok(());
+        }
+        let rest = &bytes[done..];
         let write = async {
-            self.stdin.write_all(&bytes).await?;
+            self.stdin.write_all(rest).await?;
             self.stdin.flush().await
         };
         // A full pipe means the engine stopped reading: treat it like silence.
@@ -741,5 +772,32 @@ impl EngineProcess {
         } else {
             self.end_tree().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request is written at once only as far as the pipe takes it: an engine that stopped
+    /// reading never holds up the referee's thread, and the rest is left to the runtime.
+    #[test]
+    fn writing_now_takes_what_the_pipe_holds_and_never_waits() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills the two descriptors it is given.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        let (read_end, write_end) = (fds[0], fds[1]);
+        ensure_non_blocking(write_end);
+        let request = vec![b'x'; 1 << 20];
+        let taken = write_now(write_end, &request);
+        assert!(taken > 0 && taken < request.len(), "{taken}");
+        // Full now: nothing more, at once.
+        assert_eq!(write_now(write_end, &request), 0);
+        // SAFETY: closing the descriptors made above.
+        unsafe { libc::close(read_end) };
+        // No reader left: an error, reported as nothing written.
+        assert_eq!(write_now(write_end, b"go\n"), 0);
+        // SAFETY: as above.
+        unsafe { libc::close(write_end) };
     }
 }
