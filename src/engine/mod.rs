@@ -9,6 +9,7 @@ pub mod log;
 pub mod options;
 pub mod overhead;
 pub mod process;
+pub mod procfs;
 pub mod protocol;
 pub mod reader;
 pub mod sandbox;

@@ -7,6 +7,7 @@
 //! handshake, from `/proc/<pid>/schedstat` (nanoseconds; `/proc/<pid>/stat` counts in clock
 //! ticks of 10 ms, longer than a whole bubblewrap start).
 
+use super::procfs::{children, command_name};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -30,38 +31,19 @@ pub fn count_sandbox(keeper: u32) {
         return;
     }
     let mut ns = 0;
-    let mut below = children(keeper);
+    let mut below = children(keeper, keeper);
     // Bounded: the sandbox is two processes deep; the engine's own tree is not walked.
     for _ in 0..4 {
         let mut next = Vec::new();
         for pid in below {
             if command_name(pid).as_deref() == Some("bwrap") {
                 ns += runtime_ns(pid).unwrap_or(0);
-                next.extend(children(pid));
+                next.extend(children(pid, pid));
             }
         }
         below = next;
     }
     SANDBOX_NS.fetch_add(ns, Ordering::Relaxed);
-}
-
-/// The children a single-threaded process forked (each thread lists its own).
-fn children(pid: u32) -> Vec<u32> {
-    thread_children(pid, pid)
-}
-
-fn thread_children(pid: u32, tid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-fn command_name(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|c| c.trim_end().to_string())
 }
 
 /// Time on the CPU of a single-threaded process, in nanoseconds.
@@ -92,7 +74,7 @@ mod tests {
         let thread = unsafe { libc::gettid() } as u32;
         let pid = child.id();
         std::thread::sleep(Duration::from_millis(300));
-        assert!(thread_children(me, thread).contains(&pid));
+        assert!(children(me, thread).contains(&pid));
         assert_eq!(command_name(pid).as_deref(), Some("sh"));
         // The loop costs milliseconds; schedstat counts them in nanoseconds.
         assert!(runtime_ns(pid).unwrap() > 100_000, "{:?}", runtime_ns(pid));

@@ -1,5 +1,6 @@
 //! CPU pinning for `--affinity`: which CPUs the run may use, and pinning the calling thread.
 
+use crate::engine::procfs::{children, threads};
 use serde::{Deserialize, Serialize};
 
 /// Whether each concurrent game (its referee thread and both engines) is pinned to a CPU, and
@@ -130,7 +131,7 @@ pub fn bring_tree_here(root: u32) -> usize {
                     moved += 1;
                 }
                 // Each thread lists the children it forked.
-                pending.extend(read_pids(&format!("/proc/{pid}/task/{tid}/children")));
+                pending.extend(children(pid, tid));
             }
         }
         moved
@@ -139,24 +140,6 @@ pub fn bring_tree_here(root: u32) -> usize {
 
 /// Processes a tree may hold before the rest is left where it is.
 const MAX_TREE: usize = 4096;
-
-fn threads(pid: u32) -> Vec<u32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|dir| {
-            dir.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn read_pids(path: &str) -> Vec<u32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
 
 #[cfg(test)]
 mod tests {
@@ -233,7 +216,7 @@ mod tests {
         let root = shell.id();
         let started = std::time::Instant::now();
         let child = loop {
-            let kids = read_pids(&format!("/proc/{root}/task/{root}/children"));
+            let kids = children(root, root);
             if let Some(&kid) = kids.first() {
                 break kid;
             }
