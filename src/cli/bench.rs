@@ -124,8 +124,9 @@ fn perft_rows(entry: &'static GameEntry, full: bool) -> Result<Vec<Row>, Failure
     ])
 }
 
-/// CPU time of this process alone (all its threads; child processes are not included).
-fn own_cpu() -> Duration {
+/// CPU time of this process alone (all its threads; child processes are not included), to the
+/// microsecond (`/proc` counts clock ticks).
+pub(super) fn own_cpu() -> Duration {
     // SAFETY: getrusage fills the struct it is given and nothing else.
     let usage = unsafe {
         let mut u: libc::rusage = std::mem::zeroed();

@@ -69,25 +69,13 @@ pub fn report_harness_cpu() {
     if let Some(path) = std::env::var_os(HARNESS_CPU_FILE) {
         let line = format!(
             "{} {} {} {}\n",
-            own_cpu().as_micros(),
+            super::bench::own_cpu().as_micros(),
             crate::engine::keeper::spent().as_micros(),
             crate::tournament::preflight_cpu().as_micros(),
             crate::engine::overhead::sandbox_spent().as_micros(),
         );
         let _ = std::fs::write(path, line);
     }
-}
-
-/// This process's user and system time, all threads, in the kernel's own precision.
-fn own_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// What an arbiter run reported of its own CPU time (see `HARNESS_CPU_FILE`).

@@ -521,12 +521,12 @@ impl EngineProcess {
         }
     }
 
-    /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
     /// The keeper's process id: the root of the engine's process tree.
     pub fn tree_root(&self) -> Option<u32> {
         self.pgid
     }
 
+    /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
     pub async fn sync(&mut self) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
         match self.config.proto {

@@ -378,8 +378,10 @@ pub async fn run(
                 _ = sleep_until_due(sync_due) => {}
             }
             // The games that finished meanwhile are written with this one.
-            while let (true, Ok(more)) = (open, rx.try_recv()) {
-                finished.push(more);
+            if open {
+                while let Ok(more) = rx.try_recv() {
+                    finished.push(more);
+                }
             }
         }
         let mut sync_now = !open;
