@@ -404,13 +404,20 @@ pub async fn run(
                 );
                 continue;
             }
+            let strict_fault = opts.spec.strict && record.termination.is_fault();
+            if strict_fault {
+                // As fastchess stops at once: no game starts once a fault is known, and the
+                // games in progress are abandoned (--resume plays them again). The fault
+                // counts, and is reported, once it is synced below.
+                stop.store(true, Ordering::SeqCst);
+                workers.cancel();
+            }
             let entry = Entry { index, record };
             if let Err(e) = journal.write(&entry) {
                 journal_error = Some(e);
                 break;
             }
-            sync_now |=
-                !waits_for_company || (opts.spec.strict && entry.record.termination.is_fault());
+            sync_now |= !waits_for_company || strict_fault;
             unsynced.push(entry);
         }
         let now = tokio::time::Instant::now();
@@ -444,10 +451,6 @@ pub async fn run(
                 let r = &entry.record;
                 let said = format!("{} - {}: {}", r.white, r.black, r.detail);
                 fault = Some((entry.index + 1, said));
-                // As fastchess stops at once: the games in progress are abandoned, and
-                // --resume plays them again.
-                stop.store(true, Ordering::SeqCst);
-                workers.cancel();
             }
             on_game(Progress {
                 game: entry.index + 1,
