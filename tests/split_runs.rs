@@ -200,6 +200,23 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         &["merge", "unnamed", "unnamed"].map(String::from),
     ));
     assert!(text.contains("Merged 18 games"), "{text}");
+    // The same, but the task requeued under its own name finds its own unnamed claim (seen in
+    // CI: the kill landed between the two): the pair it listed is its own, and it plays it.
+    run(&dir, &task("unnamed-self", 1));
+    let own = dir.join("unnamed-self/shard-1-of-3/journal.jsonl");
+    let kept: Vec<String> = journal_lines(&own)
+        .into_iter()
+        .filter(|l| !l.starts_with("{\"index\":16,") && !l.starts_with("{\"index\":17,"))
+        .collect();
+    std::fs::write(&own, kept.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("unnamed-self/claims/p8"), "").unwrap();
+    let again = run(&dir, &task("unnamed-self", 1));
+    assert!(
+        stderr(&again).contains("continuing the shard"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(journal_lines(&own).len(), 18);
     // A task that ran twice: its folder twice. Each game is kept once.
     let copy = dir.join("run/shard-1-of-3-copy");
     std::fs::create_dir_all(&copy).unwrap();

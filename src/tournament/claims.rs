@@ -83,7 +83,39 @@ fn pair_file(dir: &Path, pair: u64, generation: u32) -> PathBuf {
 }
 
 /// Creates `path` only if it is not there, with `content`; false if it was there.
+///
+/// The content is written to a file of its own first and linked to `path`, so that a claim
+/// is never seen, nor left by a kill, without its owner's name. Whether the link was made is
+/// read from the new file's link count, as open(2) advises for NFS, whose link may answer
+/// "exists" to its own retried request. A file system without hard links creates `path`
+/// exclusively and writes the name after, the one case where a kill can leave a claim unnamed.
 fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // Unique across nodes (the time), processes and this process's threads (the count).
+    static STAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = STAGED.fetch_add(1, Ordering::Relaxed);
+    let staged = dir.join(format!(".new-{}-{count}-{nonce}", std::process::id()));
+    std::fs::write(&staged, content)?;
+    let linked = std::fs::hard_link(&staged, path);
+    let made = match &linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            Ok(std::fs::metadata(&staged).is_ok_and(|m| m.nlink() == 2))
+        }
+        Err(_) => Err(()),
+    };
+    let _ = std::fs::remove_file(&staged);
+    match made {
+        Ok(made) => Ok(made),
+        Err(()) => create_then_name(path, content),
+    }
+}
+
+fn create_then_name(path: &Path, content: &[u8]) -> std::io::Result<bool> {
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(mut file) => {
             file.write_all(content)?;
@@ -442,6 +474,47 @@ mod tests {
         assert_eq!(owner_in(&dir, 0).as_deref(), Some("shard-2-of-2"));
         let other = Claims::open(&dir, "shard-3-of-3", "{another run}", lease);
         assert!(other.err().unwrap().contains("other settings"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_claim_appears_with_its_owner_named_and_leaves_nothing_else() {
+        let dir = scratch("named");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p0");
+        // Many takers at once: one wins, and the claim is never seen empty.
+        let winners: Vec<bool> = std::thread::scope(|s| {
+            let takers: Vec<_> = (0..8)
+                .map(|i| {
+                    let path = path.clone();
+                    s.spawn(move || create_new(&path, format!("task-{i}").as_bytes()).unwrap())
+                })
+                .collect();
+            let watcher = s.spawn(|| {
+                for _ in 0..10_000 {
+                    if let Ok(text) = std::fs::read(&path) {
+                        assert!(!text.is_empty(), "a claim seen without its owner");
+                    }
+                }
+            });
+            watcher.join().unwrap();
+            takers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(winners.iter().filter(|&&w| w).count(), 1, "{winners:?}");
+        let winner = winners.iter().position(|&w| w).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("task-{winner}")
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("p0")],
+            "staged files are removed"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -131,10 +131,18 @@ impl Split {
             if pair >= self.pairs || self.pair_done(pair) {
                 continue;
             }
-            if let Some(claim) = self.claims.owner(pair).map_err(|e| io_text(&path, e))? {
-                if claim.owner == me {
-                    self.hold(pair, claim.generation);
+            match self.claims.owner(pair).map_err(|e| io_text(&path, e))? {
+                Some(claim) if claim.owner == me => self.hold(pair, claim.generation),
+                // Made but never named (killed in between, on a file system without hard
+                // links): it listed the pair, so the claim was its own. Taken over rather than
+                // held, so that were it another task's after all, one result stands.
+                Some(claim) if claim.owner.is_empty() => {
+                    let taken = self.claims.take_over(pair, &claim);
+                    if taken.map_err(|e| io_text(&path, e))? {
+                        self.hold(pair, claim.generation + 1);
+                    }
                 }
+                _ => {}
             }
         }
         Ok(())
