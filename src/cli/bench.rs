@@ -15,7 +15,7 @@ pub struct BenchArgs {
     /// Deeper, slower runs (the figures quoted in the README).
     #[arg(long)]
     pub full: bool,
-    /// Only perft, and only for this game.
+    /// Only this game's perft and rules rows.
     #[arg(long, conflicts_with = "referee")]
     pub game: Option<String>,
     /// Only the referee rows (no perft).
@@ -87,13 +87,13 @@ pub fn command(args: BenchArgs) -> Result<u8, Failure> {
     .map(|_| 0)
 }
 
-struct Row {
-    benchmark: String,
-    value: f64,
-    unit: &'static str,
+pub(super) struct Row {
+    pub(super) benchmark: String,
+    pub(super) value: f64,
+    pub(super) unit: &'static str,
 }
 
-fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
+pub(super) fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
     Row {
         benchmark: benchmark.into(),
         value,
@@ -149,8 +149,6 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// A match of two instant engines (random movers in the MIT dialect, which report their own time
-/// in microseconds), measured from inside the referee.
 /// A match of two instant engines (the bundled engine in the MIT dialect at depth 1, which
 /// reports microseconds), played into `out`.
 fn instant_match(
@@ -346,7 +344,11 @@ pub fn run_bench(
     let mut rows = Vec::new();
     let print = |r: &Row| say!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
     for entry in selected {
-        for r in perft_rows(entry, full)? {
+        let perft = perft_rows(entry, full)?;
+        for r in perft
+            .into_iter()
+            .chain(super::cold_bench::rules_rows(entry, full)?)
+        {
             print(&r);
             rows.push(r);
         }

@@ -23,6 +23,7 @@ macro_rules! say_inline {
 
 mod bench;
 mod cluster;
+mod cold_bench;
 mod compat;
 mod configcmd;
 #[cfg(test)]

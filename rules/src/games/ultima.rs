@@ -425,42 +425,68 @@ impl Ultima {
         !self.for_each_pseudo(color.other(), |_, caps| caps & target == 0)
     }
 
-    /// Calls `f(move, captures)` for each legal move of the side to move, suicides included.
-    fn for_each_legal(&self, mut f: impl FnMut(UltimaMove, u64)) {
-        let us = self.turn;
-        self.for_each_pseudo(us, |mv, caps| {
-            let mut after = self.clone();
-            after.apply(mv, caps);
-            if !after.king_capturable(us) {
-                f(mv, caps);
-            }
-            true
-        });
-        for rank in 0..8 {
-            for file in 0..8 {
-                let s = sq(file, rank);
-                let cell = self.cells[s];
-                if Self::is_color(cell, us) && cell & 7 != KING && self.immobilized(s) {
-                    let mv = UltimaMove {
-                        from: s as u8,
-                        to: s as u8,
-                    };
-                    let mut after = self.clone();
-                    after.apply(mv, 0);
-                    if !after.king_capturable(us) {
-                        f(mv, 0);
-                    }
-                }
-            }
-        }
+    /// Whether the side to move may play `mv` with `caps` without leaving its King capturable.
+    fn keeps_king_safe(&self, mv: UltimaMove, caps: u64) -> bool {
+        let mut after = self.clone();
+        after.apply(mv, caps);
+        !after.king_capturable(self.turn)
     }
 
+    /// Whether the piece on `s` may commit suicide: an immobilized piece of the side to move,
+    /// other than its King.
+    fn may_commit_suicide(&self, s: usize) -> bool {
+        let cell = self.cells[s];
+        Self::is_color(cell, self.turn) && cell & 7 != KING && self.immobilized(s)
+    }
+
+    /// Calls `f(move, captures)` for each legal move of the side to move, suicides included,
+    /// until `f` says to stop (false); whether it went through them all.
+    fn for_each_legal_until(&self, mut f: impl FnMut(UltimaMove, u64) -> bool) -> bool {
+        let whole = self.for_each_pseudo(self.turn, |mv, caps| {
+            !self.keeps_king_safe(mv, caps) || f(mv, caps)
+        });
+        if !whole {
+            return false;
+        }
+        for s in (0..8).flat_map(|rank| (0..8).map(move |file| sq(file, rank))) {
+            let suicide = UltimaMove {
+                from: s as u8,
+                to: s as u8,
+            };
+            if self.may_commit_suicide(s) && self.keeps_king_safe(suicide, 0) && !f(suicide, 0) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Calls `f(move, captures)` for each legal move of the side to move, suicides included.
+    fn for_each_legal(&self, mut f: impl FnMut(UltimaMove, u64)) {
+        self.for_each_legal_until(|mv, caps| {
+            f(mv, caps);
+            true
+        });
+    }
+
+    /// The captures of `mv` if it is legal here. Only the moving piece's moves are made, and
+    /// only a match is tried against the King's safety: trying every legal move, as listing
+    /// them does, cost each ply several times over.
     fn captures_of(&self, mv: UltimaMove) -> Option<u64> {
+        let from = mv.from as usize;
+        if mv.from == mv.to {
+            return (self.may_commit_suicide(from) && self.keeps_king_safe(mv, 0)).then_some(0);
+        }
+        if !Self::is_color(self.cells[from], self.turn) || self.immobilized(from) {
+            return None;
+        }
+        let own_king = self.kings[self.turn.index()] as usize;
         let mut found = None;
-        self.for_each_legal(|m, caps| {
-            if m == mv {
+        self.piece_moves(from, self.turn, own_king, &mut |m, caps| {
+            // The last match counts, as when the legal moves are listed.
+            if m == mv && self.keeps_king_safe(mv, caps) {
                 found = Some(caps);
             }
+            true
         });
         found
     }
@@ -676,9 +702,8 @@ impl Position for Ultima {
     }
 
     fn board_status(&self) -> Status {
-        let mut any = false;
-        self.for_each_legal(|_, _| any = true);
-        if any {
+        // Stopped at the first legal move: there is one in almost every position.
+        if !self.for_each_legal_until(|_, _| false) {
             Status::Ongoing
         } else if self.in_check() {
             Status::Over(self.turn.other().wins(), Termination::Checkmate)
@@ -772,5 +797,52 @@ mod tests {
             }
         }
         assert!(positions > 1000);
+    }
+
+    #[test]
+    fn a_move_is_read_as_the_list_of_legal_moves_reads_it() {
+        // Random games; at each ply every pair of squares is asked, of the one piece's moves
+        // (`captures_of`) and of the whole list, and whether any move is left.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut suicides = 0;
+        let squares: Vec<usize> = (0..8)
+            .flat_map(|rank| (0..8).map(move |file| sq(file, rank)))
+            .collect();
+        for _game in 0..40 {
+            let mut pos = Ultima::from_fen(Ultima::START_FEN).unwrap();
+            for _ply in 0..120 {
+                let mut listed = std::collections::HashMap::new();
+                pos.for_each_legal(|mv, caps| {
+                    listed.insert(mv, caps);
+                });
+                suicides += listed.keys().filter(|m| m.from == m.to).count();
+                for &from in &squares {
+                    for &to in &squares {
+                        let mv = UltimaMove {
+                            from: from as u8,
+                            to: to as u8,
+                        };
+                        assert_eq!(
+                            pos.captures_of(mv),
+                            listed.get(&mv).copied(),
+                            "{mv:?} in {}",
+                            pos.fen()
+                        );
+                    }
+                }
+                let stopped = !pos.for_each_legal_until(|_, _| false);
+                assert_eq!(stopped, !listed.is_empty(), "{}", pos.fen());
+                let mut moves: Vec<UltimaMove> = listed.into_keys().collect();
+                if moves.is_empty() {
+                    break;
+                }
+                moves.sort_by_key(|m| (m.from, m.to));
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                pos.play(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+        assert!(suicides > 0, "suicides were asked too");
     }
 }
