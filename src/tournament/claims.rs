@@ -1,7 +1,8 @@
 //! Who plays which game pair of a split run: claims on the shared file system.
 //!
-//! A task claims pair `p` by creating `claims/p<p>` with `O_EXCL`, which is atomic on local file
-//! systems and on NFS (unlike `flock`), and writes its own name into it. Tasks walk the pairs
+//! A task claims pair `p` by linking a file holding its own name to `claims/p<p>`, which fails
+//! if the name is taken: atomic on local file systems and on NFS (unlike `flock`), and the claim
+//! is never seen, nor left by a kill, without its owner's name (see `create_new`). Tasks walk the pairs
 //! in the schedule's order, so any number of them, started in any order, play the lowest pairs
 //! first and an SPRT counting pairs in order is never held back by a task still in the queue.
 //!
