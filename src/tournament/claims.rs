@@ -10,7 +10,7 @@
 //! (`claims/alive-<task>`) several times per lease. A task whose heartbeat has not changed for a
 //! whole lease, by the observer's own clock (so clocks of different nodes never meet), is dead
 //! to the others: its unfinished pair is taken over by creating the claim's next generation,
-//! `claims/p<p>.2`, `.3`, ..., again with `O_EXCL`. The highest generation names the owner.
+//! `claims/p<p>.2`, `.3`, ..., made the same way. The highest generation names the owner.
 //! A task requeued under its own name picks its own claims up at once.
 //!
 //! Each task also lists the pairs it claims in its own folder (`claimed`, written before the
