@@ -102,17 +102,14 @@ fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
     let staged = dir.join(format!(".new-{}-{count}-{nonce}", std::process::id()));
     std::fs::write(&staged, content)?;
     let linked = std::fs::hard_link(&staged, path);
-    let made = match &linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-            Ok(std::fs::metadata(&staged).is_ok_and(|m| m.nlink() == 2))
-        }
-        Err(_) => Err(()),
-    };
+    // Made whatever the call answered, when the staged file has gained the link.
+    let made = std::fs::metadata(&staged).is_ok_and(|m| m.nlink() == 2);
     let _ = std::fs::remove_file(&staged);
-    match made {
-        Ok(made) => Ok(made),
-        Err(()) => create_then_name(path, content),
+    match linked {
+        _ if made => Ok(true),
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(_) => create_then_name(path, content),
     }
 }
 
