@@ -26,26 +26,34 @@ pub struct Turn<'a> {
 }
 
 /// The `go` command for `cfg` on this turn.
+#[cfg(test)]
 pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
+    let mut go = String::new();
+    write_go_command(cfg, turn, &mut go);
+    go
+}
+
+/// Writes the `go` command for `cfg` on this turn into `go`, emptied first: the same buffer
+/// serves every move of a match.
+pub fn write_go_command(cfg: &EngineConfig, turn: &Turn, go: &mut String) {
     let ms = |d: Duration| d.as_millis();
     let own = turn.clocks[turn.side.index()].as_ref();
     let l = &cfg.limits;
+    go.clear();
     match cfg.proto {
         Proto::Leiserchess => {
-            if let Some(c) = own {
-                format!("go time {} inc {}", ms(c.remaining), ms(c.increment))
+            let _ = if let Some(c) = own {
+                write!(go, "go time {} inc {}", ms(c.remaining), ms(c.increment))
             } else if let Some(st) = l.movetime {
                 // The player budgets about 2% of its time: ask for 50 moves' worth.
-                format!("go time {} inc 0", ms(st) * 50)
+                write!(go, "go time {} inc 0", ms(st) * 50)
             } else {
-                format!("go depth {}", l.depth.unwrap_or(1))
-            }
+                write!(go, "go depth {}", l.depth.unwrap_or(1))
+            };
         }
         // CECP has no `go` with limits: they are set once a game (`xboard_new_game`).
-        Proto::Xboard => "go".to_string(),
+        Proto::Xboard => go.push_str("go"),
         Proto::Uci => {
-            // Written into one string: this is built at every move.
-            let mut go = String::with_capacity(64);
             go.push_str("go");
             for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
                 if let Some(c) = &turn.clocks[color.index()] {
@@ -65,7 +73,6 @@ pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
             if let Some(n) = l.nodes {
                 let _ = write!(go, " nodes {n}");
             }
-            go
         }
     }
 }

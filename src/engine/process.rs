@@ -3,11 +3,11 @@
 
 use super::cgroup::{self, EngineGroup};
 use super::config::{EngineConfig, Proto};
-use super::dialect::{go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
+use super::dialect::{write_go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
 use super::log::IoLog;
 use super::options::{check_options, OfferedOption, OptionKind};
 use super::protocol::{
-    merge_info, parse_features, parse_line, parse_xboard_line, search_report, EngineLine, Info,
+    merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
 };
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
@@ -108,6 +108,8 @@ async fn copy_stderr(mut err: tokio::process::ChildStderr, name: String, log: Io
 
 /// What `next_line` waits for during the handshake, which `handshake=` bounds as a whole.
 const HANDSHAKE_STEPS: &[&str] = &["uci", "isready", "protover", "ping"];
+/// What a search's lines are read for, as `next_line` is told.
+const SEARCH: &str = "go";
 
 /// The most options (or CECP features) kept from one engine's handshake.
 const MAX_OFFERED_OPTIONS: usize = 4096;
@@ -126,6 +128,8 @@ pub struct EngineProcess {
     reaped: bool,
     /// The game so far as this engine was last told it.
     position: PositionCommand,
+    /// The last `go` command, its buffer kept for the next.
+    go: String,
     /// The same for a CECP engine, which keeps its own board.
     xboard: XboardGame,
     /// The game id it was started for (CECP names the variant at every new game).
@@ -296,6 +300,7 @@ impl EngineProcess {
             offered: Vec::new(),
             reaped: false,
             position: PositionCommand::default(),
+            go: String::new(),
             out: Vec::new(),
             xboard: XboardGame::default(),
             game: game.to_string(),
@@ -611,6 +616,7 @@ impl EngineProcess {
         waiting_for: &str,
     ) -> Result<Line, EngineError> {
         let waited = deadline.saturating_duration_since(Instant::now());
+        self.lines.set_in_search(waiting_for == SEARCH);
         // The keeper's exit ends the engine even when something it left behind still holds
         // its output open: then what it wrote is read, but no one waits for more.
         let read = tokio::select! {
@@ -659,13 +665,15 @@ impl EngineProcess {
             sent = Instant::now();
             self.send_lines(&refs).await?;
         } else {
-            let go = go_command(&self.config, turn);
-            // Taken out for the write, so the command is neither copied nor rebuilt.
+            // Both taken out for the write, so the commands are neither copied nor rebuilt.
+            let mut go = std::mem::take(&mut self.go);
+            write_go_command(&self.config, turn, &mut go);
             let mut position = std::mem::take(&mut self.position);
             let update = position.update(turn);
             sent = Instant::now();
             let written = self.send_lines(&[update, &go]).await;
             self.position = position;
+            self.go = go;
             written?;
         }
         let deadline = sent + allowed;
@@ -673,6 +681,7 @@ impl EngineProcess {
         // the runtime must also copy the engine's stderr meanwhile, so it waits there.
         let quick = deadline.min(sent + QUICK_REPLY);
         let mut info = Info::default();
+        self.lines.set_in_search(true);
         loop {
             let waited = match self.log {
                 None => self.lines.next_blocking(quick),
@@ -681,15 +690,11 @@ impl EngineProcess {
             let line = match waited {
                 Waited::Line(line) => line,
                 Waited::Ended => return Err(self.exited()),
-                Waited::NotYet => self.next_line(deadline, "go").await?,
+                Waited::NotYet => self.next_line(deadline, SEARCH).await?,
             };
             merge_info(&mut info, line.info);
             let parsed = if xboard {
                 parse_xboard_line(&line.text)
-            } else if let Some((report, _)) = search_report(&line.text) {
-                // An `info string` line: nothing in its text is used during a search.
-                merge_info(&mut info, report);
-                continue;
             } else {
                 parse_line(&line.text)
             };

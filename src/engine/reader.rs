@@ -54,6 +54,9 @@ struct Lines {
     /// only when the next line is handed out, and then from the latest back, until each field
     /// has its value (stockfish's last report before `bestmove` usually has them all).
     reports: Vec<u8>,
+    /// Whether `info string` lines are folded too (during a search, where nothing in their
+    /// text is used) rather than handed out (the handshake reads a variant's confirmation).
+    in_search: bool,
     name: String,
     log: Option<IoLog>,
 }
@@ -68,7 +71,12 @@ impl Lines {
         if let Some(log) = &self.log {
             log.write(&self.name, '<', &line_text(bytes));
         }
-        if !last && is_search_report(bytes) {
+        let folded = if self.in_search {
+            is_info(bytes)
+        } else {
+            is_search_report(bytes)
+        };
+        if !last && folded {
             if self.reports.len() + bytes.len() >= MAX_REPORTS {
                 self.pending = self.take_info();
             }
@@ -129,6 +137,13 @@ fn is_search_report(bytes: &[u8]) -> bool {
     plain || matches!(search_report(&line_text(bytes)), Some((_, false)))
 }
 
+/// Whether a line's first word is `info`.
+fn is_info(bytes: &[u8]) -> bool {
+    bytes
+        .strip_prefix(b"info")
+        .is_some_and(|rest| rest.first().is_none_or(u8::is_ascii_whitespace))
+}
+
 /// A line's text: a trailing `\r` dropped, invalid UTF-8 replaced, borrowed where it can be.
 fn line_text(bytes: &[u8]) -> Cow<'_, str> {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -152,10 +167,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             lines: Lines {
                 pending: Info::default(),
                 reports: Vec::new(),
+                in_search: false,
                 name,
                 log,
             },
         }
+    }
+
+    /// Whether the lines read from now on answer a search: then `info string` lines are folded
+    /// with the other reports instead of being handed out.
+    pub fn set_in_search(&mut self, on: bool) {
+        self.lines.in_search = on;
     }
 
     /// The next line that is not a folded search report; `None` once the output has ended.
@@ -335,6 +357,7 @@ fn would_block() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Score;
     use tokio::io::AsyncWriteExt;
 
     fn reader(bytes: &'static [u8]) -> LineReader<impl AsyncRead + Unpin> {
@@ -351,6 +374,34 @@ mod tests {
         assert_eq!(m.text, "bestmove a1");
         assert_eq!(m.info.depth, None);
         assert!(r.next().await.is_none());
+    }
+
+    /// Stockfish opens every search with an `info string`: during a search it is folded with
+    /// the reports (what precedes `string` still counts), so the move is the only line handed
+    /// out; outside one (a variant's confirmation) it is handed out as before.
+    #[tokio::test]
+    async fn a_search_folds_its_info_strings() {
+        let text = b"info string NNUE evaluation using nn.bin\ninfo depth 2 string x\ninfo\tdepth 4 score cp 9\ninfo\ninformation\nbestmove a1\n";
+        let mut r = reader(text);
+        r.set_in_search(true);
+        let m = r.next().await.unwrap();
+        assert_eq!(
+            m.text, "information",
+            "only a first word `info` is a report"
+        );
+        assert_eq!(
+            (m.info.depth, m.info.score),
+            (Some(4), Some(Score::Centipawns(9)))
+        );
+        let m = r.next().await.unwrap();
+        assert_eq!(m.text, "bestmove a1");
+        let mut r = reader(text);
+        r.set_in_search(false);
+        assert_eq!(
+            r.next().await.unwrap().text,
+            "info string NNUE evaluation using nn.bin"
+        );
+        assert_eq!(r.next().await.unwrap().text, "info depth 2 string x");
     }
 
     /// Reports read when the next line is handed out, from the latest back, say what reading

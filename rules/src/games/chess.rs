@@ -19,11 +19,6 @@ use shakmaty::{CastlingMode, EnPassantMode, Move, Position as _, Role};
 /// Plies without a capture or a pawn move before the game is drawn (50 moves by each side).
 pub const MOVE_RULE_PLIES: u32 = 100;
 
-#[derive(Clone, Debug)]
-pub struct Chess {
-    pos: shakmaty::Chess,
-}
-
 fn color(c: shakmaty::Color) -> Color {
     match c {
         shakmaty::Color::White => Color::White,
@@ -31,7 +26,35 @@ fn color(c: shakmaty::Color) -> Color {
     }
 }
 
+#[derive(Clone, Debug)]
+pub struct Chess {
+    pos: shakmaty::Chess,
+    /// The position's Zobrist key, kept up to date move by move: computed afresh, it reads a
+    /// table entry per piece, which in a match are cache misses at every ply.
+    key: u64,
+}
+
 impl Chess {
+    fn new(pos: shakmaty::Chess) -> Chess {
+        let key: Zobrist64 = pos.zobrist_hash(EnPassantMode::Legal);
+        Chess { pos, key: key.0 }
+    }
+
+    /// Plays `mv` through `play` (shakmaty's `play_unchecked` or a SAN writer that calls it)
+    /// and keeps the key.
+    fn play_keyed<T>(&mut self, mv: Move, play: impl FnOnce(&mut shakmaty::Chess, Move) -> T) -> T {
+        let key = self
+            .pos
+            .update_zobrist_hash(Zobrist64(self.key), mv, EnPassantMode::Legal);
+        let played = play(&mut self.pos, mv);
+        // shakmaty updates only the common moves (not castling, king moves, double steps or
+        // anything next to an en passant chance); the others are hashed afresh.
+        self.key = key
+            .unwrap_or_else(|| self.pos.zobrist_hash(EnPassantMode::Legal))
+            .0;
+        played
+    }
+
     /// The move in Standard Algebraic Notation, with `+`/`#`, as PGN writes it.
     pub fn san(&self, mv: Move) -> String {
         shakmaty::san::SanPlus::from_move(self.pos.clone(), mv).to_string()
@@ -88,7 +111,7 @@ impl Position for Chess {
         let pos = parsed
             .into_position(CastlingMode::Standard)
             .map_err(|e| err(e.to_string()))?;
-        Ok(Chess { pos })
+        Ok(Chess::new(pos))
     }
 
     fn fen(&self) -> String {
@@ -120,7 +143,7 @@ impl Position for Chess {
                 piece.encode_utf8(&mut [0; 4]),
             )
         });
-        self.pos.play_unchecked(mv);
+        self.play_keyed(mv, |pos, mv| pos.play_unchecked(mv));
         removed.unwrap_or_default()
     }
 
@@ -153,8 +176,7 @@ impl Position for Chess {
     }
 
     fn key(&self) -> u64 {
-        let hash: Zobrist64 = self.pos.zobrist_hash(EnPassantMode::Legal);
-        hash.0
+        self.key
     }
 
     fn perft(&self, depth: u32) -> u64 {
@@ -217,7 +239,8 @@ impl Position for Chess {
     }
 
     fn play_for_pgn(&mut self, mv: Move) -> String {
-        shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut self.pos, mv).to_string()
+        self.play_keyed(mv, shakmaty::san::SanPlus::from_move_and_play_unchecked)
+            .to_string()
     }
 
     fn render(&self) -> String {
@@ -273,6 +296,9 @@ mod tests {
                 c.play(mv);
                 assert_eq!(a.play_for_pgn(mv), want);
                 assert_eq!(a.fen(), c.fen());
+                // The key kept move by move is the one computed afresh, both ways of playing.
+                let fresh: Zobrist64 = a.pos.zobrist_hash(EnPassantMode::Legal);
+                assert_eq!((a.key(), c.key()), (fresh.0, fresh.0), "{}", a.fen());
                 said += 1;
             }
         }
