@@ -170,6 +170,21 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
             text.contains(&format!("own CPU per ply, {twin} / arbiter:")),
             "{text}"
         );
+        // The floor: the same games relayed with nothing checked, its CPU and plies measured.
+        let relay: Vec<String> = text
+            .lines()
+            .find(|l| l.starts_with("bare relay "))
+            .unwrap_or_else(|| panic!("no bare relay row: {text}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(relay[2], "6", "{text}");
+        let (plies, per_ply): (u64, f64) = (relay[3].parse().unwrap(), relay[5].parse().unwrap());
+        assert!(plies >= 6 && per_ply > 0.0, "{text}");
+        assert!(
+            text.contains("over the bare relay's floor: arbiter "),
+            "{text}"
+        );
         // The harness processes the kernel counts with the engines are named, the sandboxes'
         // start among them, and arbiter's turnaround per move is given.
         assert!(text.contains("its engines' sandboxes ("), "{text}");

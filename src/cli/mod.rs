@@ -33,6 +33,7 @@ mod overload;
 mod peer_bench;
 mod progress;
 mod ratecmd;
+mod relay_floor;
 mod rulescmd;
 mod runargs;
 mod runcmd;
@@ -299,7 +300,9 @@ enum Command {
     /// fastchess=/opt/fastchess/fastchess` plays one stockfish match (nodes=200, 100 games)
     /// under arbiter and then under fastchess, from the same command line, and prints each
     /// one's own CPU per ply and the ratio. --peer-affinity pins both (fastchess
-    /// `-use-affinity`, arbiter --affinity).
+    /// `-use-affinity`, arbiter --affinity). The same games are then relayed bare (ppoll, read
+    /// and write, nothing checked or recorded): the floor any harness pays per ply on this
+    /// machine, and what each harness spends over it.
     Bench(bench::BenchArgs),
 }
 

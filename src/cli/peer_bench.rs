@@ -370,6 +370,8 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     let ours = measure(&me, &args, &root.join("arbiter"), true)?;
     eprintln!("playing them again under {} ...", peer.name);
     let theirs = measure(&peer.program, &peer_args, &root.join("peer"), false)?;
+    eprintln!("and relayed by the least a referee can do ...");
+    let floor = super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)?;
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
@@ -411,11 +413,26 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             peer.name
         );
     }
+    let floor_us = floor.cpu.as_secs_f64() * 1e6 / floor.plies.max(1) as f64;
+    say!(
+        "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
+        "bare relay",
+        2 * pairs,
+        floor.plies,
+        floor.cpu.as_secs_f64(),
+        floor_us,
+    );
     let tick_ms = 1000 / ticks_per_second();
     say!(
         "own CPU per ply, {} / arbiter: {:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
         per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)
+    );
+    say!(
+        "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
+        per_ply_us(&ours) - floor_us,
+        peer.name,
+        per_ply_us(&theirs) - floor_us
     );
     let _ = std::fs::remove_dir_all(&root);
     Ok(())

@@ -1,0 +1,209 @@
+//! `arbiter bench --peer`'s floor: the same stockfish match relayed by the least a referee can
+//! do, to show how much of a harness's CPU per ply any harness pays on this machine.
+//!
+//! The relay starts both engines, then for each ply writes `position` and `go` in one write
+//! and waits with `ppoll` and `read` for `bestmove`, pinned and yielding to the engines as
+//! arbiter's `--affinity` does. It checks nothing, keeps no clock, writes no record and stops a
+//! game after `MAX_PLIES` or when the engine has no move. What is left is the kernel's part of
+//! a ply (one wait and switch back, one read, one write that wakes the engine) and the caches
+//! the engine emptied: the floor under arbiter's figure and the peer's.
+
+use super::Failure;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+/// Plies a relayed game lasts at most: about what the rules let these games last.
+const MAX_PLIES: usize = 100;
+/// How long the relay waits for any line before it gives up on the engine.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// What the relay measured: its thread's CPU over the games (start-up excluded) and the plies.
+pub struct Relayed {
+    pub cpu: Duration,
+    pub plies: u64,
+}
+
+struct Engine {
+    child: Child,
+    input: ChildStdin,
+    output: ChildStdout,
+    /// Read but not yet cut into lines.
+    pending: Vec<u8>,
+}
+
+impl Engine {
+    fn start(stockfish: &Path) -> Result<Engine, Failure> {
+        let mut child = Command::new(stockfish)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", stockfish.display())))?;
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Failure::bad_input("the relay's engine has no pipes"));
+        };
+        Ok(Engine {
+            child,
+            input,
+            output,
+            pending: Vec::with_capacity(1 << 16),
+        })
+    }
+
+    fn send(&mut self, text: &str) -> Result<(), Failure> {
+        self.input
+            .write_all(text.as_bytes())
+            .map_err(|e| Failure::bad_input(format!("the relay's engine: {e}")))
+    }
+
+    /// Reads until a line starts with `prefix`; that line's second word.
+    fn await_line(&mut self, prefix: &[u8], chunk: &mut [u8]) -> Result<String, Failure> {
+        let gone = || Failure::bad_input("the relay's engine stopped answering");
+        let mut from = 0;
+        loop {
+            while let Some(i) = memchr::memchr(b'\n', &self.pending[from..]) {
+                let line = &self.pending[from..from + i];
+                from += i + 1;
+                if line.starts_with(prefix) {
+                    let word = line
+                        .split(|b| b.is_ascii_whitespace())
+                        .filter(|w| !w.is_empty())
+                        .nth(1)
+                        .map(|w| String::from_utf8_lossy(w).into_owned())
+                        .unwrap_or_default();
+                    self.pending.drain(..from);
+                    return Ok(word);
+                }
+            }
+            self.pending.drain(..from);
+            from = 0;
+            let mut ready = libc::pollfd {
+                fd: self.output.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait = libc::timespec {
+                tv_sec: PATIENCE.as_secs() as libc::time_t,
+                tv_nsec: 0,
+            };
+            // SAFETY: one valid pollfd and a timespec that outlive the call.
+            if unsafe { libc::ppoll(&mut ready, 1, &wait, std::ptr::null()) } <= 0 {
+                return Err(gone());
+            }
+            // SAFETY: reads into `chunk`, which outlives the call, at most its length.
+            let n = unsafe { libc::read(ready.fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+            if n <= 0 {
+                return Err(gone());
+            }
+            self.pending.extend_from_slice(&chunk[..n as usize]);
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.input.write_all(b"quit\n");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn thread_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        usage
+    };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+/// Relays `games` games (two per line of the EPD `book`, in turn) between two stockfish
+/// processes searching `nodes` nodes a move, on a thread of its own, pinned to the first CPU
+/// this process may use when `pinned`.
+pub fn relay(
+    stockfish: &Path,
+    book: &Path,
+    games: u64,
+    nodes: u64,
+    pinned: bool,
+) -> Result<Relayed, Failure> {
+    let book = std::fs::read_to_string(book)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", book.display())))?;
+    let starts: Vec<String> = book.lines().map(str::to_string).collect();
+    let stockfish = stockfish.to_path_buf();
+    std::thread::spawn(move || relay_here(&stockfish, &starts, games, nodes, pinned))
+        .join()
+        .map_err(|_| Failure::bad_input("the relay's thread panicked"))?
+}
+
+fn relay_here(
+    stockfish: &Path,
+    starts: &[String],
+    games: u64,
+    nodes: u64,
+    pinned: bool,
+) -> Result<Relayed, Failure> {
+    if pinned {
+        if let Some(&cpu) = crate::tournament::allowed_cpus().first() {
+            crate::tournament::pin_current_thread(cpu);
+        }
+    }
+    // Started before the thread yields, so that the engines keep the normal policy.
+    let mut engines = [Engine::start(stockfish)?, Engine::start(stockfish)?];
+    if pinned {
+        crate::engine::sched::referee_yields_to_engines();
+    }
+    let mut chunk = vec![0u8; 1 << 16];
+    for engine in &mut engines {
+        engine
+            .send("uci\nsetoption name Threads value 1\nsetoption name Hash value 16\nisready\n")?;
+        engine.await_line(b"readyok", &mut chunk)?;
+    }
+    let before = thread_cpu();
+    let mut plies = 0u64;
+    let mut request = String::with_capacity(4096);
+    let go = format!("\ngo nodes {nodes}\n");
+    for game in 0..games {
+        for engine in &mut engines {
+            engine.send("ucinewgame\nisready\n")?;
+            engine.await_line(b"readyok", &mut chunk)?;
+        }
+        let start = starts
+            .get(game as usize / 2 % starts.len().max(1))
+            .map_or("startpos", String::as_str);
+        request.clear();
+        if start == "startpos" {
+            request.push_str("position startpos moves");
+        } else {
+            request.push_str("position fen ");
+            request.push_str(start);
+            request.push_str(" moves");
+        }
+        let moves_at = request.len();
+        let mut side = (game % 2) as usize;
+        for _ in 0..MAX_PLIES {
+            let asked = request.len();
+            request.push_str(&go);
+            engines[side].send(&request)?;
+            request.truncate(asked);
+            let mv = engines[side].await_line(b"bestmove", &mut chunk)?;
+            if mv.is_empty() || mv == "(none)" {
+                break;
+            }
+            request.push(' ');
+            request.push_str(&mv);
+            plies += 1;
+            side ^= 1;
+        }
+        request.truncate(moves_at);
+    }
+    Ok(Relayed {
+        cpu: thread_cpu().saturating_sub(before),
+        plies,
+    })
+}
