@@ -11,7 +11,7 @@ use crate::game::{
     Termination,
 };
 use shakmaty::fen::Fen;
-use shakmaty::san::San;
+use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, EnPassantMode, Move, Position as _, Role};
@@ -57,7 +57,7 @@ impl Chess {
 
     /// The move in Standard Algebraic Notation, with `+`/`#`, as PGN writes it.
     pub fn san(&self, mv: Move) -> String {
-        shakmaty::san::SanPlus::from_move(self.pos.clone(), mv).to_string()
+        SanPlus::from_move(self.pos.clone(), mv).to_string()
     }
 }
 
@@ -239,8 +239,18 @@ impl Position for Chess {
     }
 
     fn play_for_pgn(&mut self, mv: Move) -> String {
-        self.play_keyed(mv, shakmaty::san::SanPlus::from_move_and_play_unchecked)
-            .to_string()
+        let san = San::from_move(&self.pos, mv);
+        self.play_keyed(mv, |pos, mv| pos.play_unchecked(mv));
+        // shakmaty's own suffix asks for the game's outcome, a full move generation at every
+        // ply; only a check can be a mate, so only a check asks whether any move is left.
+        let suffix = self.pos.checkers().any().then(|| {
+            if self.pos.legal_moves().is_empty() {
+                Suffix::Checkmate
+            } else {
+                Suffix::Check
+            }
+        });
+        SanPlus { san, suffix }.to_string()
     }
 
     fn render(&self) -> String {
@@ -279,6 +289,7 @@ mod tests {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut moves = Vec::new();
         let mut said = 0;
+        let mut suffixes = [0; 3];
         for _ in 0..200 {
             let mut a = Chess::from_fen(Chess::START_FEN).unwrap();
             for _ in 0..300 {
@@ -295,6 +306,8 @@ mod tests {
                 let want = c.pgn_move_text(mv);
                 c.play(mv);
                 assert_eq!(a.play_for_pgn(mv), want);
+                suffixes
+                    [usize::from(want.ends_with('+')) + 2 * usize::from(want.ends_with('#'))] += 1;
                 assert_eq!(a.fen(), c.fen());
                 // The key kept move by move is the one computed afresh, both ways of playing.
                 let fresh: Zobrist64 = a.pos.zobrist_hash(EnPassantMode::Legal);
@@ -303,6 +316,8 @@ mod tests {
             }
         }
         assert!(said > 10_000, "{said}");
+        // Checks and mates among them, which alone are written from a move generation.
+        assert!(suffixes[1] > 1_000 && suffixes[2] > 20, "{suffixes:?}");
     }
 
     #[test]
