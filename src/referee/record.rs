@@ -35,7 +35,6 @@ mod compact_moves {
     use crate::engine::Score;
     use serde::de::{self, SeqAccess, Visitor};
     use serde::{Deserializer, Serialize, Serializer};
-    use std::fmt::Write;
     use std::time::Duration;
 
     const RESERVED: &[char] = &[' ', '@', ':', '/', '~', '#'];
@@ -58,6 +57,8 @@ mod compact_moves {
             return moves.serialize(s);
         }
         let mut text = String::with_capacity(moves.len() * 16);
+        // Numbers through itoa rather than the formatter: every finished game is written so.
+        let mut digits = itoa::Buffer::new();
         for (i, m) in moves.iter().enumerate() {
             if i > 0 {
                 text.push(' ');
@@ -66,21 +67,26 @@ mod compact_moves {
             if m.book {
                 continue;
             }
-            let _ = write!(text, "@{}", m.elapsed.as_micros());
+            text.push('@');
+            text.push_str(digits.format(m.elapsed.as_micros()));
             match m.score {
                 Some(Score::Centipawns(cp)) => {
-                    let _ = write!(text, ":{cp}");
+                    text.push(':');
+                    text.push_str(digits.format(cp));
                 }
                 Some(Score::Mate(n)) => {
-                    let _ = write!(text, ":#{n}");
+                    text.push_str(":#");
+                    text.push_str(digits.format(n));
                 }
                 None => {}
             }
             if let Some(d) = m.depth {
-                let _ = write!(text, "/{d}");
+                text.push('/');
+                text.push_str(digits.format(d));
             }
             if let Some(r) = m.reported_us {
-                let _ = write!(text, "~{r}");
+                text.push('~');
+                text.push_str(digits.format(r));
             }
         }
         s.serialize_str(&text)
