@@ -371,7 +371,9 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     eprintln!("playing them again under {} ...", peer.name);
     let theirs = measure(&peer.program, &peer_args, &root.join("peer"), false)?;
     eprintln!("and relayed by the least a referee can do ...");
-    let floor = super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)?;
+    // The floor is context, not the comparison: a relay that fails leaves the rows above.
+    let floor = super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)
+        .map(|f| (f.cpu.as_secs_f64() * 1e6 / f.plies.max(1) as f64, f));
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
@@ -399,6 +401,16 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             )
         );
     }
+    if let Ok((floor_us, floor)) = &floor {
+        say!(
+            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
+            "bare relay",
+            2 * pairs,
+            floor.plies,
+            floor.cpu.as_secs_f64(),
+            floor_us,
+        );
+    }
     if let Some(cpu) = &ours.counted_apart {
         say!(
             "arbiter's own CPU includes its keeper processes ({:.3} s), what its start-up check ran and ended ({:.3} s) and its engines' sandboxes ({:.3} s), which the kernel counts with the engines'",
@@ -413,27 +425,21 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             peer.name
         );
     }
-    let floor_us = floor.cpu.as_secs_f64() * 1e6 / floor.plies.max(1) as f64;
-    say!(
-        "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
-        "bare relay",
-        2 * pairs,
-        floor.plies,
-        floor.cpu.as_secs_f64(),
-        floor_us,
-    );
     let tick_ms = 1000 / ticks_per_second();
     say!(
         "own CPU per ply, {} / arbiter: {:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
         per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)
     );
-    say!(
-        "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
-        per_ply_us(&ours) - floor_us,
-        peer.name,
-        per_ply_us(&theirs) - floor_us
-    );
+    match &floor {
+        Ok((floor_us, _)) => say!(
+            "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
+            per_ply_us(&ours) - floor_us,
+            peer.name,
+            per_ply_us(&theirs) - floor_us
+        ),
+        Err(e) => say!("the bare relay could not be measured: {}", e.message),
+    }
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }
