@@ -197,4 +197,38 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
             "{turnaround}"
         );
     }
+    // Repeated: every run's table, then the ratios run by run with their median.
+    let out = arbiter_in(
+        &dir,
+        &[
+            "bench",
+            "--peer",
+            &format!("twin={me}"),
+            "--peer-games",
+            "2",
+            "--peer-runs",
+            "2",
+            "--stockfish",
+            &sf,
+        ],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("run 1 of 2:") && text.contains("run 2 of 2:"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\nbare relay ").count(), 2, "{text}");
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("own CPU per ply, twin / arbiter, run by run: "))
+        .unwrap_or_else(|| panic!("no summary: {text}"));
+    let (by_run, median) = summary
+        .split_once("run by run: ")
+        .and_then(|(_, rest)| rest.split_once(" (median "))
+        .unwrap_or_else(|| panic!("{summary}"));
+    let ratios: Vec<f64> = by_run.split(", ").map(|r| r.parse().unwrap()).collect();
+    assert_eq!(ratios.len(), 2, "{summary}");
+    let median: f64 = median.trim_end_matches(')').parse().unwrap();
+    assert!(ratios.contains(&median), "{summary}");
 }

@@ -54,6 +54,11 @@ pub struct BenchArgs {
     /// command line gets fastchess's `-use-affinity`, which arbiter reads as --affinity.
     #[arg(long, requires = "peer")]
     pub peer_affinity: bool,
+    /// Make the --peer comparison this many times in a row (each run: arbiter, the peer, the
+    /// bare relay) and print every run's ratio with their median: one run's ratio follows
+    /// the machine's load as much as the harnesses.
+    #[arg(long, default_value_t = 1, requires = "peer", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub peer_runs: u32,
     /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
     #[arg(long, requires = "peer")]
     pub stockfish: Option<std::path::PathBuf>,
@@ -74,6 +79,7 @@ pub fn command(args: BenchArgs) -> Result<u8, Failure> {
                 games: args.peer_games,
                 nodes: args.peer_nodes,
                 affinity: args.peer_affinity,
+                runs: args.peer_runs,
             };
             super::peer_bench::peer_bench(&peer, &stockfish, &work)
         }

@@ -302,7 +302,8 @@ enum Command {
     /// one's own CPU per ply and the ratio. --peer-affinity pins both (fastchess
     /// `-use-affinity`, arbiter --affinity). The same games are then relayed bare (ppoll, read
     /// and write, nothing checked or recorded): the floor any harness pays per ply on this
-    /// machine, and what each harness spends over it.
+    /// machine, and what each harness spends over it. --peer-runs 5 repeats the whole
+    /// comparison and prints the ratio of every run with their median.
     Bench(bench::BenchArgs),
 }
 

@@ -8,6 +8,7 @@
 //! used for it, and what its keepers, start-up check and sandboxes cost, which the kernel
 //! counts with the engines' and the bench moves to arbiter's side.
 
+use super::relay_floor::Relayed;
 use super::Failure;
 use crate::game::find_game;
 use crate::pgn::read_games;
@@ -258,6 +259,9 @@ pub struct Work {
     pub nodes: u64,
     /// Each game and its engines pinned to a CPU (fastchess's `-use-affinity`).
     pub affinity: bool,
+    /// Times the whole comparison is made, one after the other: the ratio follows the
+    /// machine's load, which one run cannot tell apart from the harnesses.
+    pub runs: u32,
 }
 
 /// The command line a harness runs: the same for both, but for how the PGN file is named
@@ -366,14 +370,48 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     let peer_args = match_line(stockfish, &book, work, peer.is_cutechess());
     say!("both harnesses run: <harness> {}", peer_args.join(" "));
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
-    eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
-    let ours = measure(&me, &args, &root.join("arbiter"), true)?;
-    eprintln!("playing them again under {} ...", peer.name);
-    let theirs = measure(&peer.program, &peer_args, &root.join("peer"), false)?;
-    eprintln!("and relayed by the least a referee can do ...");
-    // The floor is context, not the comparison: a relay that fails leaves the rows above.
-    let floor = super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)
-        .map(|f| (f.cpu.as_secs_f64() * 1e6 / f.plies.max(1) as f64, f));
+    let runs = work.runs.max(1);
+    let mut ratios = Vec::new();
+    for run in 1..=runs {
+        if runs > 1 {
+            say!("run {run} of {runs}:");
+        }
+        // A folder per run and harness: fastchess appends to its PGN file.
+        let dir = |who: &str| root.join(format!("{who}-{run}"));
+        eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
+        let ours = measure(&me, &args, &dir("arbiter"), true)?;
+        eprintln!("playing them again under {} ...", peer.name);
+        let theirs = measure(&peer.program, &peer_args, &dir("peer"), false)?;
+        eprintln!("and relayed by the least a referee can do ...");
+        // The floor is context, not the comparison: a relay that fails leaves the rows above.
+        let floor =
+            super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)
+                .map(|f| (f.cpu.as_secs_f64() * 1e6 / f.plies.max(1) as f64, f));
+        ratios.push(show_run(peer, 2 * pairs, &ours, &theirs, &floor));
+    }
+    if runs > 1 {
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        say!(
+            "own CPU per ply, {} / arbiter, run by run: {} (median {:.2})",
+            peer.name,
+            shown.join(", "),
+            sorted[sorted.len() / 2]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
+
+/// Prints one run's table and notes; its ratio of the peer's CPU per ply to arbiter's.
+fn show_run(
+    peer: &Peer,
+    games: u64,
+    ours: &Measured,
+    theirs: &Measured,
+    floor: &Result<(f64, Relayed), Failure>,
+) -> f64 {
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
         "harness",
@@ -385,7 +423,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         "wall s",
         "sf-a W-L-D"
     );
-    for (name, m) in [("arbiter", &ours), (peer.name.as_str(), &theirs)] {
+    for (name, m) in [("arbiter", ours), (peer.name.as_str(), theirs)] {
         say!(
             "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10}",
             name,
@@ -401,11 +439,11 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             )
         );
     }
-    if let Ok((floor_us, floor)) = &floor {
+    if let Ok((floor_us, floor)) = floor {
         say!(
             "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
             "bare relay",
-            2 * pairs,
+            games,
             floor.plies,
             floor.cpu.as_secs_f64(),
             floor_us,
@@ -425,23 +463,22 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             peer.name
         );
     }
+    let ratio = per_ply_us(theirs) / per_ply_us(ours).max(1e-9);
     let tick_ms = 1000 / ticks_per_second();
     say!(
-        "own CPU per ply, {} / arbiter: {:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
+        "own CPU per ply, {} / arbiter: {ratio:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
-        per_ply_us(&theirs) / per_ply_us(&ours).max(1e-9)
     );
-    match &floor {
+    match floor {
         Ok((floor_us, _)) => say!(
             "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
-            per_ply_us(&ours) - floor_us,
+            per_ply_us(ours) - floor_us,
             peer.name,
-            per_ply_us(&theirs) - floor_us
+            per_ply_us(theirs) - floor_us
         ),
         Err(e) => say!("the bare relay could not be measured: {}", e.message),
     }
-    let _ = std::fs::remove_dir_all(&root);
-    Ok(())
+    ratio
 }
 
 fn per_ply_us(m: &Measured) -> f64 {
