@@ -385,19 +385,16 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         eprintln!("and relayed by the least a referee can do ...");
         // The floor is context, not the comparison: a relay that fails leaves the rows above.
         let floor =
-            super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity)
-                .map(|f| (f.cpu.as_secs_f64() * 1e6 / f.plies.max(1) as f64, f));
+            super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity);
         ratios.push(show_run(peer, 2 * pairs, &ours, &theirs, &floor));
     }
     if runs > 1 {
-        let mut sorted = ratios.clone();
-        sorted.sort_by(f64::total_cmp);
         let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
         say!(
             "own CPU per ply, {} / arbiter, run by run: {} (median {:.2})",
             peer.name,
             shown.join(", "),
-            sorted[sorted.len() / 2]
+            median(&ratios)
         );
     }
     let _ = std::fs::remove_dir_all(&root);
@@ -410,7 +407,7 @@ fn show_run(
     games: u64,
     ours: &Measured,
     theirs: &Measured,
-    floor: &Result<(f64, Relayed), Failure>,
+    floor: &Result<Relayed, Failure>,
 ) -> f64 {
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
@@ -439,14 +436,14 @@ fn show_run(
             )
         );
     }
-    if let Ok((floor_us, floor)) = floor {
+    if let Ok(floor) = floor {
         say!(
             "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
             "bare relay",
             games,
             floor.plies,
             floor.cpu.as_secs_f64(),
-            floor_us,
+            floor.per_ply_us(),
         );
     }
     if let Some(cpu) = &ours.counted_apart {
@@ -470,17 +467,41 @@ fn show_run(
         peer.name,
     );
     match floor {
-        Ok((floor_us, _)) => say!(
+        Ok(floor) => say!(
             "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
-            per_ply_us(ours) - floor_us,
+            per_ply_us(ours) - floor.per_ply_us(),
             peer.name,
-            per_ply_us(theirs) - floor_us
+            per_ply_us(theirs) - floor.per_ply_us()
         ),
         Err(e) => say!("the bare relay could not be measured: {}", e.message),
     }
     ratio
 }
 
+/// The middle value, or the mean of the middle two of an even count.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 fn per_ply_us(m: &Measured) -> f64 {
     m.own_cpu.as_secs_f64() / m.played.plies.max(1) as f64 * 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn the_median_of_an_even_count_is_between_its_middle_two() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[3.06, 2.89]), (3.06 + 2.89) / 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
 }

