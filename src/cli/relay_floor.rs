@@ -179,18 +179,15 @@ fn relay_here(
             engine.send("ucinewgame\nisready\n")?;
             engine.await_line(b"readyok", &mut chunk)?;
         }
-        let start = starts
-            .get(game as usize / 2 % starts.len().max(1))
-            .map_or("startpos", String::as_str);
         request.clear();
-        if start == "startpos" {
-            request.push_str("position startpos moves");
-        } else {
-            request.push_str("position fen ");
-            request.push_str(start);
-            request.push_str(" moves");
+        match starts.get(game as usize / 2 % starts.len().max(1)) {
+            Some(fen) => {
+                request.push_str("position fen ");
+                request.push_str(fen);
+            }
+            None => request.push_str("position startpos"),
         }
-        let moves_at = request.len();
+        request.push_str(" moves");
         let mut side = (game % 2) as usize;
         for _ in 0..MAX_PLIES {
             let asked = request.len();
@@ -206,7 +203,6 @@ fn relay_here(
             plies += 1;
             side ^= 1;
         }
-        request.truncate(moves_at);
     }
     Ok(Relayed {
         cpu: thread_cpu().saturating_sub(before),
