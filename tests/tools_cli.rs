@@ -307,6 +307,16 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         std::fs::read_to_string(dir.join("three/games.csv")).unwrap(),
         games
     );
+    // The folder holds the settings: `--resume` needs no file, as for match and tournament.
+    let out = arbiter_in(&dir, &["run", "--resume", "three", "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("three/games.csv")).unwrap(),
+        games
+    );
+    let out = arbiter_in(&dir, &["run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("<FILE>"), "{}", stderr(&out));
     // Mistakes name the file and line.
     std::fs::write(&mit, "cpus = 2\nplayer = x\nfis = 20\n").unwrap();
     let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);

@@ -175,8 +175,10 @@ enum Command {
     /// Run a tournament (or, with a [tune] section, a tune) described in a file: arbiter's TOML or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
-        /// The configuration file (.toml, or the autotester's key = value .txt).
-        file: std::path::PathBuf,
+        /// The configuration file (.toml, or the autotester's key = value .txt); with --resume
+        /// the folder's saved settings are used and no file is needed.
+        #[arg(required_unless_present = "resume")]
+        file: Option<std::path::PathBuf>,
         /// Print only the final result.
         #[arg(long)]
         quiet: bool,
@@ -491,6 +493,7 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJ
             split,
             ..
         } => {
+            let file = file.ok_or_else(|| Failure::bad_input("no configuration file given"))?;
             let mut job = configcmd::job_of(&file, quiet, out.as_deref())?;
             split
                 .apply(&mut job.spec)
@@ -548,7 +551,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
                     resume: Some(dir.clone()),
                 });
             }
-            if resume.is_none() {
+            if let (None, Some(file)) = (resume, file) {
                 if let Some(mut job) = configcmd::tune_job_of(file, quiet, out.as_deref())? {
                     split
                         .apply(&mut job.spec.run)
