@@ -4,7 +4,6 @@
 
 use super::config::{EngineConfig, Proto};
 use crate::game::Color;
-use std::fmt::Write;
 use std::time::Duration;
 
 /// One side's clock as the engine is told it.
@@ -34,44 +33,55 @@ pub fn go_command(cfg: &EngineConfig, turn: &Turn) -> String {
 }
 
 /// Writes the `go` command for `cfg` on this turn into `go`, emptied first: the same buffer
-/// serves every move of a match.
+/// serves every move of a match. Numbers go through itoa rather than the formatter, which is
+/// code a match's every ply would fetch again after the engine's search evicted it.
 pub fn write_go_command(cfg: &EngineConfig, turn: &Turn, go: &mut String) {
-    let ms = |d: Duration| d.as_millis();
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let mut digits = itoa::Buffer::new();
+    let mut word = |go: &mut String, name: &str, value: u64| {
+        go.push_str(name);
+        go.push_str(digits.format(value));
+    };
     let own = turn.clocks[turn.side.index()].as_ref();
     let l = &cfg.limits;
     go.clear();
     match cfg.proto {
         Proto::Leiserchess => {
-            let _ = if let Some(c) = own {
-                write!(go, "go time {} inc {}", ms(c.remaining), ms(c.increment))
+            if let Some(c) = own {
+                word(go, "go time ", ms(c.remaining));
+                word(go, " inc ", ms(c.increment));
             } else if let Some(st) = l.movetime {
                 // The player budgets about 2% of its time: ask for 50 moves' worth.
-                write!(go, "go time {} inc 0", ms(st) * 50)
+                word(go, "go time ", ms(st).saturating_mul(50));
+                go.push_str(" inc 0");
             } else {
-                write!(go, "go depth {}", l.depth.unwrap_or(1))
-            };
+                word(go, "go depth ", u64::from(l.depth.unwrap_or(1)));
+            }
         }
         // CECP has no `go` with limits: they are set once a game (`xboard_new_game`).
         Proto::Xboard => go.push_str("go"),
         Proto::Uci => {
             go.push_str("go");
-            for (color, prefix) in [(Color::White, 'w'), (Color::Black, 'b')] {
+            for (color, time, inc) in [
+                (Color::White, " wtime ", " winc "),
+                (Color::Black, " btime ", " binc "),
+            ] {
                 if let Some(c) = &turn.clocks[color.index()] {
-                    let (time, inc) = (ms(c.remaining), ms(c.increment));
-                    let _ = write!(go, " {prefix}time {time} {prefix}inc {inc}");
+                    word(go, time, ms(c.remaining));
+                    word(go, inc, ms(c.increment));
                 }
             }
             if let Some(m) = own.and_then(|c| c.moves_to_go) {
-                let _ = write!(go, " movestogo {m}");
+                word(go, " movestogo ", u64::from(m));
             }
             if let Some(st) = l.movetime {
-                let _ = write!(go, " movetime {}", ms(st));
+                word(go, " movetime ", ms(st));
             }
             if let Some(d) = l.depth {
-                let _ = write!(go, " depth {d}");
+                word(go, " depth ", u64::from(d));
             }
             if let Some(n) = l.nodes {
-                let _ = write!(go, " nodes {n}");
+                word(go, " nodes ", n);
             }
         }
     }
@@ -239,6 +249,16 @@ mod tests {
         );
         let mit = EngineConfig::parse(&["cmd=x", "proto=leiserchess", "depth=3"], &[]).unwrap();
         assert_eq!(go_command(&mit, &t), "go time 1500 inc 20");
+        t.clocks = [None, None];
+        assert_eq!(go_command(&mit, &t), "go depth 3");
+        let limits = ["cmd=x", "st=0.25", "nodes=18446744073709551615"];
+        let uci = EngineConfig::parse(&limits, &[]).unwrap();
+        assert_eq!(
+            go_command(&uci, &t),
+            "go movetime 250 nodes 18446744073709551615"
+        );
+        let mit = EngineConfig::parse(&["cmd=x", "proto=leiserchess", "st=0.25"], &[]).unwrap();
+        assert_eq!(go_command(&mit, &t), "go time 12500 inc 0");
     }
 
     #[test]

@@ -114,6 +114,8 @@ struct Table {
     game: Box<dyn AnyGame>,
     /// The start position's FEN when it is not the game's standard start.
     start_fen: Option<String>,
+    /// The moves' texts, as engines are told them; the records get theirs when the game ends
+    /// (one copy a move, not two).
     played: Vec<String>,
     moves: Vec<MoveRecord>,
     scores: Vec<Option<i32>>,
@@ -128,10 +130,12 @@ struct Table {
 impl Table {
     /// The start position with the book moves played; an illegal one is a bad start, not a
     /// result.
-    fn sight(&self) -> Sight<'_> {
+    fn sight(&self, started: Instant) -> Sight<'_> {
         Sight {
+            at: self.last_read.unwrap_or(started),
             start_fen: self.start_fen.as_deref(),
-            moves: &self.moves,
+            moves: &self.played,
+            book_plies: self.book_plies,
             clocks: self
                 .clocks
                 .each_ref()
@@ -169,10 +173,10 @@ impl Table {
     }
 
     fn record(&mut self, text: String, book: bool, elapsed: Duration, info: Info) {
-        self.played.push(text.clone());
+        self.played.push(text);
         self.scores.push(info.score.map(|s| s.as_cp()));
         self.moves.push(MoveRecord {
-            text,
+            text: String::new(),
             book,
             score: info.score,
             depth: info.depth,
@@ -369,9 +373,14 @@ async fn ready(player: &mut Player, game_id: &str, log: &Option<IoLog>) -> Resul
 
 /// The game as it stands, shown to a spectator after each move (the live page's feed).
 pub struct Sight<'a> {
+    /// When the position arose (the last move read, or the game's start): a spectator needs
+    /// no clock reading of its own at every move.
+    pub at: Instant,
     /// The start position when it is not the game's standard start.
     pub start_fen: Option<&'a str>,
-    pub moves: &'a [MoveRecord],
+    /// The moves so far, book moves first.
+    pub moves: &'a [String],
+    pub book_plies: usize,
     /// Each side's time left, when it plays with a clock.
     pub clocks: [Option<Duration>; 2],
 }
@@ -393,7 +402,7 @@ pub async fn play_game(
     let game_id = spec.entry.id;
     ready(white, game_id, log).await?;
     ready(black, game_id, log).await?;
-    spectator(&table.sight());
+    spectator(&table.sight(started));
     let finish = loop {
         if let Some(end) = table.natural_end(spec) {
             break end;
@@ -407,7 +416,7 @@ pub async fn play_game(
         if let Err(end) = table.engine_move(player, side, game_id, log).await {
             break end;
         }
-        spectator(&table.sight());
+        spectator(&table.sight(started));
         if let Some(end) = table.adjudicate(&spec.adjudication, side) {
             break end;
         }
@@ -421,7 +430,10 @@ pub async fn play_game(
         white: white.config.name.clone(),
         black: black.config.name.clone(),
         start_fen: table.start_fen,
-        moves: table.moves,
+        moves: (table.moves.into_iter())
+            .zip(table.played)
+            .map(|(record, text)| MoveRecord { text, ..record })
+            .collect(),
         outcome: finish.outcome,
         termination: finish.termination,
         detail: finish.detail,

@@ -1,7 +1,7 @@
 //! The games in progress, for `arbiter watch`: while a watcher says it is looking (a fresh
 //! `live/watching` file in the run's folder), each worker keeps `live/game-<worker>.json` up
-//! to date after every move. Unwatched, a run writes nothing here and pays one clock reading
-//! per move, so a run nobody watches is as fast as before.
+//! to date after every move. Unwatched, a run writes nothing here and reads no clock of its
+//! own (the referee's time of the move serves), so a run nobody watches is as fast as before.
 
 use crate::referee::Sight;
 use serde::{Deserialize, Serialize};
@@ -61,9 +61,9 @@ impl Live {
         }
     }
 
-    /// Whether a watcher looks, from its file's age, read at most every `LOOK_EVERY`.
-    fn watched(&self) -> bool {
-        let now = self.started.elapsed().as_millis() as u64;
+    /// Whether a watcher looks at `at`, from its file's age, read at most every `LOOK_EVERY`.
+    fn watched(&self, at: Instant) -> bool {
+        let now = at.saturating_duration_since(self.started).as_millis() as u64;
         let looked = self.looked_ms.load(Ordering::Relaxed);
         if now == 0 || now.saturating_sub(looked) >= LOOK_EVERY.as_millis() as u64 {
             self.looked_ms.store(now.max(1), Ordering::Relaxed);
@@ -85,7 +85,7 @@ impl Live {
     /// (renamed into place). Returns whether it wrote. A failure to write is no concern of the
     /// game's: the page just lags.
     pub fn show(&self, worker: usize, who: &LiveHeader, sight: &Sight<'_>) -> bool {
-        if !self.watched() {
+        if !self.watched(sight.at) {
             return false;
         }
         let game = LiveGame {
@@ -94,8 +94,8 @@ impl Live {
             white: who.white.clone(),
             black: who.black.clone(),
             start_fen: sight.start_fen.map(str::to_string),
-            moves: sight.moves.iter().map(|m| m.text.clone()).collect(),
-            book_plies: sight.moves.iter().filter(|m| m.book).count(),
+            moves: sight.moves.to_vec(),
+            book_plies: sight.book_plies,
             clocks_ms: sight.clocks.map(|c| c.map(|d| d.as_millis() as u64)),
             written_ms: now_ms(),
         };
@@ -163,7 +163,6 @@ pub fn touch_watching(run_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::referee::MoveRecord;
 
     #[test]
     fn a_run_writes_its_games_only_while_watched() {
@@ -176,17 +175,12 @@ mod tests {
             white: "a".into(),
             black: "b".into(),
         };
-        let moves = vec![MoveRecord {
-            text: "e2e4".into(),
-            book: true,
-            score: None,
-            depth: None,
-            elapsed: Duration::ZERO,
-            reported_us: None,
-        }];
+        let moves = vec!["e2e4".to_string()];
         let sight = Sight {
+            at: Instant::now(),
             start_fen: None,
             moves: &moves,
+            book_plies: 1,
             clocks: [Some(Duration::from_millis(1500)), None],
         };
         let live = Live::new(&dir);
