@@ -227,3 +227,18 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
         "{summary}"
     );
 }
+
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn stockfish_passes_the_compliance_check_as_fastchess_runs_it() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "compliance");
+    let out = arbiter_in(&dir, &["--compliance", &sf]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Engine passed all compliance checks."),
+        "{text}"
+    );
+    assert_eq!(text.matches("Passed step").count(), 17, "{text}");
+}

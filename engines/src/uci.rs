@@ -277,7 +277,9 @@ impl Engine {
         let handle = std::thread::spawn(move || {
             std::thread::sleep(delay);
             let mut reports = Reports::new(now);
+            let mut deepest = None;
             let mut report = |it: &Iteration| {
+                deepest = Some((it.depth, score_text(it.score), it.nodes));
                 reports.push([format!(
                     "info depth {} score {} nodes {} time {} nps {} pv {}",
                     it.depth,
@@ -290,9 +292,18 @@ impl Engine {
             };
             let best = session.search(style, &mut rng, &limits, &eval, &flag, &mut report);
             let best = fault.replace_bestmove(index, best);
-            // The whole thinking time, so a referee can tell its own delay from the engine's.
+            // The whole thinking time, so a referee can tell its own delay from the engine's;
+            // with the deepest iteration's score, as tools that read the last report expect
+            // (fastchess's compliance check among them).
+            let elapsed = now.elapsed().as_millis();
+            let last = match deepest {
+                Some((depth, score, nodes)) => {
+                    format!("info depth {depth} score {score} nodes {nodes} time {elapsed}")
+                }
+                None => format!("info time {elapsed}"),
+            };
             reports.finish([
-                format!("info time {}", now.elapsed().as_millis()),
+                last,
                 format!("bestmove {}", best.as_deref().unwrap_or("(none)")),
             ]);
         });

@@ -25,6 +25,7 @@ mod bench;
 mod cluster;
 mod cold_bench;
 mod compat;
+mod compliance;
 mod configcmd;
 #[cfg(test)]
 mod every_setting;
@@ -134,6 +135,31 @@ enum Command {
     },
     /// List the games arbiter referees, with their start positions.
     Games,
+    /// Check that a UCI engine does what a match asks of it, step by step (fastchess's
+    /// `--compliance ENGINE [ARGS]` runs this too).
+    ///
+    /// The engine is taken through the handshake (uciok, id name, id author), readiness after
+    /// new positions, and searches under several clocks, each step said as it passes. Beyond
+    /// fastchess's own steps, every bestmove must be a legal move in the position asked about
+    /// (the referee checks it), every info line's numbers whole, and the engine must leave on
+    /// `quit`. A step waits 10 s at most. Exit code 0 when every step passed, 1 at the first
+    /// that failed (with what the engine wrote), 2 when the engine cannot be started.
+    ///
+    /// Examples:
+    ///   arbiter compliance /usr/games/stockfish
+    ///   arbiter compliance --option UCI_Variant=chess target/release/arbiter-engine
+    ///   arbiter --compliance ./engine "--threads 1"     # as fastchess takes it
+    #[command(verbatim_doc_comment)]
+    Compliance {
+        /// An option set after the handshake (`setoption name NAME value VALUE`); repeatable.
+        #[arg(long = "option", short = 'o', value_name = "NAME=VALUE")]
+        options: Vec<String>,
+        /// The engine's program.
+        engine: std::path::PathBuf,
+        /// Its arguments (one word holding spaces is split, as fastchess does).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Play a match between two engines: game pairs with colours reversed, concurrently
     ///
     /// Results go to reports/<name>/ (games.csv, standings.csv, crosstable.csv, games.pgn,
@@ -413,7 +439,15 @@ pub fn run() -> ExitCode {
     stop_signals_from_the_start();
     peer_bench::measure_if_asked();
     let args: Vec<String> = std::env::args().collect();
-    let argv = if compat::is_theirs(&args[1..]) {
+    let argv = if args
+        .get(1)
+        .is_some_and(|a| a == "--compliance" || a == "-compliance")
+    {
+        // fastchess's compliance check, as its README gives it.
+        let mut ours = args.clone();
+        ours[1] = "compliance".into();
+        ours
+    } else if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.
         match compat::translate(&args[0], &args[1..]) {
             Ok(ours) => {
@@ -534,6 +568,11 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             .and_then(|(entry, fen)| rulescmd::show(entry, fen.as_deref(), &moves, svg.as_deref()))
             .map(|_| 0),
         Command::Games => rulescmd::list_games().map(|_| 0),
+        Command::Compliance {
+            options,
+            engine,
+            args,
+        } => compliance::run(&engine, &args, &options),
         Command::Run {
             ref file,
             quiet,

@@ -149,9 +149,18 @@ impl Adjudication {
     pub fn judge(&self, scores: &[Option<i32>], book: usize, mover: Color) -> Option<Verdict> {
         let played = &scores[book.min(scores.len())..];
         if let Some(rule) = self.resign {
-            let own: Vec<Option<i32>> = played.iter().rev().step_by(2).copied().collect();
-            let theirs: Vec<Option<i32>> =
-                played.iter().rev().skip(1).step_by(2).copied().collect();
+            // Only each side's last `movecount` scores matter: a long game is not copied whole
+            // at every ply.
+            let n = rule.movecount as usize;
+            let own: Vec<Option<i32>> = played.iter().rev().step_by(2).take(n).copied().collect();
+            let theirs: Vec<Option<i32>> = played
+                .iter()
+                .rev()
+                .skip(1)
+                .step_by(2)
+                .take(n)
+                .copied()
+                .collect();
             if let Some(loser) = rule.verdict(&own, &theirs, mover) {
                 return Some(Verdict::Resign(loser));
             }

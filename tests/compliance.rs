@@ -1,0 +1,94 @@
+//! `arbiter compliance` and fastchess's `--compliance ENGINE [ARGS]`, on the bundled engine as
+//! it is and misbehaving on purpose: the first failing step is named, with the engine's output.
+
+mod common;
+
+use common::{arbiter, assert_exit, bundled_engine, stderr, stdout};
+
+#[test]
+fn the_bundled_engine_passes_every_step_in_chess() {
+    let engine = bundled_engine();
+    let out = arbiter(&["compliance", "--option", "UCI_Variant=chess", &engine]);
+    let text = stdout(&out);
+    assert_exit(&out, 0);
+    assert!(
+        text.contains("Engine passed all compliance checks."),
+        "{text}"
+    );
+    assert!(!text.contains("Failed"), "{text}");
+    // Every step said as it passed, the referee's own among them.
+    assert!(text.contains("Passed step 1: Start the engine"), "{text}");
+    assert!(text.contains("a legal bestmove"), "{text}");
+    assert!(text.contains("quit: the engine leaves"), "{text}");
+}
+
+#[test]
+fn an_illegal_move_fails_its_step_in_fastchess_form() {
+    // As fastchess's README writes it: the engine's arguments in one word, split on spaces.
+    let engine = bundled_engine();
+    let out = arbiter(&["--compliance", &engine, "--fault illegal"]);
+    let text = stdout(&out);
+    assert_exit(&out, 1);
+    assert!(
+        text.contains("Failed step 7: go wtime 100: a legal bestmove") && text.contains("illegal"),
+        "{text}"
+    );
+    assert!(!text.contains("passed all"), "{text}");
+    // What the engine wrote is shown, up to the move refused.
+    assert!(stderr(&out).contains("bestmove"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_engine_in_another_game_or_writing_garbage_fails() {
+    // In its own game the bundled engine answers chess positions with no legal chess move.
+    let engine = bundled_engine();
+    let out = arbiter(&["compliance", &engine]);
+    assert_exit(&out, 1);
+    assert!(stdout(&out).contains("Failed step 7"), "{}", stdout(&out));
+    // `info depth banana` and a bestmove of junk.
+    let out = arbiter(&[
+        "compliance",
+        "-o",
+        "UCI_Variant=chess",
+        &engine,
+        "--fault",
+        "garbage",
+    ]);
+    assert_exit(&out, 1);
+    assert!(
+        stdout(&out).contains("Failed step 7")
+            && stdout(&out).contains("malformed move '@@junk@@'"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_stalled_engine_fails_its_step_instead_of_hanging() {
+    let engine = bundled_engine();
+    let out = arbiter(&[
+        "compliance",
+        "-o",
+        "UCI_Variant=chess",
+        &engine,
+        "--fault",
+        "stall",
+    ]);
+    assert_exit(&out, 1);
+    assert!(
+        stdout(&out).contains("Failed step 7")
+            && stdout(&out).contains("no 'bestmove' within 10 s"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_missing_engine_or_a_bad_option_is_bad_input() {
+    let out = arbiter(&["--compliance", "/no/such/engine"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("/no/such/engine"), "{}", stderr(&out));
+    let out = arbiter(&["compliance", "-o", "Threads", &bundled_engine()]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("NAME=VALUE"), "{}", stderr(&out));
+}
