@@ -46,40 +46,24 @@ fn an_engine_in_another_game_or_writing_garbage_fails() {
     assert_exit(&out, 1);
     assert!(stdout(&out).contains("Failed step 7"), "{}", stdout(&out));
     // `info depth banana` and a bestmove of junk.
-    let out = arbiter(&[
-        "compliance",
-        "-o",
-        "UCI_Variant=chess",
-        &engine,
-        "--fault",
-        "garbage",
-    ]);
-    assert_exit(&out, 1);
-    assert!(
-        stdout(&out).contains("Failed step 7")
-            && stdout(&out).contains("malformed move '@@junk@@'"),
-        "{}",
-        stdout(&out)
-    );
+    fails_its_first_search("garbage", "malformed move '@@junk@@'");
 }
 
 #[test]
 fn a_stalled_engine_fails_its_step_instead_of_hanging() {
+    fails_its_first_search("stall", "no 'bestmove' within 10 s");
+}
+
+/// The bundled engine in chess with `--fault <fault>` fails the first search, saying `why`.
+fn fails_its_first_search(fault: &str, why: &str) {
     let engine = bundled_engine();
-    let out = arbiter(&[
-        "compliance",
-        "-o",
-        "UCI_Variant=chess",
-        &engine,
-        "--fault",
-        "stall",
-    ]);
+    let chess = ["compliance", "-o", "UCI_Variant=chess", &engine];
+    let out = arbiter(&[&chess[..], &["--fault", fault]].concat());
     assert_exit(&out, 1);
+    let text = stdout(&out);
     assert!(
-        stdout(&out).contains("Failed step 7")
-            && stdout(&out).contains("no 'bestmove' within 10 s"),
-        "{}",
-        stdout(&out)
+        text.contains("Failed step 7") && text.contains(why),
+        "{text}"
     );
 }
 

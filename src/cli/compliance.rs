@@ -200,6 +200,14 @@ impl Drop for Engine {
     }
 }
 
+/// Whether the handshake said `what`.
+fn said(value: &Option<String>, what: &str) -> Result<(), String> {
+    value
+        .as_ref()
+        .map(drop)
+        .ok_or_else(|| format!("no '{what}' before uciok"))
+}
+
 /// The text after `word` in `line`.
 fn rest_after(line: &str, word: &str) -> String {
     line.split_once(word)
@@ -291,21 +299,11 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Fa
         ),
         (
             "Check id name",
-            Box::new(|e: &mut Engine| {
-                e.id_name
-                    .as_ref()
-                    .map(drop)
-                    .ok_or_else(|| "no 'id name' before uciok".into())
-            }),
+            Box::new(|e: &mut Engine| said(&e.id_name, "id name")),
         ),
         (
             "Check id author",
-            Box::new(|e: &mut Engine| {
-                e.id_author
-                    .as_ref()
-                    .map(drop)
-                    .ok_or_else(|| "no 'id author' before uciok".into())
-            }),
+            Box::new(|e: &mut Engine| said(&e.id_author, "id author")),
         ),
         (
             "Set the options given, then check if engine is ready",
