@@ -54,17 +54,42 @@ fn a_stalled_engine_fails_its_step_instead_of_hanging() {
     fails_its_first_search("stall", "no 'bestmove' within 10 s");
 }
 
+#[test]
+fn an_engine_that_stays_after_quit_fails_the_last_step() {
+    let text = stdout(&in_chess_with("ignorequit", 1));
+    assert!(
+        text.contains("Failed step 17: quit: the engine leaves: still running 10 s"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_five_megabyte_line_or_a_flood_of_reports_is_no_fault() {
+    for fault in ["longline", "infoflood"] {
+        let text = stdout(&in_chess_with(fault, 0));
+        assert!(
+            text.contains("Engine passed all compliance checks."),
+            "{fault}: {text}"
+        );
+    }
+}
+
 /// The bundled engine in chess with `--fault <fault>` fails the first search, saying `why`.
 fn fails_its_first_search(fault: &str, why: &str) {
-    let engine = bundled_engine();
-    let chess = ["compliance", "-o", "UCI_Variant=chess", &engine];
-    let out = arbiter(&[&chess[..], &["--fault", fault]].concat());
-    assert_exit(&out, 1);
-    let text = stdout(&out);
+    let text = stdout(&in_chess_with(fault, 1));
     assert!(
         text.contains("Failed step 7") && text.contains(why),
         "{text}"
     );
+}
+
+/// The check of the bundled engine in chess with `--fault <fault>`, which exits with `code`.
+fn in_chess_with(fault: &str, code: i32) -> std::process::Output {
+    let engine = bundled_engine();
+    let chess = ["compliance", "-o", "UCI_Variant=chess", &engine];
+    let out = arbiter(&[&chess[..], &["--fault", fault]].concat());
+    assert_exit(&out, code);
+    out
 }
 
 #[test]

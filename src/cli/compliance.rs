@@ -6,8 +6,9 @@
 //! stalls fails the step it stalls in.
 
 use super::Failure;
-use crate::engine::{parse_line, EngineLine};
-use std::io::{BufRead, BufReader, Write};
+use crate::engine::{parse_line, EngineLine, MAX_LINE};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -28,9 +29,9 @@ struct Engine {
     child: Child,
     input: ChildStdin,
     lines: Receiver<String>,
-    /// Everything it wrote, for the report of a failed step.
-    stdout: Vec<String>,
-    stderr: Arc<Mutex<Vec<String>>>,
+    /// The last of what it wrote, for the report of a failed step.
+    stdout: VecDeque<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
     id_name: Option<String>,
     id_author: Option<String>,
     /// The last `info` line of the last search.
@@ -58,27 +59,20 @@ impl Engine {
         };
         let (send, lines) = channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(output).lines() {
-                let Ok(line) = line else { break };
-                if send.send(line.trim_end_matches('\r').to_string()).is_err() {
-                    break;
-                }
-            }
+            each_line(output, |line| send.send(line).is_ok());
         });
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&stderr);
         std::thread::spawn(move || {
-            for line in BufReader::new(errors).lines().map_while(Result::ok) {
-                if let Ok(mut kept) = kept.lock() {
-                    kept.push(line);
-                }
-            }
+            each_line(errors, |line| {
+                kept.lock().map(|mut kept| keep(&mut kept, line)).is_ok()
+            });
         });
         Ok(Engine {
             child,
             input,
             lines,
-            stdout: Vec::new(),
+            stdout: VecDeque::new(),
             stderr,
             id_name: None,
             id_author: None,
@@ -106,7 +100,7 @@ impl Engine {
                     return Err(format!("the engine's output ended before '{word}'"))
                 }
             };
-            self.stdout.push(line.clone());
+            keep(&mut self.stdout, line.clone());
             let mut words = line.split_ascii_whitespace();
             match (words.next(), words.next()) {
                 (Some("id"), Some("name")) => self.id_name = Some(rest_after(&line, "name")),
@@ -159,8 +153,7 @@ impl Engine {
 
     fn report(&self) {
         eprintln!("The engine's output was:");
-        let from = self.stdout.len().saturating_sub(SHOWN_LINES);
-        for line in &self.stdout[from..] {
+        for line in &self.stdout {
             eprintln!("  {line}");
         }
         // Its error output arrives on a thread of its own: a moment for the last of it.
@@ -168,8 +161,7 @@ impl Engine {
         if let Ok(errors) = self.stderr.lock() {
             if !errors.is_empty() {
                 eprintln!("Its error output was:");
-                let from = errors.len().saturating_sub(SHOWN_LINES);
-                for line in &errors[from..] {
+                for line in errors.iter() {
                     eprintln!("  {line}");
                 }
             }
@@ -198,6 +190,45 @@ impl Drop for Engine {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Calls `take` with each line of `output` (a trailing `\r` dropped, invalid UTF-8 replaced,
+/// a line longer than `MAX_LINE` cut there) until the output ends or `take` says to stop: a
+/// line without end costs no more memory than the referee's reader allows.
+fn each_line(output: impl Read, mut take: impl FnMut(String) -> bool) {
+    let mut reader = BufReader::new(output);
+    let mut line = Vec::new();
+    let text = |line: &mut Vec<u8>| {
+        let bytes = std::mem::take(line);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    while let Ok(buf) = reader.fill_buf() {
+        if buf.is_empty() {
+            if !line.is_empty() {
+                take(text(&mut line));
+            }
+            break;
+        }
+        let (piece, used, ends) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(line.len());
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+        reader.consume(used);
+        if ends && !take(text(&mut line)) {
+            break;
+        }
+    }
+}
+
+/// Keeps `line` among the last `SHOWN_LINES`.
+fn keep(kept: &mut VecDeque<String>, line: String) {
+    if kept.len() == SHOWN_LINES {
+        kept.pop_front();
+    }
+    kept.push_back(line);
 }
 
 /// Whether the handshake said `what`.
@@ -428,6 +459,36 @@ mod tests {
         assert!(check_info("info time 1.5")
             .unwrap_err()
             .contains("'time 1.5'"));
+    }
+
+    #[test]
+    fn lines_are_cut_at_the_cap_and_only_the_last_are_kept() {
+        let mut input = b"uciok\r\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        input.extend(b"\nbad \xff byte\nlast without end");
+        let mut lines = Vec::new();
+        each_line(&input[..], |line| {
+            lines.push(line);
+            true
+        });
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], "uciok");
+        assert_eq!(lines[1].len(), MAX_LINE);
+        assert_eq!(lines[2], "bad \u{fffd} byte");
+        assert_eq!(lines[3], "last without end");
+        // A reader told to stop stops.
+        let mut seen = 0;
+        each_line(&b"a\nb\nc\n"[..], |_| {
+            seen += 1;
+            false
+        });
+        assert_eq!(seen, 1);
+        let mut kept = VecDeque::new();
+        for i in 0..SHOWN_LINES + 5 {
+            keep(&mut kept, i.to_string());
+        }
+        assert_eq!(kept.len(), SHOWN_LINES);
+        assert_eq!(kept.front().map(String::as_str), Some("5"));
     }
 
     #[test]
