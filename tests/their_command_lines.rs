@@ -543,3 +543,11 @@ fn strict_stops_at_the_first_fault_and_resumes() {
     let journal = std::fs::read_to_string(format!("{run}/journal.jsonl")).unwrap();
     assert!(journal.lines().count() > first, "{journal}");
 }
+
+#[test]
+fn fastchess_single_dash_version_prints_the_version() {
+    let dir = scratch("theirs", "version");
+    let out = arbiter_in(&dir, &["-version"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).starts_with("arbiter "), "{}", stdout(&out));
+}

@@ -447,6 +447,9 @@ pub fn run() -> ExitCode {
         let mut ours = args.clone();
         ours[1] = "compliance".into();
         ours
+    } else if args.len() == 2 && args[1] == "-version" {
+        // fastchess's spelling, which clap would read as `-v -e -r ...`.
+        vec![args[0].clone(), "--version".into()]
     } else if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.
         match compat::translate(&args[0], &args[1..]) {
