@@ -44,7 +44,11 @@ fn an_engine_in_another_game_or_writing_garbage_fails() {
     let engine = bundled_engine();
     let out = arbiter(&["compliance", &engine]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("Failed step 7"), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Failed step 7") && text.contains("a chess move looks like"),
+        "{text}"
+    );
     // `info depth banana` and a bestmove of junk.
     fails_its_first_search("garbage", "malformed move '@@junk@@'");
 }

@@ -59,6 +59,22 @@ const THEIR_FLAGS: &[&str] = &[
     "-resultformat",
 ];
 
+/// fastchess's commands that are not a match, as its README and manual give them, as the
+/// arbiter command they stand for (`args` with the program name): `--compliance ENGINE
+/// [ARGS]` is `compliance`, and `-version` (which clap would read as `-v -e -r ...`) is
+/// `--version`. `None` for any other line.
+pub fn standalone(args: &[String]) -> Option<Vec<String>> {
+    match args.get(1).map(String::as_str) {
+        Some("--compliance" | "-compliance") => {
+            let mut ours = args.to_vec();
+            ours[1] = "compliance".into();
+            Some(ours)
+        }
+        Some("-version") if args.len() == 2 => Some(vec![args[0].clone(), "--version".into()]),
+        _ => None,
+    }
+}
+
 /// Whether `args` (without the program name) is a cutechess/fastchess command line.
 pub fn is_theirs(args: &[String]) -> bool {
     args.first()

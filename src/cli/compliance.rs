@@ -6,9 +6,9 @@
 //! stalls fails the step it stalls in.
 
 use super::Failure;
-use crate::engine::{parse_line, EngineLine, MAX_LINE};
+use crate::engine::{each_line, parse_line, EngineLine};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -101,11 +101,10 @@ impl Engine {
                 }
             };
             keep(&mut self.stdout, line.clone());
-            let mut words = line.split_ascii_whitespace();
-            match (words.next(), words.next()) {
-                (Some("id"), Some("name")) => self.id_name = Some(rest_after(&line, "name")),
-                (Some("id"), Some("author")) => self.id_author = Some(rest_after(&line, "author")),
-                (Some("info"), _) => self.last_info = Some(line.clone()),
+            match parse_line(&line) {
+                EngineLine::IdName(name) => self.id_name = Some(name),
+                EngineLine::IdAuthor(author) => self.id_author = Some(author),
+                EngineLine::Info(_) => self.last_info = Some(line.clone()),
                 _ => {}
             }
             if line.split_ascii_whitespace().next() == Some(word) {
@@ -192,37 +191,6 @@ impl Drop for Engine {
     }
 }
 
-/// Calls `take` with each line of `output` (a trailing `\r` dropped, invalid UTF-8 replaced,
-/// a line longer than `MAX_LINE` cut there) until the output ends or `take` says to stop: a
-/// line without end costs no more memory than the referee's reader allows.
-fn each_line(output: impl Read, mut take: impl FnMut(String) -> bool) {
-    let mut reader = BufReader::new(output);
-    let mut line = Vec::new();
-    let text = |line: &mut Vec<u8>| {
-        let bytes = std::mem::take(line);
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
-        String::from_utf8_lossy(bytes).into_owned()
-    };
-    while let Ok(buf) = reader.fill_buf() {
-        if buf.is_empty() {
-            if !line.is_empty() {
-                take(text(&mut line));
-            }
-            break;
-        }
-        let (piece, used, ends) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (&buf[..i], i + 1, true),
-            None => (buf, buf.len(), false),
-        };
-        let room = MAX_LINE.saturating_sub(line.len());
-        line.extend_from_slice(&piece[..piece.len().min(room)]);
-        reader.consume(used);
-        if ends && !take(text(&mut line)) {
-            break;
-        }
-    }
-}
-
 /// Keeps `line` among the last `SHOWN_LINES`.
 fn keep(kept: &mut VecDeque<String>, line: String) {
     if kept.len() == SHOWN_LINES {
@@ -237,13 +205,6 @@ fn said(value: &Option<String>, what: &str) -> Result<(), String> {
         .as_ref()
         .map(drop)
         .ok_or_else(|| format!("no '{what}' before uciok"))
-}
-
-/// The text after `word` in `line`.
-fn rest_after(line: &str, word: &str) -> String {
-    line.split_once(word)
-        .map(|(_, rest)| rest.trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Whether `mv` is a legal chess move after `moves` from `fen` (the start position if none).
@@ -462,27 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_cut_at_the_cap_and_only_the_last_are_kept() {
-        let mut input = b"uciok\r\n".to_vec();
-        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
-        input.extend(b"\nbad \xff byte\nlast without end");
-        let mut lines = Vec::new();
-        each_line(&input[..], |line| {
-            lines.push(line);
-            true
-        });
-        assert_eq!(lines.len(), 4);
-        assert_eq!(lines[0], "uciok");
-        assert_eq!(lines[1].len(), MAX_LINE);
-        assert_eq!(lines[2], "bad \u{fffd} byte");
-        assert_eq!(lines[3], "last without end");
-        // A reader told to stop stops.
-        let mut seen = 0;
-        each_line(&b"a\nb\nc\n"[..], |_| {
-            seen += 1;
-            false
-        });
-        assert_eq!(seen, 1);
+    fn only_the_last_lines_are_kept() {
         let mut kept = VecDeque::new();
         for i in 0..SHOWN_LINES + 5 {
             keep(&mut kept, i.to_string());

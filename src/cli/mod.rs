@@ -439,17 +439,8 @@ pub fn run() -> ExitCode {
     stop_signals_from_the_start();
     peer_bench::measure_if_asked();
     let args: Vec<String> = std::env::args().collect();
-    let argv = if args
-        .get(1)
-        .is_some_and(|a| a == "--compliance" || a == "-compliance")
-    {
-        // fastchess's compliance check, as its README gives it.
-        let mut ours = args.clone();
-        ours[1] = "compliance".into();
+    let argv = if let Some(ours) = compat::standalone(&args) {
         ours
-    } else if args.len() == 2 && args[1] == "-version" {
-        // fastchess's spelling, which clap would read as `-v -e -r ...`.
-        vec![args[0].clone(), "--version".into()]
     } else if compat::is_theirs(&args[1..]) {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.
         match compat::translate(&args[0], &args[1..]) {

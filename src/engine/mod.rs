@@ -19,5 +19,5 @@ pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
 pub use dialect::{ClockReading, Turn};
 pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};
-pub use reader::{Line, MAX_LINE};
+pub use reader::{each_line, Line, MAX_LINE};
 pub use sandbox::{Confinement, SandboxMode};

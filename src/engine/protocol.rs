@@ -56,6 +56,7 @@ pub enum EngineLine {
     UciOk,
     ReadyOk,
     IdName(String),
+    IdAuthor(String),
     /// `option name <name> type <type> ...`.
     Option(OfferedOption),
     Info(Info),
@@ -162,6 +163,7 @@ pub fn parse_line(line: &str) -> EngineLine {
         ["uciok", ..] => EngineLine::UciOk,
         ["readyok", ..] => EngineLine::ReadyOk,
         ["id", "name", rest @ ..] => EngineLine::IdName(rest.join(" ")),
+        ["id", "author", rest @ ..] => EngineLine::IdAuthor(rest.join(" ")),
         ["option", "name", rest @ ..] => EngineLine::Option(OfferedOption::from_uci_words(rest)),
         _ => EngineLine::Other(line.to_string()),
     }
@@ -238,6 +240,18 @@ mod tests {
             EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn parses_the_handshakes_names() {
+        assert_eq!(
+            parse_line("id name Stockfish 15.1"),
+            EngineLine::IdName("Stockfish 15.1".into())
+        );
+        assert_eq!(
+            parse_line("id author the Stockfish developers (see AUTHORS file)"),
+            EngineLine::IdAuthor("the Stockfish developers (see AUTHORS file)".into())
+        );
     }
 
     #[test]

@@ -126,6 +126,33 @@ fn append_capped(partial: &mut Vec<u8>, bytes: &[u8]) {
     partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
+/// Calls `take` with each line of a blocking `output`, as `LineReader` cuts them (a trailing
+/// `\r` dropped, invalid UTF-8 replaced, a line cut at `MAX_LINE`), until the output ends or
+/// `take` says to stop: for a tool that reads an engine on a thread of its own.
+pub fn each_line(output: impl std::io::Read, mut take: impl FnMut(String) -> bool) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(output);
+    let mut line = Vec::new();
+    let mut hand_out = |line: &mut Vec<u8>| take(line_text(&std::mem::take(line)).into_owned());
+    while let Ok(buf) = reader.fill_buf() {
+        if buf.is_empty() {
+            if !line.is_empty() {
+                hand_out(&mut line);
+            }
+            break;
+        }
+        let (piece, used, ends) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        append_capped(&mut line, piece);
+        reader.consume(used);
+        if ends && !hand_out(&mut line) {
+            break;
+        }
+    }
+}
+
 /// Whether a line is a search report to fold rather than hand out (`info string` lines, such
 /// as a variant's confirmation, are handed out). Most are known by their first bytes, without
 /// being read as text.
@@ -357,6 +384,30 @@ fn would_block() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocking_lines_are_cut_as_the_reader_cuts_them() {
+        let mut input = b"uciok\r\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        input.extend(b"\nbad \xff byte\nlast without end");
+        let mut lines = Vec::new();
+        each_line(&input[..], |line| {
+            lines.push(line);
+            true
+        });
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], "uciok");
+        assert_eq!(lines[1].len(), MAX_LINE);
+        assert_eq!(lines[2], "bad \u{fffd} byte");
+        assert_eq!(lines[3], "last without end");
+        // A reader told to stop stops.
+        let mut seen = 0;
+        each_line(&b"a\nb\nc\n"[..], |_| {
+            seen += 1;
+            false
+        });
+        assert_eq!(seen, 1);
+    }
     use crate::engine::Score;
     use tokio::io::AsyncWriteExt;
 
