@@ -97,7 +97,9 @@ mod compact_moves {
     /// the score (journals are read whole on every report and resume; this is their hot loop).
     fn token(t: &str) -> Result<MoveRecord, String> {
         let bad = || format!("move token '{t}' is not TEXT[@US[:SCORE][/DEPTH][~US]]");
-        let Some(at) = t.find('@') else {
+        // A byte search: `str::find` sets up a char searcher, which costs more than these few
+        // bytes (a move's text) take to look at.
+        let Some(at) = t.bytes().position(|b| b == b'@') else {
             return Ok(MoveRecord {
                 text: t.to_string(),
                 book: true,

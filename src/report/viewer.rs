@@ -145,13 +145,18 @@ impl Clocks {
     }
 }
 
-/// One game as the script reads it: the start, then each ply's position, move, the squares it
-/// names, beam, removed squares, the mover's score, depth and time, and both clocks after it.
-/// Every FEN's piece tokens are added to `tokens`, for the page's piece pictures.
-fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
+/// One game as the script reads it, appended to `out`: the start, then each ply's position,
+/// move, the squares it names, beam, removed squares, the mover's score, depth and time, and
+/// both clocks after it. Every FEN's piece tokens are added to `tokens`, for the page's piece
+/// pictures. False, with nothing appended, for a game whose rules or start are unknown.
+fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>, out: &mut String) -> bool {
     let r = &entry.record;
-    let rules = find_game(&r.game)?;
-    let mut game = rules.new_game(r.start_fen.as_deref()).ok()?;
+    let Some(rules) = find_game(&r.game) else {
+        return false;
+    };
+    let Ok(mut game) = rules.new_game(r.start_fen.as_deref()) else {
+        return false;
+    };
     let mut clocks = Clocks::of(&r.time_control);
     // Every position's pieces are looked at, but only a token not seen before is copied.
     let mut note = |fen: &str| {
@@ -161,13 +166,25 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
             }
         });
     };
-    // The frames are written into one string: a game has a frame for every ply.
-    let mut frames = String::from("{\"fen\":");
+    // Written straight into the page's data: a game has a frame for every ply, and the
+    // viewer's games are most of the page.
+    let _ = write!(
+        out,
+        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[",
+        entry.index + 1,
+        js(&r.game),
+        js(&r.white),
+        js(&r.black),
+        js(r.outcome.as_str()),
+        js(&r.detail),
+    );
+    let frames = out;
+    frames.push_str("{\"fen\":");
     let fen = game.fen();
     note(&fen);
-    push_js(&mut frames, &fen);
+    push_js(frames, &fen);
     frames.push_str(",\"clk\":");
-    Clocks::push_json(&clocks, &mut frames);
+    Clocks::push_json(&clocks, frames);
     frames.push('}');
     let mut score = String::new();
     for m in &r.moves {
@@ -185,17 +202,17 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
             let _ = write!(score, "{s}");
         }
         frames.push_str(",{\"fen\":");
-        push_js(&mut frames, &fen);
+        push_js(frames, &fen);
         frames.push_str(",\"mv\":");
-        push_js(&mut frames, &m.text);
+        push_js(frames, &m.text);
         frames.push_str(",\"last\":");
-        push_js_list(&mut frames, &marks.moved);
+        push_js_list(frames, &marks.moved);
         frames.push_str(",\"beam\":");
-        push_js_list(&mut frames, &marks.beam);
+        push_js_list(frames, &marks.beam);
         frames.push_str(",\"rm\":");
-        push_js_list(&mut frames, &marks.removed);
+        push_js_list(frames, &marks.removed);
         frames.push_str(",\"sc\":");
-        push_js(&mut frames, &score);
+        push_js(frames, &score);
         frames.push_str(",\"d\":");
         match m.depth {
             Some(d) => {
@@ -209,18 +226,11 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>) -> Option<String> {
             m.elapsed.as_millis(),
             m.book
         );
-        Clocks::push_json(&clocks, &mut frames);
+        Clocks::push_json(&clocks, frames);
         frames.push('}');
     }
-    Some(format!(
-        "{{\"id\":{},\"game\":{},\"white\":{},\"black\":{},\"result\":{},\"end\":{},\"frames\":[{frames}]}}",
-        entry.index + 1,
-        js(&r.game),
-        js(&r.white),
-        js(&r.black),
-        js(r.outcome.as_str()),
-        js(&r.detail),
-    ))
+    frames.push_str("]}");
+    true
 }
 
 /// Each shown game id's picture parts: the board's head and legend, its layout, and the
@@ -253,19 +263,30 @@ pub fn section(h: &mut String, showcase: &Showcase) {
         return;
     }
     let mut tokens: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
-    let data: Vec<String> = (games.iter())
-        .filter_map(|e| {
-            let id = find_game(&e.record.game)?.id;
-            game_json(e, tokens.entry(id).or_default())
-        })
-        .collect();
+    // The games' data, comma-separated, in one string (no string per game to join).
+    let mut data = String::new();
+    let mut shown = 0usize;
+    for e in &games {
+        let Some(id) = find_game(&e.record.game).map(|g| g.id) else {
+            continue;
+        };
+        let before = data.len();
+        if shown > 0 {
+            data.push(',');
+        }
+        if game_json(e, tokens.entry(id).or_default(), &mut data) {
+            shown += 1;
+        } else {
+            data.truncate(before);
+        }
+    }
     let _ = write!(
         h,
         "<h2 id=\"viewer\">Games</h2><p>{} of {} games shown{}. Buttons or the arrow keys step \
          through a game; the red line is the laser beam of the move, ending on the piece it removed.</p>",
-        data.len(),
+        shown,
         showcase.seen,
-        if (data.len() as u64) < showcase.seen {
+        if (shown as u64) < showcase.seen {
             format!(
                 " (at most {}, --viewer-games: games a fault ended first, then decisive games, then draws)",
                 showcase.cap
@@ -300,7 +321,7 @@ pub fn section(h: &mut String, showcase: &Showcase) {
          <span id=\"where\"></span></p><div id=\"board\"></div><p id=\"info\"></p>\
          <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const BOARDS={};\nconst GAMES=[{}];\n{script}</script>",
         boards_json(&tokens),
-        data.join(",")
+        data
     );
     game_list(h, &games);
 }

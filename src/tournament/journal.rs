@@ -111,7 +111,38 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
 /// Reads every whole entry as `read` does, with the byte range of its line.
 fn scan(
     path: &Path,
-    mut each: impl FnMut(Entry, (u64, usize, usize)),
+    each: impl FnMut(Entry, (u64, usize, usize)),
+) -> Result<ReadSummary, String> {
+    scan_lines(path, parse_line, each)
+}
+
+/// The game a line's entry is of, read without its record: the parse `parse_line` makes, but
+/// the record's fields are only stepped over (their moves are most of a line, and decoding
+/// them is most of reading one). It accepts every line `parse_line` accepts, with the same
+/// game; a line it accepts and `parse_line` refuses (a record with a field gone bad) is found
+/// out when its entry is read whole.
+fn parse_game_number(line: &str) -> Option<(u64, bool)> {
+    #[derive(Deserialize)]
+    struct Number {
+        index: u64,
+        #[allow(dead_code)]
+        record: serde::de::IgnoredAny,
+    }
+    if let Ok(n) = serde_json::from_str::<Number>(line) {
+        return Some((n.index, false));
+    }
+    let start = line.rfind("{\"index\":").filter(|&i| i > 0)?;
+    serde_json::from_str::<Number>(&line[start..])
+        .ok()
+        .map(|n| (n.index, true))
+}
+
+/// Reads every line a parser accepts, with the byte range of its line; the others are listed as
+/// damaged.
+fn scan_lines<T>(
+    path: &Path,
+    parse: impl Fn(&str) -> Option<(T, bool)>,
+    mut each: impl FnMut(T, (u64, usize, usize)),
 ) -> Result<ReadSummary, String> {
     let file = match File::open(path) {
         Ok(f) => f,
@@ -139,7 +170,7 @@ fn scan(
         if line.is_empty() {
             continue;
         }
-        match parse_line(line) {
+        match parse(line) {
             Some((entry, glued)) => {
                 if glued {
                     summary.glued.push(number);
@@ -183,31 +214,45 @@ pub fn places(path: &Path) -> Result<(Vec<Place>, ReadSummary), String> {
 
 /// The entry at a place found by `places`.
 pub fn read_at(file: &mut File, place: &Place) -> std::io::Result<Option<Entry>> {
+    read_line_at(file, place.offset, place.len)
+}
+
+/// The entry on the line of `len` bytes at `offset`.
+fn read_line_at(file: &mut File, offset: u64, len: usize) -> std::io::Result<Option<Entry>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut line = vec![0; place.len];
-    file.seek(SeekFrom::Start(place.offset))?;
+    let mut line = vec![0; len];
+    file.seek(SeekFrom::Start(offset))?;
     file.read_exact(&mut line)?;
     Ok(parse_line(String::from_utf8_lossy(&line).trim()).map(|(entry, _)| entry))
 }
 
 /// Reads every whole entry in the order of the games' numbers, each number once (the first
-/// entry for it), whatever order they finished in: what the files of a run list, so that a run
-/// and the same run split over machines and merged write the same bytes. Memory holds only
-/// where each entry is (16 bytes a game), not the entries.
+/// whole entry for it), whatever order they finished in: what the files of a run list, so that
+/// a run and the same run split over machines and merged write the same bytes. Memory holds
+/// only where each line is (24 bytes a game), not the entries, and each entry is decoded once:
+/// the first pass reads only the games' numbers.
 pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, String> {
-    let (mut places, summary) = places(path)?;
-    // Stable: of two entries for one game, the first in the file stays first.
-    places.sort_by_key(|p| p.index);
-    places.dedup_by_key(|p| p.index);
-    if places.is_empty() {
+    let mut lines: Vec<(u64, u64, usize)> = Vec::new();
+    let summary = scan_lines(path, parse_game_number, |index, (offset, len, _)| {
+        lines.push((index, offset, len))
+    })?;
+    // Stable: of two entries for one game, the first in the file comes first.
+    lines.sort_by_key(|&(index, _, _)| index);
+    if lines.is_empty() {
         return Ok(summary);
     }
     let mut file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    for place in &places {
-        let entry = read_at(&mut file, place)
+    let mut given: Option<u64> = None;
+    for &(index, offset, len) in &lines {
+        if given == Some(index) {
+            continue;
+        }
+        let entry = read_line_at(&mut file, offset, len)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        // A place holds the entry it was found with, unless the file changed in between.
-        if let Some(entry) = entry {
+        // A line whose record does not read whole (or a file changed in between) gives no
+        // entry, and the next line for the same game is tried.
+        if let Some(entry) = entry.filter(|e| e.index == index) {
+            given = Some(index);
             each(entry);
         }
     }
@@ -376,6 +421,43 @@ mod tests {
             let mut again = Vec::new();
             read_entries(&path, &mut again);
             prop_assert_eq!(again, read);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+
+        /// In number order, each game once: the first entry for it in the file that reads whole,
+        /// as sorting what `read` gives would have it, whatever the order of the lines, games
+        /// written twice, lines cut, and records gone bad behind a good game number.
+        #[test]
+        fn in_order_is_every_whole_entry_sorted_first_one_kept(
+            order in proptest::collection::vec((0u64..10, 0u8..4), 1..24),
+        ) {
+            let mut text = String::new();
+            for (k, &(index, kind)) in order.iter().enumerate() {
+                let mut e = entry(index);
+                e.record.detail = format!("line {k}");
+                let whole = serde_json::to_string(&e).unwrap();
+                let written = match kind {
+                    // The game number reads, the record does not: a field of the wrong type.
+                    1 => whole.replacen("\"round\":1", "\"round\":\"one\"", 1),
+                    // Cut in the middle.
+                    2 => whole[..whole.len() / 2].to_string(),
+                    _ => whole,
+                };
+                text.push_str(&written);
+                text.push('\n');
+            }
+            let path = scratch("in-order");
+            std::fs::write(&path, &text).unwrap();
+            let mut expected = Vec::new();
+            read(&path, |e| expected.push(e)).unwrap();
+            expected.sort_by_key(|e| e.index);
+            expected.dedup_by_key(|e| e.index);
+            let mut got = Vec::new();
+            read_in_order(&path, |e| got.push(e)).unwrap();
+            prop_assert_eq!(got, expected);
         }
     }
 
