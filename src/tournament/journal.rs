@@ -109,10 +109,7 @@ pub fn read(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, Str
 }
 
 /// Reads every whole entry as `read` does, with the byte range of its line.
-fn scan(
-    path: &Path,
-    each: impl FnMut(Entry, (u64, usize, usize)),
-) -> Result<ReadSummary, String> {
+fn scan(path: &Path, each: impl FnMut(Entry, (u64, usize, usize))) -> Result<ReadSummary, String> {
     scan_lines(path, parse_line, each)
 }
 
@@ -230,16 +227,17 @@ fn read_line_at(file: &mut File, offset: u64, len: usize) -> std::io::Result<Opt
 /// whole entry for it), whatever order they finished in: what the files of a run list, so that
 /// a run and the same run split over machines and merged write the same bytes. Memory holds
 /// only where each line is (24 bytes a game), not the entries, and each entry is decoded once:
-/// the first pass reads only the games' numbers.
-pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSummary, String> {
+/// the first pass reads only the games' numbers. Lines with no whole entry are skipped, as
+/// `read` skips them.
+pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> {
     let mut lines: Vec<(u64, u64, usize)> = Vec::new();
-    let summary = scan_lines(path, parse_game_number, |index, (offset, len, _)| {
+    scan_lines(path, parse_game_number, |index, (offset, len, _)| {
         lines.push((index, offset, len))
     })?;
     // Stable: of two entries for one game, the first in the file comes first.
     lines.sort_by_key(|&(index, _, _)| index);
     if lines.is_empty() {
-        return Ok(summary);
+        return Ok(());
     }
     let mut file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut given: Option<u64> = None;
@@ -256,7 +254,7 @@ pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<ReadSum
             each(entry);
         }
     }
-    Ok(summary)
+    Ok(())
 }
 
 /// Cuts a journal's torn last line (no newline at the end: the writer died mid-line, or the disk

@@ -106,6 +106,7 @@ impl RunOptions {
             log,
             affinity: self.spec.affinity.clone(),
             live: Some(Arc::new(Live::new(&self.folder.dir))),
+            strict: self.spec.strict,
         }
     }
 }

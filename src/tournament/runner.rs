@@ -45,6 +45,8 @@ pub struct RunSettings {
     pub affinity: super::Affinity,
     /// Where the games in progress are shown to a watcher.
     pub live: Option<Arc<Live>>,
+    /// fastchess's `-strict`: no game starts once one has ended by an engine's fault.
+    pub strict: bool,
 }
 
 /// What a worker does next.
@@ -279,6 +281,12 @@ async fn worker(
                 other => break other,
             }
         };
+        // Said by the worker that saw it, not left to the run's thread, which may read the
+        // result only after this worker has played more games (a faulty engine kept from game
+        // to game can lose each in a few plies).
+        if settings.strict && matches!(&record, Ok(r) if r.termination.is_fault()) {
+            shared.stop.store(true, Ordering::SeqCst);
+        }
         // restart=on: this engine's next game is played by a new process.
         for player in [white, black] {
             if player.config.restart {
