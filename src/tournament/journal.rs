@@ -122,6 +122,7 @@ fn parse_game_number(line: &str) -> Option<(u64, bool)> {
     #[derive(Deserialize)]
     struct Number {
         index: u64,
+        // Never read, but required: a line without a record is not an entry.
         #[allow(dead_code)]
         record: serde::de::IgnoredAny,
     }
