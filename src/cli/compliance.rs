@@ -265,6 +265,32 @@ fn arguments(args: &[String]) -> Vec<String> {
     }
 }
 
+/// A step that searches from `fen` (the start position when none) after `moves`.
+fn searching(
+    what: &'static str,
+    fen: Option<&'static str>,
+    moves: &'static [&'static str],
+    go: &'static str,
+) -> Step<'static> {
+    (
+        what,
+        Box::new(move |e: &mut Engine| e.search(fen, moves, go)),
+    )
+}
+
+/// Whether an info check also asks for a score.
+const SCORED: bool = true;
+
+/// The check of the last search's last info line.
+fn last_info(scored: bool) -> Step<'static> {
+    let what = if scored {
+        "Its last info line is well formed, with a score"
+    } else {
+        "Its last info line is well formed"
+    };
+    (what, Box::new(move |e: &mut Engine| e.info_checked(scored)))
+}
+
 /// Runs the steps; 0 when all passed, 1 at the first that failed.
 pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Failure> {
     let mut settings = Vec::new();
@@ -321,45 +347,32 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Fa
                 e.ready()
             }),
         ),
-        (
+        searching(
             "go wtime 100: a legal bestmove",
-            Box::new(|e: &mut Engine| e.search(Some(MIDDLEGAME), &[], "go wtime 100")),
+            Some(MIDDLEGAME),
+            &[],
+            "go wtime 100",
         ),
-        (
-            "Its last info line is well formed, with a score",
-            Box::new(|e: &mut Engine| e.info_checked(true)),
-        ),
-        (
+        last_info(SCORED),
+        searching(
             "Black to move, go btime 100: a legal bestmove",
-            Box::new(|e: &mut Engine| e.search(Some(AFTER_E4), &[], "go btime 100")),
+            Some(AFTER_E4),
+            &[],
+            "go btime 100",
         ),
-        (
-            "Its last info line is well formed, with a score",
-            Box::new(|e: &mut Engine| e.info_checked(true)),
-        ),
-        (
+        last_info(SCORED),
+        searching(
             "go wtime 100 winc 100 btime 100 binc 100: a legal bestmove",
-            Box::new(|e: &mut Engine| {
-                e.search(
-                    Some(AFTER_E4),
-                    &[],
-                    "go wtime 100 winc 100 btime 100 binc 100",
-                )
-            }),
+            Some(AFTER_E4),
+            &[],
+            "go wtime 100 winc 100 btime 100 binc 100",
         ),
-        (
-            "Its last info line is well formed",
-            Box::new(|e: &mut Engine| e.info_checked(false)),
-        ),
-        (
+        last_info(!SCORED),
+        searching(
             "go btime 100 binc 100 wtime 100 winc 100: a legal bestmove",
-            Box::new(|e: &mut Engine| {
-                e.search(
-                    Some(AFTER_E4),
-                    &[],
-                    "go btime 100 binc 100 wtime 100 winc 100",
-                )
-            }),
+            Some(AFTER_E4),
+            &[],
+            "go btime 100 binc 100 wtime 100 winc 100",
         ),
         (
             "A new game: ucinewgame, startpos, go wtime 100 btime 100",
@@ -368,14 +381,13 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Fa
                 e.search(None, &[], "go wtime 100 btime 100")
             }),
         ),
-        (
+        searching(
             "position startpos moves e2e4 e7e5: a legal bestmove",
-            Box::new(|e: &mut Engine| e.search(None, &["e2e4", "e7e5"], "go wtime 100 btime 100")),
+            None,
+            &["e2e4", "e7e5"],
+            "go wtime 100 btime 100",
         ),
-        (
-            "Its last info line is well formed",
-            Box::new(|e: &mut Engine| e.info_checked(false)),
-        ),
+        last_info(!SCORED),
         ("quit: the engine leaves", Box::new(Engine::quit)),
     ];
     for (number, (what, mut step)) in steps.into_iter().enumerate() {
