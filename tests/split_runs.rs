@@ -115,7 +115,10 @@ fn drop_games(journal: &Path, games: &[u64]) {
 }
 
 /// Starts a task and kills it (SIGKILL, as a node failure or `scancel` past its grace) once its
-/// journal holds `games` games.
+/// journal holds at least `games` games and an odd number of them: a pair is then half played,
+/// whatever the machine's speed. (Waiting for a count
+/// alone, a poll could see a pair just finished, and the kill land before the next claim:
+/// then no pair is left to take over, which CI saw once under load.)
 fn kill_after(dir: &Path, args: &[String], journal: &Path, games: usize) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(args)
@@ -125,13 +128,17 @@ fn kill_after(dir: &Path, args: &[String], journal: &Path, games: usize) {
         .spawn()
         .unwrap();
     let started = std::time::Instant::now();
-    while std::fs::read_to_string(journal).map_or(0, |t| t.lines().count()) < games {
+    loop {
+        let played = std::fs::read_to_string(journal).map_or(0, |t| t.lines().count());
+        if played >= games && played % 2 == 1 {
+            break;
+        }
         assert!(
             started.elapsed().as_secs() < 300,
-            "the task never played {games} games"
+            "the task never stopped in a pair after {games} games"
         );
         assert!(child.try_wait().unwrap().is_none(), "the task ended first");
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
     child.kill().unwrap();
     child.wait().unwrap();
