@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod huge_text;
 pub mod pgn;
 pub mod referee;
 pub mod report;

@@ -534,6 +534,13 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJ
 
 /// Carries out a command; returns the exit code.
 fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure> {
+    if matches!(
+        command,
+        Command::Run { .. } | Command::Match(_) | Command::Tournament(_) | Command::Tune(_)
+    ) {
+        // Before any thread starts: what a ply's code and tables cost after each search.
+        crate::huge_text::move_to_huge_pages();
+    }
     match command {
         Command::Perft {
             game,
