@@ -536,9 +536,14 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJ
 fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure> {
     if matches!(
         command,
-        Command::Run { .. } | Command::Match(_) | Command::Tournament(_) | Command::Tune(_)
+        Command::Run { .. }
+            | Command::Match(_)
+            | Command::Tournament(_)
+            | Command::Tune(_)
+            | Command::Bench(_)
     ) {
-        // Before any thread starts: what a ply's code and tables cost after each search.
+        // Before any thread starts: what a ply's code and tables cost after each search (the
+        // bench's rows in its own process measure what a run pays).
         crate::huge_text::move_to_huge_pages();
     }
     match command {
