@@ -2,9 +2,9 @@
 //!
 //! Between two moves an engine's search evicts everything the referee had in the caches and the
 //! TLB, so each ply the referee walks the page tables again for every 4 KiB page of code and
-//! tables it touches: some 40 ns a page on the shared machines, measured with a relay that touched
-//! 64 pages a ply (4 us more a ply). The few hundred kilobytes of a ply's code and tables spread
-//! over a hundred such pages; on three 2 MiB pages they take three entries.
+//! tables it touches: 40 – 120 ns a page besides its cache line on the shared machines, measured
+//! with a relay that read one byte from each of 64 pages a ply. On 2 MiB pages the whole of
+//! arbiter's code and tables takes three TLB entries.
 //!
 //! The kernel backs only anonymous memory with huge pages here (file-backed text would need
 //! `CONFIG_READ_ONLY_THP_FOR_FS`), so each read-only segment of the executable is copied into
@@ -13,8 +13,10 @@
 //! same bytes before and after. The build links the `arbiter` binary with its segments 2 MiB
 //! apart (`build.rs`), so that they start on a huge page's boundary.
 //!
-//! Profilers that read symbols through `/proc/<pid>/maps` (perf) see the moved code as anonymous
-//! memory: set `ARBITER_HUGE_TEXT=off` to keep it where the loader put it.
+//! The move costs about 1.5 ms of CPU once per process and is skipped where the kernel's
+//! transparent huge pages are off (it would buy nothing). Profilers that read symbols through
+//! `/proc/<pid>/maps` (perf) see the moved code as anonymous memory: set `ARBITER_HUGE_TEXT=off`
+//! to keep it where the loader put it.
 
 use std::ffi::c_void;
 
@@ -39,15 +41,25 @@ pub struct Moved {
 }
 
 /// Moves the executable's read-only segments (code, constants, tables) onto memory the kernel
-/// may back with huge pages, unless `ARBITER_HUGE_TEXT=off`. Call it once, early: it is safe
-/// with other threads running, but they would pay for the copy's cache misses.
+/// may back with huge pages, unless `ARBITER_HUGE_TEXT=off` or the kernel has none to give.
+/// Call it once, early: it is safe with other threads running, but they would pay for the
+/// copy's cache misses.
 pub fn move_to_huge_pages() -> Moved {
+    let refused = |why: &str| Moved {
+        bytes: 0,
+        refused: Some(why.to_string()),
+    };
     if std::env::var("ARBITER_HUGE_TEXT").is_ok_and(|v| v == "off" || v == "0") {
-        return Moved {
-            bytes: 0,
-            refused: Some("ARBITER_HUGE_TEXT=off".to_string()),
-        };
+        return refused("ARBITER_HUGE_TEXT=off");
     }
+    if !huge_pages_on() {
+        return refused("transparent huge pages are off");
+    }
+    move_segments()
+}
+
+/// The move itself, whatever the kernel's setting (without huge pages it lands on small ones).
+fn move_segments() -> Moved {
     let mut moved = Moved::default();
     let segments = own_segments();
     for (i, seg) in segments.iter().enumerate() {
@@ -72,6 +84,12 @@ pub fn move_to_huge_pages() -> Moved {
         }
     }
     moved
+}
+
+/// Whether the kernel gives huge pages to memory advised for them (`always` or `madvise`).
+pub fn huge_pages_on() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|setting| setting.contains("[always]") || setting.contains("[madvise]"))
 }
 
 fn round_up(x: usize, to: usize) -> usize {
@@ -270,7 +288,7 @@ mod tests {
         let before = text_checksum(&code);
         let table_before: u64 = std::hint::black_box(&TABLE).iter().fold(0, |a, &x| a ^ x);
 
-        let moved = move_to_huge_pages();
+        let moved = move_segments();
 
         assert_eq!(moved.refused, None);
         assert!(moved.bytes >= code.end - code.start, "{moved:?}");
@@ -289,7 +307,7 @@ mod tests {
             511u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         );
         // A second call moves it again, harmlessly.
-        assert_eq!(move_to_huge_pages().refused, None);
+        assert_eq!(move_segments().refused, None);
         assert_eq!(text_checksum(&code), before);
     }
 }

@@ -95,7 +95,7 @@ fn code_once_started(child: &Child) -> Vec<CodeMapping> {
 fn transparent_huge_pages_enabled() -> bool {
     let setting =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-    !setting.contains("[never]") && !setting.is_empty()
+    setting.contains("[always]") || setting.contains("[madvise]")
 }
 
 #[test]
@@ -104,20 +104,22 @@ fn a_run_has_its_code_on_huge_pages_and_not_in_the_binarys_mapping() {
     let code = code_once_started(&child);
     let _ = child.kill();
     let _ = child.wait();
+    let in_binary = code.iter().any(|m| m.header.ends_with("/arbiter"));
+    if !transparent_huge_pages_enabled() {
+        // Nothing to gain: the code stays where the loader put it.
+        eprintln!("transparent huge pages are off on this machine: the code is not moved");
+        assert!(in_binary, "{code:#?}");
+        return;
+    }
     assert!(
-        code.iter()
-            .all(|m| !names_a_file(m) || !m.header.ends_with("/arbiter")),
+        !in_binary,
         "the binary's own code mapping is still there: {code:#?}"
     );
     let moved = code
         .iter()
         .find(|m| !names_a_file(m) && m.bytes >= 2 << 20)
         .unwrap_or_else(|| panic!("no anonymous code mapping of 2 MiB or more: {code:#?}"));
-    if transparent_huge_pages_enabled() {
-        assert!(moved.huge_kb >= 2048, "not on huge pages: {moved:#?}");
-    } else {
-        eprintln!("transparent huge pages are off on this machine: the code moved, on small pages");
-    }
+    assert!(moved.huge_kb >= 2048, "not on huge pages: {moved:#?}");
 }
 
 #[test]
