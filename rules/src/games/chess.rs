@@ -14,7 +14,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{CastlingMode, EnPassantMode, Move, Position as _, Role};
+use shakmaty::{attacks, Bitboard, CastlingMode, EnPassantMode, Move, Position as _, Role};
 
 /// Plies without a capture or a pawn move before the game is drawn (50 moves by each side).
 pub const MOVE_RULE_PLIES: u32 = 100;
@@ -32,12 +32,43 @@ pub struct Chess {
     /// The position's Zobrist key, kept up to date move by move: computed afresh, it reads a
     /// table entry per piece, which in a match are cache misses at every ply.
     key: u64,
+    /// The pieces giving check, found once per move: the history, the end of the game and the
+    /// PGN's suffix all ask, and each asking costs attack-table lookups (cache misses after an
+    /// engine's search).
+    checkers: Bitboard,
 }
 
 impl Chess {
     fn new(pos: shakmaty::Chess) -> Chess {
         let key: Zobrist64 = pos.zobrist_hash(EnPassantMode::Legal);
-        Chess { pos, key: key.0 }
+        let checkers = pos.checkers();
+        Chess {
+            pos,
+            key: key.0,
+            checkers,
+        }
+    }
+
+    /// Whether the side to move has a legal move. Out of check, a king step to a square no
+    /// enemy piece attacks is legal (no pin holds a king, and nothing attacks through the king's
+    /// square without giving check), and most positions have one: a few attack lookups then
+    /// answer what a full move generation would.
+    fn has_legal_move(&self) -> bool {
+        if self.checkers.is_empty() {
+            let board = self.pos.board();
+            let us = self.pos.turn();
+            if let Some(king) = board.king_of(us) {
+                let occupied = board.occupied();
+                let free = attacks::king_attacks(king) & !board.by_color(us);
+                if free
+                    .into_iter()
+                    .any(|to| board.attacks_to(to, !us, occupied).is_empty())
+                {
+                    return true;
+                }
+            }
+        }
+        !self.pos.legal_moves().is_empty()
     }
 
     /// Plays `mv` through `play` (shakmaty's `play_unchecked` or a SAN writer that calls it)
@@ -52,6 +83,7 @@ impl Chess {
         self.key = key
             .unwrap_or_else(|| self.pos.zobrist_hash(EnPassantMode::Legal))
             .0;
+        self.checkers = self.pos.checkers();
         played
     }
 
@@ -203,7 +235,7 @@ impl Position for Chess {
     }
 
     fn in_check(&self) -> bool {
-        self.pos.is_check()
+        self.checkers.any()
     }
 
     fn resets_move_rule(mv: Move, _removed: &Removals) -> bool {
@@ -215,10 +247,9 @@ impl Position for Chess {
     }
 
     fn board_status(&self) -> Status {
-        // One move generation answers both mate and stalemate.
-        if !self.pos.legal_moves().is_empty() {
+        if self.has_legal_move() {
             Status::Ongoing
-        } else if self.pos.is_check() {
+        } else if self.checkers.any() {
             Status::Over(color(!self.pos.turn()).wins(), Termination::Checkmate)
         } else {
             Status::Over(Outcome::Draw, Termination::Stalemate)
@@ -243,7 +274,7 @@ impl Position for Chess {
         self.play_keyed(mv, |pos, mv| pos.play_unchecked(mv));
         // shakmaty's own suffix asks for the game's outcome, a full move generation at every
         // ply; only a check can be a mate, so only a check asks whether any move is left.
-        let suffix = self.pos.checkers().any().then(|| {
+        let suffix = self.checkers.any().then(|| {
             if self.pos.legal_moves().is_empty() {
                 Suffix::Checkmate
             } else {
@@ -318,6 +349,65 @@ mod tests {
         assert!(said > 10_000, "{said}");
         // Checks and mates among them, which alone are written from a move generation.
         assert!(suffixes[1] > 1_000 && suffixes[2] > 20, "{suffixes:?}");
+    }
+
+    /// The king-step shortcut answers as a full move generation does, in random games and in
+    /// mates and stalemates; both of its ways (a free square found, the generation after all)
+    /// are taken many times.
+    #[test]
+    fn whether_a_move_is_left_is_what_the_move_generation_says() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut ways = [0; 2];
+        let mut moves = Vec::new();
+        let check = |p: &Chess, ways: &mut [u32; 2]| {
+            assert_eq!(p.checkers, p.pos.checkers(), "{}", p.fen());
+            let generated = !p.pos.legal_moves().is_empty();
+            assert_eq!(p.has_legal_move(), generated, "{}", p.fen());
+            let king = p.pos.board().king_of(p.pos.turn()).unwrap();
+            let stepped = p.checkers.is_empty()
+                && (attacks::king_attacks(king) & !p.pos.us())
+                    .into_iter()
+                    .any(|to| {
+                        (p.pos.board())
+                            .attacks_to(to, !p.pos.turn(), p.pos.board().occupied())
+                            .is_empty()
+                    });
+            ways[usize::from(stepped)] += 1;
+        };
+        for _ in 0..300 {
+            let mut p = Chess::from_fen(Chess::START_FEN).unwrap();
+            for _ in 0..400 {
+                check(&p, &mut ways);
+                moves.clear();
+                p.generate(&mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                p.play(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+        assert!(ways[0] > 5_000 && ways[1] > 5_000, "{ways:?}");
+        for (fen, status) in [
+            // Stalemate: the king's free squares are all attacked.
+            (
+                "k7/8/1Q6/8/8/8/8/7K b - - 0 1",
+                Status::Over(Outcome::Draw, Termination::Stalemate),
+            ),
+            // Mate in the corner.
+            (
+                "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
+                Status::Over(Outcome::WhiteWins, Termination::Checkmate),
+            ),
+            // The king is shut in, but a pawn can move.
+            ("k7/8/1Q6/8/8/8/p7/7K b - - 0 1", Status::Ongoing),
+        ] {
+            let p = Chess::from_fen(fen).unwrap();
+            check(&p, &mut ways);
+            assert_eq!(p.board_status(), status, "{fen}");
+        }
     }
 
     #[test]
