@@ -3,13 +3,11 @@
 
 use crate::game::Outcome;
 use crate::referee::GameRecord;
-use std::fmt::Write as _;
 use thiserror::Error;
 
 /// A tag value as PGN can hold it: quotes and backslashes escaped, and control characters (a
 /// newline in an engine's name would end the tag line and break every reader) made spaces.
-fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
+fn escape_into(value: &str, out: &mut String) {
     for c in value.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -18,39 +16,55 @@ fn escape(value: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
-/// A move's comment (`{+0.35/12 0.512s}`, `{book}`), written without floating-point formatting:
-/// reports write one per move of every game.
+/// A move's comment (`{+0.35/12 0.512s}`, `{book}`), written without the formatter: reports
+/// write one per move of every game.
 fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
     if m.book {
         out.push_str("book");
         return;
     }
+    let mut digits = itoa::Buffer::new();
     if let Some(score) = m.score {
-        let _ = write!(out, "{score}");
-    }
-    if m.score.is_some() {
+        score.append_to(out);
         if let Some(d) = m.depth {
-            let _ = write!(out, "/{d}");
+            out.push('/');
+            out.push_str(digits.format(d));
         }
         out.push(' ');
     }
-    let ms = (m.elapsed.as_nanos() + 500_000) / 1_000_000;
-    let _ = write!(out, "{}.{:03}s", ms / 1000, ms % 1000);
+    // Milliseconds, rounded half up (a u64 of nanoseconds holds 584 years).
+    let nanos = u64::try_from(m.elapsed.as_nanos()).unwrap_or(u64::MAX);
+    let ms = nanos.saturating_add(500_000) / 1_000_000;
+    out.push_str(digits.format(ms / 1000));
+    out.push('.');
+    let frac = ms % 1000;
+    if frac < 100 {
+        out.push('0');
+    }
+    if frac < 10 {
+        out.push('0');
+    }
+    out.push_str(digits.format(frac));
+    out.push('s');
 }
 
 /// One game as PGN text, ending with a blank line.
 pub fn write_game(record: &GameRecord, event: &str) -> String {
     let mut out = String::with_capacity(256 + record.moves.len() * 24);
     let mut tag = |name: &str, value: &str| {
-        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+        out.push('[');
+        out.push_str(name);
+        out.push_str(" \"");
+        escape_into(value, &mut out);
+        out.push_str("\"]\n");
     };
     tag("Event", event);
     tag("Site", "arbiter");
     tag("Date", &record.date);
-    tag("Round", &record.round.to_string());
+    let mut digits = itoa::Buffer::new();
+    tag("Round", digits.format(record.round));
     tag("White", &record.white);
     tag("Black", &record.black);
     tag("Result", record.outcome.as_str());
@@ -64,7 +78,7 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
     }
     tag("TimeControl", &record.time_control);
     tag("Termination", record.termination.as_str());
-    tag("PlyCount", &record.plies().to_string());
+    tag("PlyCount", digits.format(record.plies()));
     out.push('\n');
     // Whose move the game starts with: Black when the FEN says so.
     let black_first = record
@@ -93,9 +107,11 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         // A move number stays on the line of its move.
         token.clear();
         if ply % 2 == 0 {
-            let _ = write!(token, "{}. ", ply / 2 + 1);
+            token.push_str(digits.format(ply / 2 + 1));
+            token.push_str(". ");
         } else if i == 0 {
-            let _ = write!(token, "{}... ", ply / 2 + 1);
+            token.push_str(digits.format(ply / 2 + 1));
+            token.push_str("... ");
         }
         token.push_str(converted.as_ref().map_or(&m.text, |c| &c[i]));
         push(&token, &mut out);
@@ -275,6 +291,68 @@ pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Score;
+    use crate::referee::MoveRecord;
+    use std::fmt::Write as _;
+    use std::time::Duration;
+
+    /// The comment written by hand says what the formatter said: scores of every sign and
+    /// size, mates, depths, and times rounded to the millisecond, halves up.
+    #[test]
+    fn move_comments_read_as_the_formatter_wrote_them() {
+        let scores = [
+            None,
+            Some(Score::Centipawns(0)),
+            Some(Score::Centipawns(7)),
+            Some(Score::Centipawns(-7)),
+            Some(Score::Centipawns(35)),
+            Some(Score::Centipawns(-107)),
+            Some(Score::Centipawns(100)),
+            Some(Score::Centipawns(i32::MIN)),
+            Some(Score::Centipawns(i32::MAX)),
+            Some(Score::Mate(3)),
+            Some(Score::Mate(-2)),
+            Some(Score::Mate(0)),
+        ];
+        let nanos = [
+            0u64,
+            499_999,
+            500_000,
+            1_499_999,
+            9_500_000,
+            99_500_000,
+            512_345_678,
+            999_500_000,
+            61_007_000_000,
+        ];
+        for score in scores {
+            for depth in [None, Some(0), Some(12)] {
+                for &n in &nanos {
+                    let m = MoveRecord {
+                        text: "e2e4".into(),
+                        book: false,
+                        score,
+                        depth,
+                        elapsed: Duration::from_nanos(n),
+                        reported_us: None,
+                    };
+                    let mut want = String::new();
+                    if let Some(s) = score {
+                        let _ = write!(want, "{s}");
+                        if let Some(d) = depth {
+                            let _ = write!(want, "/{d}");
+                        }
+                        want.push(' ');
+                    }
+                    let ms = (u128::from(n) + 500_000) / 1_000_000;
+                    let _ = write!(want, "{}.{:03}s", ms / 1000, ms % 1000);
+                    let mut got = String::new();
+                    write_comment(&m, &mut got);
+                    assert_eq!(got, want);
+                }
+            }
+        }
+    }
 
     #[test]
     fn reads_tags_moves_and_results_skipping_comments() {

@@ -27,6 +27,28 @@ impl std::fmt::Display for Score {
 }
 
 impl Score {
+    /// Appends the score as `Display` writes it (`+0.35`, `-1.07`, `+M3`, `-M2`), without the
+    /// formatter: the PGN writes one per move.
+    pub fn append_to(self, out: &mut String) {
+        let mut digits = itoa::Buffer::new();
+        match self {
+            Score::Centipawns(cp) => {
+                let abs = cp.unsigned_abs();
+                out.push(if cp < 0 { '-' } else { '+' });
+                out.push_str(digits.format(abs / 100));
+                out.push('.');
+                if abs % 100 < 10 {
+                    out.push('0');
+                }
+                out.push_str(digits.format(abs % 100));
+            }
+            Score::Mate(n) => {
+                out.push_str(if n >= 0 { "+M" } else { "-M" });
+                out.push_str(digits.format(n.unsigned_abs()));
+            }
+        }
+    }
+
     /// Centipawns, with mates as large values, for adjudication.
     pub fn as_cp(self) -> i32 {
         match self {

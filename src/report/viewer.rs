@@ -158,13 +158,18 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>, out: &mut String) -> 
         return false;
     };
     let mut clocks = Clocks::of(&r.time_control);
-    // Every position's pieces are looked at, but only a token not seen before is copied.
-    let mut note = |fen: &str| {
-        rules.drawing.each_piece(fen, |token| {
-            if !tokens.contains(token) {
-                tokens.insert(token.to_string());
-            }
-        });
+    // Every position's pieces are noted, each rank once until a move changes it, and only a
+    // token not seen before is copied.
+    let mut before: Option<String> = None;
+    let mut note = |fen: String| {
+        rules
+            .drawing
+            .each_new_piece(before.as_deref(), &fen, |token| {
+                if !tokens.contains(token) {
+                    tokens.insert(token.to_string());
+                }
+            });
+        before = Some(fen);
     };
     // Written straight into the page's data: a game has a frame for every ply, and the
     // viewer's games are most of the page.
@@ -181,8 +186,8 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>, out: &mut String) -> 
     let frames = out;
     frames.push_str("{\"fen\":");
     let fen = game.fen();
-    note(&fen);
     push_js(frames, &fen);
+    note(fen);
     frames.push_str(",\"clk\":");
     Clocks::push_json(&clocks, frames);
     frames.push('}');
@@ -196,13 +201,13 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>, out: &mut String) -> 
             c.charge(mover, m);
         }
         let fen = game.fen();
-        note(&fen);
         score.clear();
         if let Some(s) = m.score {
             let _ = write!(score, "{s}");
         }
         frames.push_str(",{\"fen\":");
         push_js(frames, &fen);
+        note(fen);
         frames.push_str(",\"mv\":");
         push_js(frames, &m.text);
         frames.push_str(",\"last\":");

@@ -179,6 +179,28 @@ impl Drawing {
         }
     }
 
+    /// The piece tokens of `fen`'s board field on the ranks that differ from `before`'s (every
+    /// rank without `before`). A viewer that noted every token of the previous position has then
+    /// seen every token of this one: a move rewrites a rank or two, and the rest are as they were.
+    pub fn each_new_piece<'f>(
+        &self,
+        before: Option<&str>,
+        fen: &'f str,
+        mut each: impl FnMut(&'f str),
+    ) {
+        let mut old = before.map(|b| board_field(b).split('/'));
+        for rank in board_field(fen).split('/') {
+            let same = old.as_mut().and_then(Iterator::next) == Some(rank);
+            if !same {
+                self.scan_rank(rank, |cell| {
+                    if let Cell::Piece(token) = cell {
+                        each(token)
+                    }
+                });
+            }
+        }
+    }
+
     fn scan_rank<'f>(&self, rank: &'f str, mut each: impl FnMut(Cell<'f>)) {
         let bytes = rank.as_bytes();
         // Tokens are cut at byte offsets, so a multi-byte character is one letter, not several.
@@ -307,6 +329,48 @@ mod tests {
                 .collect();
             assert_eq!(seen, want, "{fen}");
             assert!(!want.is_empty(), "{fen}");
+        }
+    }
+
+    /// Noting the new tokens of each position of a game finds every token of every position:
+    /// random games of every game, each position's tokens checked against what was noted.
+    #[test]
+    fn new_pieces_since_the_last_position_complete_the_tokens_seen() {
+        use std::collections::BTreeSet;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for entry in games() {
+            for _ in 0..20 {
+                let mut game = entry.new_game(None).unwrap();
+                let mut noted = BTreeSet::new();
+                let mut before: Option<String> = None;
+                let mut skipped = 0;
+                for _ in 0..200 {
+                    let fen = game.fen();
+                    let mut fresh = 0;
+                    entry.drawing.each_new_piece(before.as_deref(), &fen, |t| {
+                        noted.insert(t.to_string());
+                        fresh += 1;
+                    });
+                    let mut all = 0;
+                    entry.drawing.each_piece(&fen, |t| {
+                        assert!(noted.contains(t), "{}: {t} of {fen}", entry.id);
+                        all += 1;
+                    });
+                    skipped += all - fresh;
+                    before = Some(fen);
+                    let moves = game.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    game.play(&moves[(seed % moves.len() as u64) as usize])
+                        .unwrap();
+                }
+                // The unchanged ranks were passed over.
+                assert!(skipped > 100, "{}: {skipped}", entry.id);
+            }
         }
     }
 
