@@ -325,7 +325,7 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
             "--game",
             "leiserchess",
             "--rounds",
-            "6",
+            "30",
             "--concurrency",
             "2",
         ],
@@ -346,7 +346,8 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
         .spawn()
         .unwrap();
     let journal = dir.join("journal.jsonl");
-    // Wait for a few games, then kill -9.
+    // Wait for a few games, then kill -9. Games reach the journal a sync window (half a second)
+    // at a time: the run is long enough for several windows.
     let started = std::time::Instant::now();
     loop {
         let lines = std::fs::read_to_string(&journal)
@@ -360,7 +361,7 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
     child.kill().unwrap();
     child.wait().unwrap();
     let before = std::fs::read_to_string(&journal).unwrap().lines().count();
-    assert!(before < 36, "the run was cut short ({before} games)");
+    assert!(before < 180, "the run was cut short ({before} games)");
     let out = arbiter(&["tournament", "--resume", dir.to_str().unwrap(), "--quiet"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let mut indices: Vec<u64> = std::fs::read_to_string(&journal)
@@ -375,10 +376,10 @@ fn a_killed_run_resumes_to_exactly_the_missing_games() {
     assert_eq!(indices.len(), total, "no game was played twice");
     assert_eq!(
         indices,
-        (0..36).collect::<Vec<u64>>(),
+        (0..180).collect::<Vec<u64>>(),
         "exactly the schedule's games"
     );
-    assert_eq!(csv_rows(&dir.join("games.csv")).len(), 36);
+    assert_eq!(csv_rows(&dir.join("games.csv")).len(), 180);
     // The same tournament played without interruption ends with the same standings (the
     // bundled engines' play depends only on the position and the seed).
     let whole = scratch("whole");

@@ -1,6 +1,6 @@
-//! The results journal: one JSON line per finished game, flushed and synced before the game
-//! counts, so that a killed run loses at most the games in progress and `--resume` plays exactly
-//! the games that are missing.
+//! The results journal: one JSON line per finished game, written and synced before the game
+//! counts, so that a killed run loses at most the games in progress and those not yet synced
+//! (none of them counted), and `--resume` plays exactly the games that are missing.
 
 use crate::referee::GameRecord;
 use serde::{Deserialize, Serialize};
@@ -20,13 +20,25 @@ pub struct Entry {
 
 pub struct Journal {
     file: File,
+    /// Games staged for the next sync, as journal lines.
+    staged: Vec<u8>,
 }
 
 impl Journal {
     pub fn open(path: &Path) -> std::io::Result<Journal> {
         Ok(Journal {
             file: OpenOptions::new().create(true).append(true).open(path)?,
+            staged: Vec::new(),
         })
+    }
+
+    /// Keeps one game to be written with the others at the next [`Journal::sync`]: one write
+    /// for all the games that share a sync. A game counts only once synced; a run killed before
+    /// then plays it again when resumed.
+    pub fn stage(&mut self, entry: &Entry) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.staged, entry).map_err(std::io::Error::other)?;
+        self.staged.push(b'\n');
+        Ok(())
     }
 
     /// Appends one game; returns once it is on disk.
@@ -43,8 +55,13 @@ impl Journal {
         self.file.write_all(&line)
     }
 
-    /// Returns once every game written so far is on disk.
+    /// Writes the staged games; returns once every game written so far is on disk.
     pub fn sync(&mut self) -> std::io::Result<()> {
+        if !self.staged.is_empty() {
+            let written = self.file.write_all(&self.staged);
+            self.staged.clear();
+            written?;
+        }
         self.file.sync_data()
     }
 }

@@ -6,7 +6,7 @@ use super::ledger::{Bitset, Ledger};
 use super::live::Live;
 use super::openings::Opening;
 use super::pooled_sprt::Tally;
-use super::runner::{self, start_workers, GameSource, InOrder, RunSettings, Schedule};
+use super::runner::{self, start_workers, GameSource, InOrder, Results, RunSettings, Schedule};
 use super::schedule::PairSchedule;
 use super::spec::Shard;
 use super::split::Split;
@@ -23,7 +23,7 @@ use crate::stats::Decision;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{signal, Signal, SignalKind};
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, error::TryRecvError};
 
 pub struct RunOptions {
     /// The run's settings, as given (a new setting is a field there, read where it is used).
@@ -345,12 +345,13 @@ pub async fn run(
     let mut tally = Tally { ledger, split };
     let stop = Arc::new(AtomicBool::new(tally.decision().is_some()));
     let (tx, mut rx) = mpsc::channel(64);
+    let wake = Arc::new(tokio::sync::Notify::new());
     let workers = start_workers(
         settings,
         schedule.clone(),
         source,
         stop.clone(),
-        tx,
+        Results::new(tx, wake.clone()),
         checked,
     )
     .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
@@ -358,18 +359,39 @@ pub async fn run(
     let mut fault = None;
     let mut interrupted = false;
     let mut signals = StopSignals::install();
-    // Group commit: each finished game is written at once, but the games share their syncs,
-    // one at most `GROUP_WINDOW` after the first unsynced game; none counts before its sync. A
+    // Group commit: the games share their syncs, one at most `GROUP_WINDOW` after the first
+    // unsynced game, and are written together just before it; none counts before its sync. A
     // game that may end the run (an SPRT's, a split run's, a strict run's fault) is synced at
     // once, so the run stops as promptly as before.
     let waits_for_company = opts.spec.sprt.is_none() && opts.spec.shard.is_none();
+    // While a window is open, the games finishing in it wait in the channel until its end
+    // rather than waking this thread one by one; a worker wakes it for what cannot wait (see
+    // `Results`). A strict run looks at each game at once, as a fault in it stops the run.
+    let holds_games = waits_for_company && !opts.spec.strict;
     let mut unsynced: Vec<Entry> = Vec::new();
     let mut sync_due: Option<tokio::time::Instant> = None;
     let mut open = true;
     let mut journal_syncs = 0;
     while open || !unsynced.is_empty() {
         let mut finished = Vec::new();
-        if open {
+        if open && holds_games && sync_due.is_some() {
+            tokio::select! {
+                _ = signals.recv() => interrupted = true,
+                _ = sleep_until_due(sync_due) => {}
+                _ = wake.notified() => {}
+            }
+            loop {
+                match rx.try_recv() {
+                    Ok(more) => finished.push(more),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        open = false;
+                        break;
+                    }
+                }
+            }
+            open &= !interrupted;
+        } else if open {
             tokio::select! {
                 next = rx.recv() => match next {
                     Some(first) => finished.push(first),
@@ -414,7 +436,7 @@ pub async fn run(
                 workers.cancel();
             }
             let entry = Entry { index, record };
-            if let Err(e) = journal.write(&entry) {
+            if let Err(e) = journal.stage(&entry) {
                 journal_error = Some(e);
                 break;
             }

@@ -134,6 +134,59 @@ impl Workers {
 /// How many times in a row an engine may fail to start for one game before the run stops.
 pub const START_ATTEMPTS: u32 = 3;
 
+/// A finished game as the workers hand it to the run: its index in the schedule and its record.
+pub type Finished = (u64, Result<GameRecord, GameError>);
+
+/// Where the workers send their finished games. The run may leave them waiting in the channel
+/// while its journal's sync window is open (it writes them all at the window's end), so each
+/// send that cannot wait also wakes it: a game that failed to start, a channel filling up, and a
+/// worker leaving (the last one closes the channel, and the run ends without waiting for the
+/// window).
+pub struct Results {
+    /// Taken when dropped, so that the channel is closed before the run is woken to see it.
+    tx: Option<mpsc::Sender<Finished>>,
+    wake: Arc<tokio::sync::Notify>,
+}
+
+impl Results {
+    /// Results sent to `tx`; `wake` is told when one cannot wait.
+    pub fn new(tx: mpsc::Sender<Finished>, wake: Arc<tokio::sync::Notify>) -> Results {
+        Results { tx: Some(tx), wake }
+    }
+
+    async fn send(
+        &self,
+        index: u64,
+        record: Result<GameRecord, GameError>,
+    ) -> Result<(), mpsc::error::SendError<Finished>> {
+        let Some(tx) = &self.tx else {
+            return Err(mpsc::error::SendError((index, record)));
+        };
+        let urgent = record.is_err();
+        tx.send((index, record)).await?;
+        if urgent || tx.capacity() < tx.max_capacity() / 4 {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+}
+
+impl Clone for Results {
+    fn clone(&self) -> Results {
+        Results {
+            tx: self.tx.clone(),
+            wake: self.wake.clone(),
+        }
+    }
+}
+
+impl Drop for Results {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        self.wake.notify_one();
+    }
+}
+
 /// Starts `settings.concurrency` workers playing the games of `schedule` that `source` hands
 /// out, each finished game's index and record sent to `results`. They stop taking games once
 /// `stop` is set.
@@ -142,7 +195,7 @@ pub fn start_workers(
     schedule: Arc<dyn Schedule>,
     source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
-    results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
+    results: Results,
     checked: Option<super::Checked>,
 ) -> std::io::Result<Workers> {
     let cpus = settings.affinity.cpus();
@@ -203,7 +256,7 @@ pub fn start_workers(
 async fn worker(
     slot: usize,
     shared: &Shared,
-    results: mpsc::Sender<(u64, Result<GameRecord, GameError>)>,
+    results: Results,
     mut cancelled: watch::Receiver<bool>,
     kept: Vec<(usize, EngineProcess)>,
 ) {
@@ -293,7 +346,7 @@ async fn worker(
                 player.shutdown().await;
             }
         }
-        let sent = results.send((index, record)).await;
+        let sent = results.send(index, record).await;
         if shown {
             if let Some(live) = &settings.live {
                 live.clear(slot);
