@@ -147,7 +147,10 @@ impl Position for Chess {
     }
 
     fn fen(&self) -> String {
-        Fen::from_position(&self.pos, EnPassantMode::Legal).to_string()
+        // Appended rather than formatted: the game viewer writes one for every ply it shows.
+        let mut text = String::with_capacity(96);
+        Fen::from_position(&self.pos, EnPassantMode::Legal).append_to_string(&mut text);
+        text
     }
 
     fn turn(&self) -> Color {
