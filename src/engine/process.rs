@@ -7,7 +7,7 @@ use super::dialect::{write_go_command, xboard_new_game, PositionCommand, Turn, X
 use super::log::IoLog;
 use super::options::{check_options, OfferedOption, OptionKind};
 use super::protocol::{
-    merge_info, parse_features, parse_line, parse_xboard_line, EngineLine, Info,
+    merge_info, parse_features, parse_line, parse_owned_line, parse_xboard_line, EngineLine, Info,
 };
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
@@ -696,7 +696,7 @@ impl EngineProcess {
             let parsed = if xboard {
                 parse_xboard_line(&line.text)
             } else {
-                parse_line(&line.text)
+                parse_owned_line(line.text)
             };
             let (text, resigned) = match parsed {
                 EngineLine::BestMove(text) => (text, false),

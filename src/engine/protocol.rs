@@ -170,6 +170,24 @@ pub fn has_every_kept_field(info: &Info) -> bool {
     info.depth.is_some() && info.score.is_some() && info.nodes.is_some() && info.time_us.is_some()
 }
 
+/// Parses one line it may keep: a `bestmove` line's move is cut out of the line's own text
+/// rather than copied (the referee reads one every ply); anything else as [`parse_line`].
+pub fn parse_owned_line(mut line: String) -> EngineLine {
+    let mut words = line.split_ascii_whitespace();
+    if words.next() != Some("bestmove") {
+        return parse_line(&line);
+    }
+    let Some(mv) = words.next().filter(|m| *m != "(none)") else {
+        return EngineLine::BestMove(None);
+    };
+    // The word's place in the line (a subslice of it).
+    let start = mv.as_ptr() as usize - line.as_ptr() as usize;
+    let end = start + mv.len();
+    line.truncate(end);
+    line.drain(..start);
+    EngineLine::BestMove(Some(line))
+}
+
 /// Parses one line. Never fails: anything unrecognised is `Other`.
 pub fn parse_line(line: &str) -> EngineLine {
     let mut words = line.split_ascii_whitespace();
@@ -341,6 +359,29 @@ mod tests {
             panic!()
         };
         assert_eq!(full.string.as_deref(), Some("hello world"));
+    }
+
+    /// A line parsed in place says what it says parsed from a copy.
+    #[test]
+    fn a_line_kept_parses_as_a_line_copied() {
+        for line in [
+            "bestmove e2e4",
+            "bestmove e2e4 ponder e7e5",
+            "  bestmove\te7e8q  ",
+            "bestmove (none)",
+            "bestmove",
+            "bestmove é1",
+            "info depth 3 score cp 20",
+            "readyok",
+            "id name Stockfish 17",
+            "",
+        ] {
+            assert_eq!(
+                format!("{:?}", parse_owned_line(line.to_string())),
+                format!("{:?}", parse_line(line)),
+                "{line:?}"
+            );
+        }
     }
 
     #[test]
