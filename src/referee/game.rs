@@ -108,6 +108,9 @@ pub enum GameError {
     EngineStart { engine: String, reason: String },
 }
 
+/// Plies most games end within; a longer game's lists grow as usual.
+const TYPICAL_PLIES: usize = 256;
+
 /// The game as it stands: the rules' position, the moves as engines are told them and as they
 /// are recorded, the engines' scores (for adjudication) and both clocks.
 struct Table {
@@ -150,16 +153,19 @@ impl Table {
             .map_err(|e| GameError::BadStart(e.to_string()))?;
         let standard = spec.entry.new_game(None).map(|g| g.fen()).ok();
         let fen = game.fen();
+        // Room for a typical game from the start: no list grows mid-game, when each growth
+        // copies it (cold, after an engine's search).
+        let room = TYPICAL_PLIES;
         let mut table = Table {
             start_fen: (standard.as_deref() != Some(fen.as_str())).then_some(fen),
             game,
-            played: Vec::new(),
-            moves: Vec::new(),
-            scores: Vec::new(),
+            played: Vec::with_capacity(room),
+            moves: Vec::with_capacity(room),
+            scores: Vec::with_capacity(room),
             book_plies: 0,
             clocks: configs.map(|c| c.limits.tc.map(Clock::new)),
             last_read: None,
-            turnaround_us: Vec::new(),
+            turnaround_us: Vec::with_capacity(room),
         };
         for (i, mv) in spec.opening.iter().enumerate() {
             let report = table

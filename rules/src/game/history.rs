@@ -27,6 +27,9 @@ impl Hasher for KeyHasher {
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
+/// Plies most games end within (a longer game's lists grow as usual).
+const TYPICAL_PLIES: usize = 256;
+
 /// One ply already played.
 #[derive(Clone, Debug)]
 pub struct PlyRecord<M> {
@@ -54,14 +57,16 @@ pub struct History<P: Position> {
 impl<P: Position> History<P> {
     pub fn new(start: P) -> History<P> {
         let start_key = start.key();
-        let mut occurrences = KeyMap::default();
+        // Room for a typical game: the map is not rehashed nor the list copied mid-game, at a
+        // ply whose caches an engine's search has emptied.
+        let mut occurrences = KeyMap::with_capacity_and_hasher(TYPICAL_PLIES, Default::default());
         occurrences.insert(start_key, 1);
         History {
             current: start.clone(),
             quiet_plies: start.initial_quiet_plies(),
             start,
             start_key,
-            plies: Vec::new(),
+            plies: Vec::with_capacity(TYPICAL_PLIES),
             occurrences,
         }
     }
