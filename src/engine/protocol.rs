@@ -89,13 +89,23 @@ pub enum EngineLine {
     Other(String),
 }
 
-fn number<T: std::str::FromStr>(word: Option<&str>) -> Option<T> {
-    word.and_then(|w| w.parse().ok())
+/// A number from one word of a line, which may hold any bytes.
+fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
+    word.and_then(|w| std::str::from_utf8(w).ok())
+        .and_then(|w| w.parse().ok())
+}
+
+/// The words of a line as bytes, split at ASCII whitespace as `str::split_ascii_whitespace`
+/// splits: a search report is read without checking or decoding its text.
+fn byte_words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
 }
 
 /// Reads the fields after `info`. Called for every search report an engine sends, so it walks
 /// the words without collecting them.
-fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
+fn parse_info<'a>(words: impl Iterator<Item = &'a str>) -> Info {
+    let mut words = words.map(str::as_bytes);
     let (mut info, string) = search_fields(&mut words);
     if string {
         let mut text = String::new();
@@ -103,7 +113,8 @@ fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
             if !text.is_empty() {
                 text.push(' ');
             }
-            text.push_str(word);
+            // Cut from a `str` at ASCII whitespace: whole characters.
+            text.push_str(std::str::from_utf8(word).unwrap_or_default());
         }
         info.string = Some(text);
     }
@@ -112,27 +123,27 @@ fn parse_info<'a>(mut words: impl Iterator<Item = &'a str>) -> Info {
 
 /// The search fields of an `info` line's words, and whether a `string` field follows (its words
 /// are left in `words`).
-fn search_fields<'a>(words: &mut impl Iterator<Item = &'a str>) -> (Info, bool) {
+fn search_fields<'a>(words: &mut impl Iterator<Item = &'a [u8]>) -> (Info, bool) {
     let mut info = Info::default();
     while let Some(word) = words.next() {
         match word {
-            "depth" => info.depth = number(words.next()),
-            "nodes" => info.nodes = number(words.next()),
-            "time" => match words.next() {
-                Some("(microsec)") => info.time_us = number(words.next()),
+            b"depth" => info.depth = number(words.next()),
+            b"nodes" => info.nodes = number(words.next()),
+            b"time" => match words.next() {
+                Some(b"(microsec)") => info.time_us = number(words.next()),
                 ms => info.time_us = number::<u64>(ms).map(|ms| ms.saturating_mul(1000)),
             },
-            "score" => {
+            b"score" => {
                 let kind = words.next();
                 info.score = match (kind, number::<i32>(words.next())) {
-                    (Some("cp"), Some(v)) => Some(Score::Centipawns(v)),
-                    (Some("mate"), Some(v)) => Some(Score::Mate(v)),
+                    (Some(b"cp"), Some(v)) => Some(Score::Centipawns(v)),
+                    (Some(b"mate"), Some(v)) => Some(Score::Mate(v)),
                     _ => None,
                 };
             }
             // The principal variation is not used by the referee; it ends the fields.
-            "pv" => break,
-            "string" => return (info, true),
+            b"pv" => break,
+            b"string" => return (info, true),
             _ => {}
         }
     }
@@ -143,8 +154,14 @@ fn search_fields<'a>(words: &mut impl Iterator<Item = &'a str>) -> (Info, bool) 
 /// line, a variant's confirmation, is handed out rather than folded); `None` for any other line.
 /// Stockfish starts every search with an `info string`: read this way, it costs no allocation.
 pub fn search_report(line: &str) -> Option<(Info, bool)> {
-    let mut words = line.split_ascii_whitespace();
-    (words.next() == Some("info")).then(|| search_fields(&mut words))
+    search_report_bytes(line.as_bytes())
+}
+
+/// [`search_report`] of a line as read, any bytes: its words are compared and its numbers
+/// read as they lie, as the line's text (invalid UTF-8 replaced) would give them.
+pub fn search_report_bytes(line: &[u8]) -> Option<(Info, bool)> {
+    let mut words = byte_words(line);
+    (words.next() == Some(b"info")).then(|| search_fields(&mut words))
 }
 
 /// Merges an `info` line into what is known of the current search (the MIT player splits its
@@ -359,6 +376,58 @@ mod tests {
             panic!()
         };
         assert_eq!(full.string.as_deref(), Some("hello world"));
+    }
+
+    /// A report read as bytes says what its text (invalid UTF-8 replaced) says: random lines
+    /// of the words that matter, numbers good and bad, odd whitespace and broken characters.
+    #[test]
+    fn a_report_read_as_bytes_reads_as_its_text() {
+        let pool: &[&[u8]] = &[
+            b"info",
+            b"depth",
+            b"nodes",
+            b"time",
+            b"(microsec)",
+            b"score",
+            b"cp",
+            b"mate",
+            b"pv",
+            b"string",
+            b"12",
+            b"-35",
+            b"4294967296",
+            b"+7",
+            b"e2e4",
+            b"\xff",
+            b"1\xc3",
+            b"\xc3\xa9",
+            b"\xe2\x82",
+            b"in\xffo",
+            b"depth\x00",
+        ];
+        let gaps: &[&[u8]] = &[b" ", b"  ", b"\t", b"\r", b"\x0c", b" \r"];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut reports = 0;
+        for _ in 0..20_000 {
+            let mut line = Vec::new();
+            if next(4) > 0 {
+                line.extend_from_slice(b"info ");
+            }
+            for _ in 0..next(12) {
+                line.extend_from_slice(pool[next(pool.len())]);
+                line.extend_from_slice(gaps[next(gaps.len())]);
+            }
+            let want = search_report(&String::from_utf8_lossy(&line));
+            reports += usize::from(want.as_ref().is_some_and(|(i, _)| *i != Info::default()));
+            assert_eq!(search_report_bytes(&line), want, "{line:?}");
+        }
+        assert!(reports > 500, "{reports}");
     }
 
     /// A line parsed in place says what it says parsed from a copy.
