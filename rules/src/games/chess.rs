@@ -316,6 +316,14 @@ mod tests {
     use super::*;
     use crate::game::Game;
 
+    /// One of `moves`, by a xorshift of `seed`: random games that replay the same every run.
+    fn pick(seed: &mut u64, moves: &[Move]) -> Move {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        moves[(*seed % moves.len() as u64) as usize]
+    }
+
     /// Random games, each move said both ways: with checks, mates, castling, en passant and
     /// promotions among them.
     #[test]
@@ -332,10 +340,7 @@ mod tests {
                 if moves.is_empty() {
                     break;
                 }
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                let mv = moves[(seed % moves.len() as u64) as usize];
+                let mv = pick(&mut seed, &moves);
                 let mut c = a.clone();
                 let want = c.pgn_move_text(mv);
                 c.play(mv);
@@ -386,10 +391,7 @@ mod tests {
                 if moves.is_empty() {
                     break;
                 }
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                p.play(moves[(seed % moves.len() as u64) as usize]);
+                p.play(pick(&mut seed, &moves));
             }
         }
         assert!(ways[0] > 5_000 && ways[1] > 5_000, "{ways:?}");
