@@ -108,9 +108,6 @@ pub enum GameError {
     EngineStart { engine: String, reason: String },
 }
 
-/// Plies most games end within; a longer game's lists grow as usual.
-const TYPICAL_PLIES: usize = 256;
-
 /// The game as it stands: the rules' position, the moves as engines are told them and as they
 /// are recorded, the engines' scores (for adjudication) and both clocks.
 struct Table {
@@ -155,7 +152,7 @@ impl Table {
         let fen = game.fen();
         // Room for a typical game from the start: no list grows mid-game, when each growth
         // copies it (cold, after an engine's search).
-        let room = TYPICAL_PLIES;
+        let room = crate::game::TYPICAL_PLIES;
         let mut table = Table {
             start_fen: (standard.as_deref() != Some(fen.as_str())).then_some(fen),
             game,

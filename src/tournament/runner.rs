@@ -142,6 +142,7 @@ pub type Finished = (u64, Result<GameRecord, GameError>);
 /// send that cannot wait also wakes it: a game that failed to start, a channel filling up, and a
 /// worker leaving (the last one closes the channel, and the run ends without waiting for the
 /// window).
+#[derive(Clone)]
 pub struct Results {
     /// Taken when dropped, so that the channel is closed before the run is woken to see it.
     tx: Option<mpsc::Sender<Finished>>,
@@ -168,15 +169,6 @@ impl Results {
             self.wake.notify_one();
         }
         Ok(())
-    }
-}
-
-impl Clone for Results {
-    fn clone(&self) -> Results {
-        Results {
-            tx: self.tx.clone(),
-            wake: self.wake.clone(),
-        }
     }
 }
 

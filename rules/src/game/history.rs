@@ -27,8 +27,9 @@ impl Hasher for KeyHasher {
 
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
-/// Plies most games end within (a longer game's lists grow as usual).
-const TYPICAL_PLIES: usize = 256;
+/// Plies most games end within: a game's lists are made with room for this many, so that none
+/// grows mid-game (a longer game's grow as usual).
+pub const TYPICAL_PLIES: usize = 256;
 
 /// One ply already played.
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ pub(crate) mod perft;
 mod registry;
 
 pub use drawing::Drawing;
-pub use history::{Game, History, PlyRecord};
+pub use history::{Game, History, PlyRecord, TYPICAL_PLIES};
 pub use perft::{perft, perft_divide};
 pub use registry::{
     find_game, game_ids, games, register_game, visit_game, AnyGame, GameEntry, GameVisitor,
