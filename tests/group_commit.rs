@@ -80,5 +80,12 @@ fn an_sprt_syncs_each_game_at_once() {
     // Bounds no 8 games can decide: every game is played and each is synced as it comes.
     let (outcome, counted) = play(&dir, 8, Some("elo0=0 elo1=5 alpha=0.05 beta=0.05"));
     assert_eq!(counted, 8);
-    assert_eq!(outcome.journal_syncs, 8);
+    // Synced at once, a game waits only for a sync already under way: on a busy disk the next
+    // game may finish meanwhile and share the following one (6 or 7 syncs were seen under load).
+    // Waiting for company, these eight quick games (well within one window) would share one.
+    assert!(
+        (3..=8).contains(&outcome.journal_syncs),
+        "{} syncs for 8 games",
+        outcome.journal_syncs
+    );
 }
