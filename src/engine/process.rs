@@ -471,7 +471,7 @@ impl EngineProcess {
         }
         // Fairy-Stockfish ignores an unknown variant silently and stays on chess: only its
         // `info string variant <name>` line shows that the variant was taken.
-        let confirmed = self.ready_collecting(deadline, game).await?;
+        let confirmed = self.ready_collecting(deadline, game, &[], false).await?;
         if need_confirmation && !confirmed {
             return Err(variant_error(format!(
                 "it did not confirm the variant with 'info string variant {game}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
@@ -505,11 +505,23 @@ impl EngineProcess {
         &mut self,
         deadline: Instant,
         game: &str,
+        before: &[&str],
+        soon: bool,
     ) -> Result<bool, EngineError> {
-        self.send("isready").await?;
+        // Whatever goes before `isready` shares its write: one wake-up of the engine.
+        let mut lines = before.to_vec();
+        lines.push("isready");
+        self.send_lines(&lines).await?;
         let mut confirmed = false;
         loop {
-            match parse_line(&self.next_line(deadline, "isready").await?.text) {
+            // A started engine answers soon; one just started (loading its network, say) may
+            // not, and its handshake may share the runtime with another's.
+            let line = if soon {
+                self.next_line_soon(deadline, "isready").await?
+            } else {
+                self.next_line(deadline, "isready").await?
+            };
+            match parse_line(&line.text) {
                 EngineLine::ReadyOk => return Ok(confirmed),
                 EngineLine::Info(info) => {
                     if let Some(s) = info.string {
@@ -533,10 +545,18 @@ impl EngineProcess {
 
     /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
     pub async fn sync(&mut self) -> Result<(), EngineError> {
+        self.sync_after(&[]).await
+    }
+
+    /// `sync`, with `before` written in the same write as `isready` (not for CECP).
+    async fn sync_after(&mut self, before: &[&str]) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
         match self.config.proto {
             Proto::Xboard => self.ping(deadline).await,
-            _ => self.ready_collecting(deadline, "").await.map(|_| ()),
+            _ => self
+                .ready_collecting(deadline, "", before, true)
+                .await
+                .map(|_| ()),
         }
     }
 
@@ -546,15 +566,16 @@ impl EngineProcess {
         self.position.reset();
         self.xboard.reset();
         match self.config.proto {
-            Proto::Uci => self.send("ucinewgame").await?,
-            Proto::Leiserchess => {}
+            // One write for both, as for every game: the engine wakes once.
+            Proto::Uci => self.sync_after(&["ucinewgame"]).await,
+            Proto::Leiserchess => self.sync().await,
             Proto::Xboard => {
                 let lines = xboard_new_game(&self.config, &self.game);
                 let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
                 self.send_lines(&refs).await?;
+                self.sync().await
             }
         }
-        self.sync().await
     }
 
     pub async fn send(&mut self, line: &str) -> Result<(), EngineError> {
@@ -610,6 +631,26 @@ impl EngineProcess {
     }
 
     /// The next line, or an error at end of output or at `deadline`.
+    /// The next line, waited for on this thread alone for up to `QUICK_REPLY` (as a move is,
+    /// see `think`), then on the runtime until `deadline`: a `readyok` before each game costs
+    /// one plain wake-up rather than a pass of the runtime with its timer.
+    async fn next_line_soon(
+        &mut self,
+        deadline: Instant,
+        waiting_for: &str,
+    ) -> Result<Line, EngineError> {
+        if self.log.is_none() {
+            self.lines.set_in_search(waiting_for == SEARCH);
+            let quick = deadline.min(Instant::now() + QUICK_REPLY);
+            match self.lines.next_blocking(quick) {
+                Waited::Line(line) => return Ok(line),
+                Waited::Ended => return Err(self.exited()),
+                Waited::NotYet => {}
+            }
+        }
+        self.next_line(deadline, waiting_for).await
+    }
+
     pub async fn next_line(
         &mut self,
         deadline: Instant,
