@@ -630,7 +630,6 @@ impl EngineProcess {
         }
     }
 
-    /// The next line, or an error at end of output or at `deadline`.
     /// The next line, waited for on this thread alone for up to `QUICK_REPLY` (as a move is,
     /// see `think`), then on the runtime until `deadline`: a `readyok` before each game costs
     /// one plain wake-up rather than a pass of the runtime with its timer.
@@ -651,6 +650,7 @@ impl EngineProcess {
         self.next_line(deadline, waiting_for).await
     }
 
+    /// The next line, or an error at end of output or at `deadline`.
     pub async fn next_line(
         &mut self,
         deadline: Instant,
