@@ -27,7 +27,8 @@ fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
     }
     let mut digits = itoa::Buffer::new();
     if let Some(score) = m.score {
-        score.append_to(out);
+        // Writing to a String cannot fail.
+        let _ = score.write_to(out);
         if let Some(d) = m.depth {
             out.push('/');
             out.push_str(digits.format(d));
@@ -297,7 +298,8 @@ mod tests {
     use std::time::Duration;
 
     /// The comment written by hand says what the formatter said: scores of every sign and
-    /// size, mates, depths, and times rounded to the millisecond, halves up.
+    /// size, mates, depths, and times rounded to the millisecond, halves up; the score's
+    /// `Display` too.
     #[test]
     fn move_comments_read_as_the_formatter_wrote_them() {
         let scores = [
@@ -338,7 +340,16 @@ mod tests {
                     };
                     let mut want = String::new();
                     if let Some(s) = score {
-                        let _ = write!(want, "{s}");
+                        // The formatter's way, as scores were written before.
+                        let _ = match s {
+                            Score::Centipawns(cp) => {
+                                let sign = if cp < 0 { '-' } else { '+' };
+                                let abs = cp.unsigned_abs();
+                                write!(want, "{sign}{}.{:02}", abs / 100, abs % 100)
+                            }
+                            Score::Mate(n) if n >= 0 => write!(want, "+M{n}"),
+                            Score::Mate(n) => write!(want, "-M{}", n.unsigned_abs()),
+                        };
                         if let Some(d) = depth {
                             let _ = write!(want, "/{d}");
                         }
@@ -349,6 +360,9 @@ mod tests {
                     let mut got = String::new();
                     write_comment(&m, &mut got);
                     assert_eq!(got, want);
+                    if let Some(s) = score {
+                        assert!(want.starts_with(&s.to_string()), "{want} {s}");
+                    }
                 }
             }
         }

@@ -92,12 +92,6 @@ fn code_once_started(child: &Child) -> Vec<CodeMapping> {
     panic!("arbiter started no engine within 20 s");
 }
 
-fn transparent_huge_pages_enabled() -> bool {
-    let setting =
-        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-    setting.contains("[always]") || setting.contains("[madvise]")
-}
-
 #[test]
 fn a_run_has_its_code_on_huge_pages_and_not_in_the_binarys_mapping() {
     let mut child = waiting_run("on", &[]);
@@ -105,7 +99,7 @@ fn a_run_has_its_code_on_huge_pages_and_not_in_the_binarys_mapping() {
     let _ = child.kill();
     let _ = child.wait();
     let in_binary = code.iter().any(|m| m.header.ends_with("/arbiter"));
-    if !transparent_huge_pages_enabled() {
+    if !arbiter::huge_text::huge_pages_on() {
         // Nothing to gain: the code stays where the loader put it.
         eprintln!("transparent huge pages are off on this machine: the code is not moved");
         assert!(in_binary, "{code:#?}");

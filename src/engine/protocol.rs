@@ -14,37 +14,26 @@ pub enum Score {
 /// `+1.23` pawns, or `+M3` / `-M2` for a mate: as PGN comments and reports show it.
 impl std::fmt::Display for Score {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Score::Centipawns(cp) => {
-                let abs = cp.unsigned_abs();
-                let sign = if cp < 0 { '-' } else { '+' };
-                write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
-            }
-            Score::Mate(n) if n >= 0 => write!(f, "+M{n}"),
-            Score::Mate(n) => write!(f, "-M{}", n.unsigned_abs()),
-        }
+        self.write_to(f)
     }
 }
 
 impl Score {
-    /// Appends the score as `Display` writes it (`+0.35`, `-1.07`, `+M3`, `-M2`), without the
-    /// formatter: the PGN writes one per move.
-    pub fn append_to(self, out: &mut String) {
+    /// Writes the score as `Display` shows it, digits by `itoa` rather than the formatter: the
+    /// PGN writes one per move, straight into its text.
+    pub fn write_to(self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
         let mut digits = itoa::Buffer::new();
         match self {
             Score::Centipawns(cp) => {
                 let abs = cp.unsigned_abs();
-                out.push(if cp < 0 { '-' } else { '+' });
-                out.push_str(digits.format(abs / 100));
-                out.push('.');
-                if abs % 100 < 10 {
-                    out.push('0');
-                }
-                out.push_str(digits.format(abs % 100));
+                out.write_str(if cp < 0 { "-" } else { "+" })?;
+                out.write_str(digits.format(abs / 100))?;
+                out.write_str(if abs % 100 < 10 { ".0" } else { "." })?;
+                out.write_str(digits.format(abs % 100))
             }
             Score::Mate(n) => {
-                out.push_str(if n >= 0 { "+M" } else { "-M" });
-                out.push_str(digits.format(n.unsigned_abs()));
+                out.write_str(if n >= 0 { "+M" } else { "-M" })?;
+                out.write_str(digits.format(n.unsigned_abs()))
             }
         }
     }
@@ -153,13 +142,9 @@ fn search_fields<'a>(words: &mut impl Iterator<Item = &'a [u8]>) -> (Info, bool)
 /// An `info` line's search fields, without its `string` text, and whether it has one (such a
 /// line, a variant's confirmation, is handed out rather than folded); `None` for any other line.
 /// Stockfish starts every search with an `info string`: read this way, it costs no allocation.
-pub fn search_report(line: &str) -> Option<(Info, bool)> {
-    search_report_bytes(line.as_bytes())
-}
-
-/// [`search_report`] of a line as read, any bytes: its words are compared and its numbers
-/// read as they lie, as the line's text (invalid UTF-8 replaced) would give them.
-pub fn search_report_bytes(line: &[u8]) -> Option<(Info, bool)> {
+/// The line is read as bytes, as it came: its words are compared and its numbers read as they
+/// lie, as its text (invalid UTF-8 replaced) would give them.
+pub fn search_report(line: &[u8]) -> Option<(Info, bool)> {
     let mut words = byte_words(line);
     (words.next() == Some(b"info")).then(|| search_fields(&mut words))
 }
@@ -354,7 +339,7 @@ mod tests {
             "bestmove e2e4",
         ];
         for line in lines {
-            match (search_report(line), parse_line(line)) {
+            match (search_report(line.as_bytes()), parse_line(line)) {
                 (Some((fields, has_string)), EngineLine::Info(full)) => {
                     assert_eq!(has_string, full.string.is_some(), "{line}");
                     assert_eq!(
@@ -370,7 +355,7 @@ mod tests {
                 (some, other) => panic!("{line}: {some:?} {other:?}"),
             }
         }
-        let (fields, string) = search_report(lines[0]).unwrap();
+        let (fields, string) = search_report(lines[0].as_bytes()).unwrap();
         assert_eq!((fields.depth, string), (Some(3), true));
         let EngineLine::Info(full) = parse_line(lines[0]) else {
             panic!()
@@ -423,9 +408,10 @@ mod tests {
                 line.extend_from_slice(pool[next(pool.len())]);
                 line.extend_from_slice(gaps[next(gaps.len())]);
             }
-            let want = search_report(&String::from_utf8_lossy(&line));
+            let text = String::from_utf8_lossy(&line);
+            let want = search_report(text.as_bytes());
             reports += usize::from(want.as_ref().is_some_and(|(i, _)| *i != Info::default()));
-            assert_eq!(search_report_bytes(&line), want, "{line:?}");
+            assert_eq!(search_report(&line), want, "{line:?}");
         }
         assert!(reports > 500, "{reports}");
     }
@@ -446,8 +432,8 @@ mod tests {
             "",
         ] {
             assert_eq!(
-                format!("{:?}", parse_owned_line(line.to_string())),
-                format!("{:?}", parse_line(line)),
+                parse_owned_line(line.to_string()),
+                parse_line(line),
                 "{line:?}"
             );
         }

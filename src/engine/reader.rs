@@ -9,7 +9,7 @@
 //! is why the journal's disk syncs run elsewhere.
 
 use super::log::IoLog;
-use super::protocol::{has_every_kept_field, merge_info, search_report_bytes, Info};
+use super::protocol::{has_every_kept_field, merge_info, search_report, Info};
 use std::borrow::Cow;
 use std::future::poll_fn;
 use std::os::fd::AsRawFd;
@@ -100,7 +100,7 @@ impl Lines {
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty());
         for line in lines.rev() {
-            if let Some((mut older, _)) = search_report_bytes(line) {
+            if let Some((mut older, _)) = search_report(line) {
                 merge_info(&mut older, latest);
                 latest = older;
             }
@@ -161,7 +161,7 @@ fn is_search_report(bytes: &[u8]) -> bool {
     static STRING: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"string"));
     let plain = bytes.starts_with(b"info ") && STRING.find(bytes).is_none();
-    plain || matches!(search_report_bytes(bytes), Some((_, false)))
+    plain || matches!(search_report(bytes), Some((_, false)))
 }
 
 /// Whether a line's first word is `info`.
@@ -499,7 +499,7 @@ mod tests {
         let mut pending = Info::default();
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let text = String::from_utf8_lossy(line).into_owned();
-            match super::super::protocol::search_report(&text) {
+            match search_report(text.as_bytes()) {
                 Some((info, false)) => merge_info(&mut pending, info),
                 _ => want.push((text, std::mem::take(&mut pending))),
             }

@@ -362,11 +362,7 @@ mod tests {
                     if moves.is_empty() {
                         break;
                     }
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    game.play(&moves[(seed % moves.len() as u64) as usize])
-                        .unwrap();
+                    game.play(&crate::game::pick(&mut seed, &moves)).unwrap();
                 }
                 // The unchanged ranks were passed over.
                 assert!(skipped > 100, "{}: {skipped}", entry.id);

@@ -9,6 +9,16 @@ mod history;
 pub(crate) mod perft;
 mod registry;
 
+/// One of `items`, by a xorshift step of `seed`: the random games of the tests, the same at
+/// every run.
+#[cfg(test)]
+pub(crate) fn pick<T: Clone>(seed: &mut u64, items: &[T]) -> T {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    items[(*seed % items.len() as u64) as usize].clone()
+}
+
 pub use drawing::Drawing;
 pub use history::{Game, History, PlyRecord, TYPICAL_PLIES};
 pub use perft::{perft, perft_divide};

@@ -314,15 +314,7 @@ impl Position for Chess {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Game;
-
-    /// One of `moves`, by a xorshift of `seed`: random games that replay the same every run.
-    fn pick(seed: &mut u64, moves: &[Move]) -> Move {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        moves[(*seed % moves.len() as u64) as usize]
-    }
+    use crate::game::{pick, Game};
 
     /// Random games, each move said both ways: with checks, mates, castling, en passant and
     /// promotions among them.

@@ -790,10 +790,7 @@ mod tests {
                 if moves.is_empty() {
                     break;
                 }
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                pos.play(moves[(seed % moves.len() as u64) as usize]);
+                pos.play(crate::game::pick(&mut seed, &moves));
             }
         }
         assert!(positions > 1000);
@@ -837,10 +834,7 @@ mod tests {
                     break;
                 }
                 moves.sort_by_key(|m| (m.from, m.to));
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                pos.play(moves[(seed % moves.len() as u64) as usize]);
+                pos.play(crate::game::pick(&mut seed, &moves));
             }
         }
         assert!(suicides > 0, "suicides were asked too");
