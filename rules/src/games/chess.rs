@@ -4,6 +4,7 @@
 //! draws the referee applies from the game's history (threefold repetition, the 50-move rule,
 //! insufficient material).
 
+use super::chess_lines;
 use crate::game::drawing::{lettered, Figure, Shape};
 use crate::game::Drawing;
 use crate::game::{
@@ -49,15 +50,19 @@ impl Chess {
         }
     }
 
-    /// Whether the side to move has a legal move. Out of check, a king step to a square no
-    /// enemy piece attacks is legal (no pin holds a king, and nothing attacks through the king's
-    /// square without giving check), and most positions have one: a few attack lookups then
-    /// answer what a full move generation would.
+    /// Whether the side to move has a legal move. Out of check, most positions have a pawn push
+    /// or knight move of a piece off the king's lines (found without a table), and most of the
+    /// rest a king step to a square no enemy piece attacks (legal: no pin holds a king, and
+    /// nothing attacks through the king's square without giving check). Only the others pay for
+    /// a full move generation.
     fn has_legal_move(&self) -> bool {
         if self.checkers.is_empty() {
             let board = self.pos.board();
             let us = self.pos.turn();
             if let Some(king) = board.king_of(us) {
+                if chess_lines::unpinned_move_exists(board, us, king) {
+                    return true;
+                }
                 let occupied = board.occupied();
                 let free = attacks::king_attacks(king) & !board.by_color(us);
                 if free
@@ -83,7 +88,8 @@ impl Chess {
         self.key = key
             .unwrap_or_else(|| self.pos.zobrist_hash(EnPassantMode::Legal))
             .0;
-        self.checkers = self.pos.checkers();
+        self.checkers = chess_lines::checkers_after(self.pos.board(), !self.pos.turn(), mv)
+            .unwrap_or_else(|| self.pos.checkers());
         played
     }
 
@@ -184,6 +190,20 @@ impl Position for Chess {
 
     fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         if let Ok(uci) = text.parse::<UciMove>() {
+            if let UciMove::Normal {
+                from,
+                to,
+                promotion,
+            } = uci
+            {
+                let board = self.pos.board();
+                let (us, in_check) = (self.pos.turn(), self.checkers.any());
+                if let Some(mv) =
+                    chess_lines::unpinned_move(board, us, in_check, from, to, promotion)
+                {
+                    return Ok(mv);
+                }
+            }
             return uci
                 .to_move(&self.pos)
                 .map_err(|_| MoveError::illegal(text, "not a legal move in this position"));

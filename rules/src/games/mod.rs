@@ -2,6 +2,7 @@
 
 mod beam;
 pub mod chess;
+mod chess_lines;
 mod laser_bits;
 mod laser_board;
 pub mod laserchess;
