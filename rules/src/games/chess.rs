@@ -15,7 +15,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{attacks, Bitboard, CastlingMode, EnPassantMode, Move, Position as _, Role};
+use shakmaty::{Bitboard, CastlingMode, EnPassantMode, Move, Position as _, Role};
 
 /// Plies without a capture or a pawn move before the game is drawn (50 moves by each side).
 pub const MOVE_RULE_PLIES: u32 = 100;
@@ -50,27 +50,18 @@ impl Chess {
         }
     }
 
-    /// Whether the side to move has a legal move. Out of check, most positions have a pawn push
-    /// or knight move of a piece off the king's lines (found without a table), and most of the
-    /// rest a king step to a square no enemy piece attacks (legal: no pin holds a king, and
-    /// nothing attacks through the king's square without giving check). Only the others pay for
-    /// a full move generation.
+    /// Whether the side to move has a legal move. Out of check, most positions have a pawn
+    /// push, a knight move or a king step that `chess_lines` finds legal without a table; only
+    /// the others pay for a full move generation.
     fn has_legal_move(&self) -> bool {
         if self.checkers.is_empty() {
             let board = self.pos.board();
             let us = self.pos.turn();
-            if let Some(king) = board.king_of(us) {
-                if chess_lines::unpinned_move_exists(board, us, king) {
-                    return true;
-                }
-                let occupied = board.occupied();
-                let free = attacks::king_attacks(king) & !board.by_color(us);
-                if free
-                    .into_iter()
-                    .any(|to| board.attacks_to(to, !us, occupied).is_empty())
-                {
-                    return true;
-                }
+            if board
+                .king_of(us)
+                .is_some_and(|king| chess_lines::plain_move_exists(board, us, king))
+            {
+                return true;
             }
         }
         !self.pos.legal_moves().is_empty()
@@ -198,8 +189,7 @@ impl Position for Chess {
             {
                 let board = self.pos.board();
                 let (us, in_check) = (self.pos.turn(), self.checkers.any());
-                if let Some(mv) =
-                    chess_lines::unpinned_move(board, us, in_check, from, to, promotion)
+                if let Some(mv) = chess_lines::plain_move(board, us, in_check, from, to, promotion)
                 {
                     return Ok(mv);
                 }
@@ -371,9 +361,9 @@ mod tests {
         assert!(suffixes[1] > 1_000 && suffixes[2] > 20, "{suffixes:?}");
     }
 
-    /// The king-step shortcut answers as a full move generation does, in random games and in
-    /// mates and stalemates; both of its ways (a free square found, the generation after all)
-    /// are taken many times.
+    /// The shortcut answers as a full move generation does, in random games and in mates and
+    /// stalemates; both of its ways (a move found, the generation after all) are taken many
+    /// times.
     #[test]
     fn whether_a_move_is_left_is_what_the_move_generation_says() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -383,16 +373,10 @@ mod tests {
             assert_eq!(p.checkers, p.pos.checkers(), "{}", p.fen());
             let generated = !p.pos.legal_moves().is_empty();
             assert_eq!(p.has_legal_move(), generated, "{}", p.fen());
-            let king = p.pos.board().king_of(p.pos.turn()).unwrap();
-            let stepped = p.checkers.is_empty()
-                && (attacks::king_attacks(king) & !p.pos.us())
-                    .into_iter()
-                    .any(|to| {
-                        (p.pos.board())
-                            .attacks_to(to, !p.pos.turn(), p.pos.board().occupied())
-                            .is_empty()
-                    });
-            ways[usize::from(stepped)] += 1;
+            let (board, us) = (p.pos.board(), p.pos.turn());
+            let king = board.king_of(us).unwrap();
+            let found = p.checkers.is_empty() && chess_lines::plain_move_exists(board, us, king);
+            ways[usize::from(found)] += 1;
         };
         for _ in 0..300 {
             let mut p = Chess::from_fen(Chess::START_FEN).unwrap();
