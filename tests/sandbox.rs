@@ -253,6 +253,78 @@ fn sandbox_on_is_refused_where_the_machine_cannot_keep_it() {
     assert!(report.contains("sandbox: off"), "{report}");
 }
 
+/// A bubblewrap that cannot make namespaces (as where user namespaces are disabled): the first
+/// engine's start fails, the check that follows says why, and `auto` plays without the sandbox
+/// while `on` refuses, with nothing written.
+#[test]
+fn a_bubblewrap_that_cannot_make_namespaces_is_found_out_at_the_first_start() {
+    let dir = scratch("sandbox", "no-namespaces");
+    let bwrap = script(
+        &dir.join("bwrap"),
+        "#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n",
+    );
+    let engine = format!("cmd={}", bundled_engine());
+    let base = |mode: &str| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
+        cmd.args(["match", "--games", "2", "--out", "run", "--engine", &engine])
+            .args(["name=a", "--engine", &engine, "name=b", "--each", "depth=1"])
+            .arg(format!("sandbox={mode}"))
+            .env("ARBITER_BWRAP", &bwrap)
+            .current_dir(&dir);
+        common::output_within_deadline(cmd)
+    };
+    let out = base("on");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("sandbox=on cannot be kept here"), "{said}");
+    assert!(said.contains("No permissions to create"), "{said}");
+    assert!(!dir.join("run").exists(), "a refused run wrote files");
+    let out = base("auto");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(said.matches("sandbox: off").count(), 1, "{said}");
+    assert!(said.contains("cannot make namespaces"), "{said}");
+    let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(report.contains("sandbox: off"), "{report}");
+    assert_eq!(terminations(&dir.join("run")).len(), 2);
+}
+
+/// An engine that fails only inside the sandbox is not given a start outside it: where the
+/// sandbox works, its failure is its own, whatever it says.
+#[test]
+fn an_engine_that_fails_in_the_sandbox_is_not_run_outside_it() {
+    let dir = scratch("sandbox", "fails-inside");
+    let own = engine_copy(&dir, "escaper");
+    // In its own PID namespace the engine's shell is one of the first processes; outside, it
+    // is not. It says what bubblewrap says when it cannot make one.
+    let escaper = script(
+        &dir.join("escaper/escape.sh"),
+        &format!(
+            "#!/bin/sh\n\
+             if [ $$ -lt 10 ]; then\n\
+               echo 'bwrap: No permissions to create a new namespace' >&2; exit 1\n\
+             fi\n\
+             exec {} \"$@\"\n",
+            own.display()
+        ),
+    );
+    let out = common::output_within_deadline({
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
+        cmd.args(["match", "--games", "2", "--out", "run", "--each", "depth=1"])
+            .args(["--engine", &format!("cmd={escaper}"), "name=escaper"])
+            .args([
+                "--engine",
+                &format!("cmd={}", bundled_engine()),
+                "name=fair",
+            ])
+            .current_dir(&dir);
+        cmd
+    });
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("escaper"), "{}", stderr(&out));
+    assert!(!dir.join("run").exists(), "a refused run wrote files");
+}
+
 /// Processes whose working folder is `dir`.
 fn processes_in(dir: &Path) -> Vec<u32> {
     std::fs::read_dir("/proc")

@@ -208,12 +208,38 @@ impl EngineProcess {
         game: &str,
         log: Option<IoLog>,
     ) -> Result<EngineProcess, EngineError> {
+        let decide = || {
+            sandbox::decide(config.sandbox.mode).map_err(|reason| EngineError::Spawn {
+                name: config.name.clone(),
+                cmd: config.cmd.clone(),
+                reason,
+            })
+        };
+        let sandboxed = decide()?;
+        match Self::start_as(config, game, log.clone(), sandboxed).await {
+            // Before any sandboxed engine has started, a failure may be the sandbox's: asked
+            // now, a machine that cannot keep it runs the engine plainly (`auto`) or refuses
+            // (`on`); where it can, the failure is the engine's, and no plain start follows.
+            Err(e) if sandboxed && sandbox::unproven() => match sandbox::probe() {
+                Ok(_) => Err(e),
+                Err(_) => Self::start_as(config, game, log, decide()?).await,
+            },
+            started => started,
+        }
+    }
+
+    /// Starts the engine, in a sandbox or not, and completes the handshake.
+    async fn start_as(
+        config: &EngineConfig,
+        game: &str,
+        log: Option<IoLog>,
+        sandboxed: bool,
+    ) -> Result<EngineProcess, EngineError> {
         let spawn_error = |reason: String| EngineError::Spawn {
             name: config.name.clone(),
             cmd: config.cmd.clone(),
             reason,
         };
-        let sandboxed = sandbox::decide(config.sandbox.mode).map_err(spawn_error)?;
         let mut confined = Confined::default();
         // Where the machine allows, the engine's tree is in a control group of its own even
         // without a sandbox (then with no limits unless some were asked for): whatever is left
@@ -311,6 +337,9 @@ impl EngineProcess {
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
             Ok(()) => {
+                if sandboxed {
+                    sandbox::proven();
+                }
                 if let Some(keeper) = engine.pgid {
                     super::overhead::count_sandbox(keeper);
                 }

@@ -87,35 +87,111 @@ pub fn show_size(bytes: u64) -> String {
     }
 }
 
-/// What this machine offers, found once.
-#[derive(Debug)]
-struct Support {
-    /// The bubblewrap program and its version, or why there is none that works.
-    bwrap: Result<(PathBuf, String), String>,
+/// The bubblewrap program (`ARBITER_BWRAP` names another, for a machine where it is elsewhere),
+/// or why there is none; found once.
+fn program() -> &'static Result<PathBuf, String> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        std::env::var_os("ARBITER_BWRAP")
+            .map(PathBuf::from)
+            .or_else(|| find_in_path(Path::new("bwrap")))
+            .ok_or_else(|| {
+                "bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt-get install bubblewrap"
+                    .to_string()
+            })
+    })
 }
 
-/// The bubblewrap program (`ARBITER_BWRAP` names another, for a machine where it is elsewhere),
-/// tried once with the namespaces an engine gets.
-fn support() -> &'static Support {
-    static FOUND: OnceLock<Support> = OnceLock::new();
-    FOUND.get_or_init(|| {
-        let program = std::env::var_os("ARBITER_BWRAP")
-            .map(PathBuf::from)
-            .or_else(|| find_in_path(Path::new("bwrap")));
-        let bwrap = match program {
-            None => Err(
-                "bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt-get install bubblewrap"
-                    .to_string(),
-            ),
-            Some(program) => try_bwrap(&program).map(|version| (program, version)),
-        };
-        Support { bwrap }
+/// Whether bubblewrap can make an engine's namespaces here: its version, or why not. Not known
+/// until asked. The first sandboxed engine is started without asking (its start shows that the
+/// sandbox works, see `proven`); only a start that fails first asks, to learn whose fault it was.
+/// The check costs a whole sandbox's start, which every run paid before its first engine.
+static PROBED: OnceLock<Result<String, String>> = OnceLock::new();
+
+/// Set once a sandboxed engine has started: the sandbox works here.
+static PROVEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a sandboxed engine started and answered: the sandbox works here.
+pub fn proven() {
+    PROVEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a sandboxed start that failed may have failed for the sandbox's sake: nothing has
+/// shown yet that it works.
+pub fn unproven() -> bool {
+    !PROVEN.load(std::sync::atomic::Ordering::Relaxed) && PROBED.get().is_none()
+}
+
+/// Tries the namespaces an engine gets (once), after a sandboxed start failed before any had
+/// succeeded; `decide` then answers from the result.
+pub fn probe() -> &'static Result<String, String> {
+    PROBED.get_or_init(|| match program() {
+        Ok(program) => try_bwrap(program),
+        Err(why) => Err(why.clone()),
     })
+}
+
+/// The version bubblewrap reports, for the run's banner and report; asked once (the start-up
+/// check asks, so that its process counts with the check's).
+pub fn version() -> String {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    if let Some(Ok(version)) = PROBED.get() {
+        return version.clone();
+    }
+    VERSION
+        .get_or_init(|| {
+            if let Some(version) = program().as_ref().ok().and_then(|p| version_in_program(p)) {
+                return version;
+            }
+            let asked = program().as_ref().ok().and_then(|program| {
+                std::process::Command::new(program)
+                    .arg("--version")
+                    .stdin(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .output()
+                    .ok()
+            });
+            let said = asked
+                .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+                .unwrap_or_default();
+            if said.is_empty() {
+                "bubblewrap".into()
+            } else {
+                said
+            }
+        })
+        .clone()
+}
+
+/// The version string `bwrap --version` prints (`bubblewrap 0.8.0`), read from the program
+/// file, where it is stored as it is printed: running the program costs the run a millisecond
+/// of CPU, reading it a few microseconds. `None` where it is not found (another build, a
+/// wrapper script): the program is then asked.
+fn version_in_program(program: &Path) -> Option<String> {
+    const NAME: &[u8] = b"bubblewrap ";
+    let bytes = std::fs::read(program).ok()?;
+    let mut rest = &bytes[..];
+    while let Some(at) = memchr::memmem::find(rest, NAME) {
+        let after = &rest[at + NAME.len()..];
+        let len = after
+            .iter()
+            .take_while(|b| b.is_ascii_digit() || **b == b'.')
+            .count();
+        // A version is digits and dots ending the string: `0.8.0` and its NUL.
+        if len > 0 && after[0].is_ascii_digit() && after.get(len) == Some(&0) {
+            return Some(format!(
+                "bubblewrap {}",
+                String::from_utf8_lossy(&after[..len])
+            ));
+        }
+        rest = after;
+    }
+    None
 }
 
 fn try_bwrap(program: &Path) -> Result<String, String> {
     // The namespaces are tried by asking bubblewrap, inside them, for its own version: one
-    // process started where two were (the check's CPU counts in every run's figure).
+    // process started where two were.
     let mut probe = std::process::Command::new(program);
     probe
         .args(["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"])
@@ -148,34 +224,44 @@ fn find_in_path(name: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Whether an engine with `mode` runs sandboxed here; an error for `on` where it cannot.
+/// Why engines cannot be sandboxed here, as far as is known: no program, or a probe that failed.
+fn known_unavailable() -> Option<&'static String> {
+    match (program(), PROBED.get()) {
+        (Err(why), _) | (Ok(_), Some(Err(why))) => Some(why),
+        _ => None,
+    }
+}
+
+/// Whether an engine with `mode` runs sandboxed here; an error for `on` where it cannot. Until
+/// the sandbox is known not to work, the answer is yes: a start that then fails asks `probe`.
 pub fn decide(mode: SandboxMode) -> Result<bool, String> {
-    match (mode, &support().bwrap) {
+    match (mode, known_unavailable()) {
         (SandboxMode::Off, _) => Ok(false),
-        (_, Ok(_)) => Ok(true),
-        (SandboxMode::Auto, Err(_)) => Ok(false),
-        (SandboxMode::On, Err(why)) => Err(format!("sandbox=on cannot be kept here: {why}")),
+        (_, None) => Ok(true),
+        (SandboxMode::Auto, Some(_)) => Ok(false),
+        (SandboxMode::On, Some(why)) => Err(format!("sandbox=on cannot be kept here: {why}")),
     }
 }
 
 /// One line on how the engines of a run are confined, for the start of a run and its report.
 pub fn describe(engines: &[EngineConfig]) -> String {
+    // Said of engines that have not started here (a finished run's reports written again):
+    // whether the sandbox works is then asked, not assumed.
+    if unproven() && engines.iter().any(|e| e.sandbox.mode != SandboxMode::Off) {
+        let _ = probe();
+    }
     let sandboxed: Vec<&EngineConfig> = engines
         .iter()
         .filter(|e| decide(e.sandbox.mode).unwrap_or(false))
         .collect();
-    let why_not = match &support().bwrap {
-        Err(why) => format!(" ({why})"),
-        Ok(_) => String::new(),
+    let why_not = match known_unavailable() {
+        Some(why) => format!(" ({why})"),
+        None => String::new(),
     };
     if sandboxed.is_empty() {
         return format!("sandbox: off, engines run as plain processes{why_not}");
     }
-    let version = support()
-        .bwrap
-        .as_ref()
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
+    let version = version();
     let who = if sandboxed.len() == engines.len() {
         "every engine".to_string()
     } else {
@@ -292,8 +378,8 @@ fn real(path: &Path) -> PathBuf {
 /// Builds bwrap's arguments for `config`; `hidden` are folders the engine must not see (the
 /// run's, the other engines').
 pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String> {
-    let Ok((bwrap, _)) = &support().bwrap else {
-        return Err("no working bubblewrap".into());
+    let Ok(bwrap) = program() else {
+        return Err("no bubblewrap".into());
     };
     let base = config.dir.as_deref().map(|d| real(Path::new(d)));
     let program = if config.cmd.contains('/') {
@@ -489,6 +575,20 @@ static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version read from the program file is the one it prints, where bubblewrap is
+    /// installed (CI installs it); a program without one is asked instead.
+    #[test]
+    fn the_version_read_from_bubblewrap_is_the_one_it_prints() {
+        let program = find_in_path(Path::new("bwrap")).expect("bubblewrap is installed");
+        let out = std::process::Command::new(&program)
+            .arg("--version")
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(version_in_program(&program), Some(printed));
+        assert_eq!(version_in_program(Path::new("/bin/sh")), None);
+    }
 
     #[test]
     fn sizes_read_with_units_and_refuse_nonsense() {

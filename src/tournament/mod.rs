@@ -90,8 +90,15 @@ pub async fn preflight(
             Err(e) => return Err(explain_start_failure(&e, cfg, game)),
         }
     }
-    // What ended here (the sandbox's probe); the keepers' share is counted with the other
-    // keepers'.
+    // The sandbox's version, for the banner and the report: asked here, so that it counts.
+    if engines
+        .iter()
+        .any(|e| crate::engine::sandbox::decide(e.sandbox.mode).unwrap_or(false))
+    {
+        crate::engine::sandbox::version();
+    }
+    // What ended here (the sandbox's version, its probe if a start failed, a failed start's
+    // engine); the keepers' share is counted with the other keepers'.
     let engines_cpu = children_cpu()
         .saturating_sub(before.0)
         .saturating_sub(crate::engine::keeper::spent().saturating_sub(before.1));
