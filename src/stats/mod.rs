@@ -26,7 +26,7 @@ pub use sprt::{Decision, Sprt, SprtModel};
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Wins, draws and losses from one player's point of view.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Wdl {
     pub wins: u64,
     pub draws: u64,
@@ -166,7 +166,31 @@ impl EloEstimate {
 }
 
 /// Elo and its 95% interval from a trinomial (per-game W/D/L) model.
+///
+/// Each count is fitted once per process: a run's progress line fits the standing after every
+/// game, and its report's course of the run then asks for the very same counts (each fit is a
+/// few hundred solutions of the secular equation, on caches the engines emptied).
 pub fn trinomial_elo(wdl: Wdl) -> EloEstimate {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    /// Fits kept at most; past it they are forgotten and made again.
+    const KEPT: usize = 1 << 12;
+    static FITS: OnceLock<Mutex<HashMap<Wdl, EloEstimate>>> = OnceLock::new();
+    let fits = FITS.get_or_init(Default::default);
+    if let Some(known) = fits.lock().ok().and_then(|f| f.get(&wdl).copied()) {
+        return known;
+    }
+    let fitted = fit_trinomial(wdl);
+    if let Ok(mut f) = fits.lock() {
+        if f.len() >= KEPT {
+            f.clear();
+        }
+        f.insert(wdl, fitted);
+    }
+    fitted
+}
+
+fn fit_trinomial(wdl: Wdl) -> EloEstimate {
     let counts = [wdl.losses, wdl.draws, wdl.wins];
     match (
         mle::Sample::regularized(&mle::GAME_SCORES, &counts),
@@ -202,6 +226,23 @@ pub fn percentiles(samples: &[i64]) -> Option<(i64, i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A count asked again gets the fit it got the first time, which is the fit made afresh.
+    #[test]
+    fn a_trinomial_fit_remembered_is_the_fit() {
+        for round in 0..2 {
+            for wins in 0..12 {
+                for draws in 0..5 {
+                    let wdl = Wdl {
+                        wins,
+                        draws,
+                        losses: 7,
+                    };
+                    assert_eq!(trinomial_elo(wdl), fit_trinomial(wdl), "{wdl:?} {round}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn elo_of_common_scores() {
