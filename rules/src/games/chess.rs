@@ -283,7 +283,24 @@ impl Position for Chess {
     }
 
     fn play_for_pgn(&mut self, mv: Move) -> String {
-        let san = San::from_move(&self.pos, mv);
+        // A piece no other of its kind could move to the same square needs no disambiguation:
+        // shakmaty's asks for every candidate's legality (attack tables), at every ply of every
+        // game the PGN writes.
+        let alone = match mv {
+            Move::Normal {
+                role: Role::King, ..
+            } => true,
+            Move::Normal { role, from, to, .. } => {
+                let (board, us) = (self.pos.board(), self.pos.turn());
+                chess_lines::alone_to_reach(board, us, role, from, to)
+            }
+            _ => false,
+        };
+        let san = if alone {
+            San::disambiguate(mv, &shakmaty::MoveList::new())
+        } else {
+            San::from_move(&self.pos, mv)
+        };
         self.play_keyed(mv, |pos, mv| pos.play_unchecked(mv));
         // shakmaty's own suffix asks for the game's outcome, a full move generation at every
         // ply; only a check can be a mate, so only a check asks whether any move is left.
@@ -294,7 +311,9 @@ impl Position for Chess {
                 Suffix::Check
             }
         });
-        SanPlus { san, suffix }.to_string()
+        let mut text = String::with_capacity(8);
+        SanPlus { san, suffix }.append_to_string(&mut text);
+        text
     }
 
     fn render(&self) -> String {

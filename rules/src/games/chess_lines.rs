@@ -247,6 +247,28 @@ pub(super) fn plain_move(
     })
 }
 
+/// Whether no other piece of `us` of `role` (a knight or a slider) could move to `to`, legal or
+/// not: then the move from `from` is written in SAN without its square of departure, as the
+/// full rules would write it. `false` means only that another might.
+pub(super) fn alone_to_reach(
+    board: &Board,
+    us: Color,
+    role: Role,
+    from: Square,
+    to: Square,
+) -> bool {
+    let ours = |sq: Square| sq != from && board.piece_at(sq) == Some(role.of(us));
+    match role {
+        Role::Knight => !JUMPS
+            .iter()
+            .any(|&(df, dr)| offset(to, df, dr).is_some_and(ours)),
+        Role::Bishop | Role::Rook | Role::Queen => !LINES.iter().any(|&s| {
+            slides_along(role, s) && first_occupied(to, s, board.occupied(), None).is_some_and(ours)
+        }),
+        _ => false,
+    }
+}
+
 /// The pieces checking the side to move after `mv`, an ordinary move (not castling, en passant
 /// or a drop) of the other side, read on the board after it. `None` for the other moves.
 pub(super) fn checkers_after(board: &Board, mover: Color, mv: Move) -> Option<Bitboard> {
@@ -395,6 +417,31 @@ mod tests {
             assert!(by_unpinned, "{}", fen(pos));
         });
         assert!(found * 100 > out_of_check * 99, "{found} of {out_of_check}");
+    }
+
+    /// Where the shortcut says a piece is alone to reach its square, shakmaty's SAN names no
+    /// square of departure either; and the shortcut says so for most piece moves.
+    #[test]
+    fn a_piece_alone_to_reach_its_square_needs_no_disambiguation() {
+        let (mut alone, mut pieces) = (0u32, 0u32);
+        random_positions(150, |pos, moves| {
+            for &mv in moves {
+                let Move::Normal { role, from, to, .. } = mv else {
+                    continue;
+                };
+                if matches!(role, Role::Pawn | Role::King) {
+                    continue;
+                }
+                pieces += 1;
+                if alone_to_reach(pos.board(), pos.turn(), role, from, to) {
+                    alone += 1;
+                    let san = shakmaty::san::San::from_move(pos, mv);
+                    let bare = shakmaty::san::San::disambiguate(mv, &shakmaty::MoveList::new());
+                    assert_eq!(san, bare, "{mv:?} in {}", fen(pos));
+                }
+            }
+        });
+        assert!(alone * 10 > pieces * 7, "{alone} of {pieces}");
     }
 
     /// Lines stop at the board's edge: no rook or diagonal wraps from the h-file to the a-file.
