@@ -180,7 +180,7 @@ fn scan_lines<T>(
         let at = (offset, n, number);
         offset += n as u64;
         // Invalid UTF-8 (a torn multi-byte character) is damage like any other.
-        let line = String::from_utf8_lossy(&buffer);
+        let line = text_of(&buffer);
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -233,12 +233,22 @@ pub fn read_at(file: &mut File, place: &Place) -> std::io::Result<Option<Entry>>
 }
 
 /// The entry on the line of `len` bytes at `offset`.
-fn read_line_at(file: &mut File, offset: u64, len: usize) -> std::io::Result<Option<Entry>> {
-    use std::io::{Read, Seek, SeekFrom};
+fn read_line_at(file: &File, offset: u64, len: usize) -> std::io::Result<Option<Entry>> {
+    use std::os::unix::fs::FileExt;
     let mut line = vec![0; len];
-    file.seek(SeekFrom::Start(offset))?;
-    file.read_exact(&mut line)?;
-    Ok(parse_line(String::from_utf8_lossy(&line).trim()).map(|(entry, _)| entry))
+    // One `pread` per game, rather than a seek and a read.
+    file.read_exact_at(&mut line, offset)?;
+    Ok(parse_line(text_of(&line).trim()).map(|(entry, _)| entry))
+}
+
+/// A line's text, invalid UTF-8 replaced: checked by the standard library's fast test first,
+/// as journals are read whole on every report and resume (the replacing reader walks every
+/// line in small pieces, valid or not).
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// Reads every whole entry in the order of the games' numbers, each number once (the first
@@ -257,13 +267,13 @@ pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), Str
     if lines.is_empty() {
         return Ok(());
     }
-    let mut file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut given: Option<u64> = None;
     for &(index, offset, len) in &lines {
         if given == Some(index) {
             continue;
         }
-        let entry = read_line_at(&mut file, offset, len)
+        let entry = read_line_at(&file, offset, len)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         // A line whose record does not read whole (or a file changed in between) gives no
         // entry, and the next line for the same game is tried.
