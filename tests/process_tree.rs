@@ -169,7 +169,8 @@ fn keepers_and_the_start_up_check_report_their_cpu_time() {
     // Its own time, to the microsecond (a run of two games costs more than one clock tick).
     assert!(own_us > 0, "{text}");
     // Two keepers, each adding its time as it exits (with the start-up check's engines kept to
-    // play, the check's own share is only what it ended, such as the sandbox's probe).
+    // play, the check's own share is only what it ended: the engines of a failed check, the
+    // sandbox's probe after a sandboxed start failed; nothing here).
     assert!(keepers_us > 0, "{text}");
     // Each engine ran in a sandbox (bubblewrap), whose start costs milliseconds; its time is
     // read to the nanosecond once the engine has answered.

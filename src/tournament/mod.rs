@@ -156,9 +156,9 @@ impl Drop for Checked {
 /// CPU time of the processes `preflight` started and ended, in microseconds.
 static PREFLIGHT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The CPU time of what the start-up check ran and ended itself (the sandbox's probe, the
-/// engines of a check that failed): the harness's cost, though the kernel counts it with the
-/// engines'. The engines it keeps are counted as the engines they are.
+/// The CPU time of what the start-up check ran and ended itself (the sandbox's probe after a
+/// sandboxed start failed, the engines of a check that failed): the harness's cost, though the
+/// kernel counts it with the engines'. The engines it keeps are counted as the engines they are.
 pub fn preflight_cpu() -> std::time::Duration {
     std::time::Duration::from_micros(PREFLIGHT_US.load(std::sync::atomic::Ordering::Relaxed))
 }
