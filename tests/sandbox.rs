@@ -223,19 +223,23 @@ fn an_engine_over_its_memory_limit_loses_for_that() {
     assert!(pgn.contains("exceeded its memory limit (64 MiB)"), "{pgn}");
 }
 
+/// A two-game match of the bundled engine against itself in `dir/run`, with `sandbox=mode` and
+/// `bwrap` as the bubblewrap to use.
+fn match_with_bwrap(dir: &Path, mode: &str, bwrap: &str) -> std::process::Output {
+    let engine = format!("cmd={}", bundled_engine());
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(["match", "--games", "2", "--out", "run", "--engine", &engine])
+        .args(["name=a", "--engine", &engine, "name=b", "--each", "depth=1"])
+        .arg(format!("sandbox={mode}"))
+        .env("ARBITER_BWRAP", bwrap)
+        .current_dir(dir);
+    common::output_within_deadline(cmd)
+}
+
 #[test]
 fn sandbox_on_is_refused_where_the_machine_cannot_keep_it() {
     let dir = scratch("sandbox", "refused");
-    let engine = format!("cmd={}", bundled_engine());
-    let base = |mode: &str| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
-        cmd.args(["match", "--games", "2", "--out", "run", "--engine", &engine])
-            .args(["name=a", "--engine", &engine, "name=b", "--each", "depth=1"])
-            .arg(format!("sandbox={mode}"))
-            .env("ARBITER_BWRAP", "/nonexistent/bwrap")
-            .current_dir(&dir);
-        common::output_within_deadline(cmd)
-    };
+    let base = |mode: &str| match_with_bwrap(&dir, mode, "/nonexistent/bwrap");
     let out = base("on");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -263,16 +267,7 @@ fn a_bubblewrap_that_cannot_make_namespaces_is_found_out_at_the_first_start() {
         &dir.join("bwrap"),
         "#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n",
     );
-    let engine = format!("cmd={}", bundled_engine());
-    let base = |mode: &str| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
-        cmd.args(["match", "--games", "2", "--out", "run", "--engine", &engine])
-            .args(["name=a", "--engine", &engine, "name=b", "--each", "depth=1"])
-            .arg(format!("sandbox={mode}"))
-            .env("ARBITER_BWRAP", &bwrap)
-            .current_dir(&dir);
-        common::output_within_deadline(cmd)
-    };
+    let base = |mode: &str| match_with_bwrap(&dir, mode, &bwrap);
     let out = base("on");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let said = stderr(&out);
