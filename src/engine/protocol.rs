@@ -78,17 +78,68 @@ pub enum EngineLine {
     Other(String),
 }
 
-/// A number from one word of a line, which may hold any bytes.
-fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
-    word.and_then(|w| std::str::from_utf8(w).ok())
-        .and_then(|w| w.parse().ok())
+/// A number from one word of a line, which may hold any bytes, read as `str::parse` reads it:
+/// an optional sign (`-` only where the type has one), then ASCII digits, and nothing for
+/// anything else or a value out of range. Digit by digit: every ply reads four of them.
+fn number<T: TryFrom<i128>>(word: Option<&[u8]>) -> Option<T> {
+    let word = word?;
+    let (negative, digits) = match word.split_first()? {
+        (b'-', rest) => (true, rest),
+        (b'+', rest) => (false, rest),
+        _ => (false, word),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &byte in digits {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
+    }
+    let value = i128::from(value);
+    // `-0` is not a number of an unsigned type for `parse`, though it is zero.
+    if negative && T::try_from(-1).is_err() {
+        return None;
+    }
+    T::try_from(if negative { -value } else { value }).ok()
 }
 
 /// The words of a line as bytes, split at ASCII whitespace as `str::split_ascii_whitespace`
 /// splits: a search report is read without checking or decoding its text.
-fn byte_words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(u8::is_ascii_whitespace)
-        .filter(|w| !w.is_empty())
+fn byte_words(line: &[u8]) -> ByteWords<'_> {
+    ByteWords { rest: line }
+}
+
+struct ByteWords<'a> {
+    rest: &'a [u8],
+}
+
+/// `u8::is_ascii_whitespace` as one comparison and one bit test: a report's every byte is
+/// looked at.
+fn is_space(byte: u8) -> bool {
+    const SPACES: u64 = 1 << b'\t' | 1 << b'\n' | 1 << 0x0c | 1 << b'\r' | 1 << b' ';
+    byte <= b' ' && SPACES & (1 << byte) != 0
+}
+
+impl<'a> Iterator for ByteWords<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let bytes = self.rest;
+        let mut at = 0;
+        while at < bytes.len() && is_space(bytes[at]) {
+            at += 1;
+        }
+        let start = at;
+        while at < bytes.len() && !is_space(bytes[at]) {
+            at += 1;
+        }
+        self.rest = &bytes[at..];
+        (at > start).then(|| &bytes[start..at])
+    }
 }
 
 /// Reads the fields after `info`. Called for every search report an engine sends, so it walks
@@ -282,6 +333,67 @@ mod tests {
             EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
             other => panic!("{other:?}"),
         }
+    }
+
+    proptest::proptest! {
+        /// Search reports are read byte by byte; what they read must be what the standard
+        /// library reads from the same text: the same words, the same numbers.
+        #[test]
+        fn words_and_numbers_read_as_the_standard_library_reads_them(
+            line in "[ \t\r\x0b\x0c+-]{0,3}([0-9+\\-a ]{0,6}[ \t\x0c]{1,2}){0,6}",
+            digits in "[+-]?[0-9]{0,21}",
+        ) {
+            let ours: Vec<&[u8]> = byte_words(line.as_bytes()).collect();
+            let theirs: Vec<&[u8]> = line.split_ascii_whitespace().map(str::as_bytes).collect();
+            proptest::prop_assert_eq!(ours, theirs);
+            for word in line.split_ascii_whitespace().chain([digits.as_str()]) {
+                let bytes = Some(word.as_bytes());
+                proptest::prop_assert_eq!(number::<u32>(bytes), word.parse::<u32>().ok());
+                proptest::prop_assert_eq!(number::<u64>(bytes), word.parse::<u64>().ok());
+                proptest::prop_assert_eq!(number::<i32>(bytes), word.parse::<i32>().ok());
+            }
+        }
+    }
+
+    #[test]
+    fn spaces_are_the_standard_librarys() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(is_space(byte), byte.is_ascii_whitespace(), "{byte}");
+        }
+    }
+
+    #[test]
+    fn numbers_at_the_edges_read_as_parse_reads_them() {
+        for word in [
+            "",
+            "+",
+            "-",
+            "-0",
+            "+0",
+            "0",
+            "007",
+            "4294967295",
+            "4294967296",
+            "-2147483648",
+            "-2147483649",
+            "2147483647",
+            "2147483648",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "1 ",
+            "1a",
+            "--1",
+            "+-1",
+            "١",
+        ] {
+            let bytes = Some(word.as_bytes());
+            assert_eq!(number::<u32>(bytes), word.parse::<u32>().ok(), "{word:?}");
+            assert_eq!(number::<u64>(bytes), word.parse::<u64>().ok(), "{word:?}");
+            assert_eq!(number::<i32>(bytes), word.parse::<i32>().ok(), "{word:?}");
+        }
+        assert_eq!(number::<u32>(None), None);
+        assert_eq!(number::<u32>(Some(b"12\xff")), None);
     }
 
     #[test]

@@ -95,11 +95,16 @@ impl Lines {
     /// report that has it.
     fn take_info(&mut self) -> Info {
         let mut latest = Info::default();
-        let lines = self
-            .reports
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty());
-        for line in lines.rev() {
+        // From the latest report back, each found by the newline before it (every report ends
+        // in one): usually only the last is read.
+        let mut rest: &[u8] = &self.reports;
+        while let Some(ended) = rest.strip_suffix(b"\n") {
+            let start = memchr::memrchr(b'\n', ended).map_or(0, |i| i + 1);
+            let line = &ended[start..];
+            rest = &ended[..start];
+            if line.is_empty() {
+                continue;
+            }
             if let Some((mut older, _)) = search_report(line) {
                 merge_info(&mut older, latest);
                 latest = older;
