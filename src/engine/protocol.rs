@@ -340,7 +340,7 @@ mod tests {
         /// library reads from the same text: the same words, the same numbers.
         #[test]
         fn words_and_numbers_read_as_the_standard_library_reads_them(
-            line in "[ \t\r\x0b\x0c+-]{0,3}([0-9+\\-a ]{0,6}[ \t\x0c]{1,2}){0,6}",
+            line in "[ \t\r\x0b\x0c+-]{0,3}([0-9+\\-a \x01\x0b\x1f!é]{0,20}[ \t\r\x0c]{1,2}){0,6}",
             digits in "[+-]?[0-9]{0,21}",
         ) {
             let ours: Vec<&[u8]> = byte_words(line.as_bytes()).collect();

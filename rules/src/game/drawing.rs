@@ -154,8 +154,7 @@ impl Drawing {
     /// The pieces of a FEN's board field, rank by rank from the top: `None` for an empty square.
     /// What follows the board (side to move, a Leaperhouse hand in brackets) is left out.
     pub fn squares(&self, fen: &str) -> Vec<Vec<Option<String>>> {
-        board_field(fen)
-            .split('/')
+        ranks(board_field(fen))
             .map(|rank| {
                 let mut cells = Vec::new();
                 self.scan_rank(rank, |cell| match cell {
@@ -170,7 +169,7 @@ impl Drawing {
     /// Each piece token of a FEN's board field, as `squares` reads it, without making the board:
     /// the game viewer collects the tokens of every position it shows.
     pub fn each_piece<'f>(&self, fen: &'f str, mut each: impl FnMut(&'f str)) {
-        for rank in board_field(fen).split('/') {
+        for rank in ranks(board_field(fen)) {
             self.scan_rank(rank, |cell| {
                 if let Cell::Piece(token) = cell {
                     each(token)
@@ -188,8 +187,8 @@ impl Drawing {
         fen: &'f str,
         mut each: impl FnMut(&'f str),
     ) {
-        let mut old = before.map(|b| board_field(b).split('/'));
-        for rank in board_field(fen).split('/') {
+        let mut old = before.map(|b| ranks(board_field(b)));
+        for rank in ranks(board_field(fen)) {
             let same = old.as_mut().and_then(Iterator::next) == Some(rank);
             if !same {
                 self.scan_rank(rank, |cell| {
@@ -270,8 +269,37 @@ enum Cell<'f> {
 
 /// The board field of a FEN: its first word, without a Leaperhouse hand in brackets.
 fn board_field(fen: &str) -> &str {
+    // The game viewer reads a FEN for every ply it shows. The usual one, printable ASCII up to
+    // its first space, is cut there with one pass that checks every byte at once; anything
+    // else goes the way `split_whitespace` goes, which decodes each character.
+    let bytes = fen.as_bytes();
+    let end = bytes.iter().position(|&b| b == b' ').unwrap_or(bytes.len());
+    let plain = (bytes[..end].iter()).fold(end > 0, |plain, &b| {
+        plain & (b > b' ') & (b < 0x7f) & (b != b'[')
+    });
+    if plain {
+        return &fen[..end];
+    }
     let field = fen.split_whitespace().next().unwrap_or("");
     field.split('[').next().unwrap_or("")
+}
+
+/// The ranks of a board field, cut at its slashes.
+fn ranks(field: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(field);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.bytes().position(|b| b == b'/') {
+            Some(i) => {
+                rest = Some(&text[i + 1..]);
+                Some(&text[..i])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -295,6 +323,35 @@ mod tests {
         let leiser = crate::game::find_game("leiserchess").unwrap().drawing;
         assert_eq!(leiser.coords("h0"), Some((7, 0)));
         assert_eq!(leiser.squares("ss7/8 W")[0][0].as_deref(), Some("ss"));
+    }
+
+    #[test]
+    fn board_fields_and_ranks_are_cut_as_the_standard_library_cuts_them() {
+        fn old(fen: &str) -> &str {
+            let field = fen.split_whitespace().next().unwrap_or("");
+            field.split('[').next().unwrap_or("")
+        }
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "  \x0b\tss7/8 W",
+            "",
+            "   ",
+            "b+[Pp] w",
+            "[Pp]",
+            "bé+/ü w",
+            "a\u{a0}b/c d",
+            "\u{2003}x/y z",
+            "x\x0by",
+            "x\x1cy/z",
+            "//",
+            "8/8/",
+        ] {
+            assert_eq!(super::board_field(fen), old(fen), "{fen:?}");
+            let field = old(fen);
+            let ours: Vec<&str> = super::ranks(field).collect();
+            let theirs: Vec<&str> = field.split('/').collect();
+            assert_eq!(ours, theirs, "{fen:?}");
+        }
     }
 
     #[test]
