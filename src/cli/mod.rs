@@ -328,7 +328,7 @@ enum Command {
     /// fastchess=/opt/fastchess/fastchess` plays one stockfish match (nodes=200, 100 games)
     /// under arbiter and then under fastchess, from the same command line, and prints each
     /// one's own CPU per ply and the ratio. --peer-affinity pins both (fastchess
-    /// `-use-affinity`, arbiter --affinity). The same games are then relayed bare (ppoll, read
+    /// `-use-affinity`, arbiter --affinity). The same games are then relayed bare (a blocking read
     /// and write, nothing checked or recorded): the floor any harness pays per ply on this
     /// machine, and what each harness spends over it. --peer-runs 5 repeats the whole
     /// comparison and prints the ratio of every run with their median.

@@ -438,7 +438,7 @@ fn show_run(
     }
     if let Ok(floor) = floor {
         say!(
-            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (ppoll, read and write alone: no rules, clocks or records)",
+            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (a blocking read and a write alone: no rules, clocks or records)",
             "bare relay",
             games,
             floor.plies,

@@ -2,18 +2,20 @@
 //! do, to show how much of a harness's CPU per ply any harness pays on this machine.
 //!
 //! The relay starts both engines, then for each ply writes `position` and `go` in one write
-//! and waits with `ppoll` and `read` for `bestmove`, pinned and yielding to the engines as
+//! and waits with a blocking `read` for `bestmove` (as arbiter's referee waits for a quick
+//! reply, see `engine::watchdog`), pinned and yielding to the engines as
 //! arbiter's `--affinity` does. It checks nothing, keeps no clock, writes no record and stops a
 //! game after `MAX_PLIES` or when the engine has no move. What is left is the kernel's part of
 //! a ply (one wait and switch back, one read, one write that wakes the engine) and the caches
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
 use super::Failure;
+use crate::engine::watchdog::{read_until, Read};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Plies a relayed game lasts at most: about what the rules let these games last.
 const MAX_PLIES: usize = 100;
@@ -86,25 +88,14 @@ impl Engine {
             }
             self.pending.drain(..from);
             from = 0;
-            let mut ready = libc::pollfd {
-                fd: self.output.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
+            // The pipe is in blocking mode (std leaves it so): the read alone waits, as
+            // arbiter's own quick wait does.
+            let until = Instant::now() + PATIENCE;
+            let n = match read_until(self.output.as_raw_fd(), chunk, until) {
+                Read::Bytes(n) if n > 0 => n,
+                _ => return Err(gone()),
             };
-            let wait = libc::timespec {
-                tv_sec: PATIENCE.as_secs() as libc::time_t,
-                tv_nsec: 0,
-            };
-            // SAFETY: one valid pollfd and a timespec that outlive the call.
-            if unsafe { libc::ppoll(&mut ready, 1, &wait, std::ptr::null()) } <= 0 {
-                return Err(gone());
-            }
-            // SAFETY: reads into `chunk`, which outlives the call, at most its length.
-            let n = unsafe { libc::read(ready.fd, chunk.as_mut_ptr().cast(), chunk.len()) };
-            if n <= 0 {
-                return Err(gone());
-            }
-            self.pending.extend_from_slice(&chunk[..n as usize]);
+            self.pending.extend_from_slice(&chunk[..n]);
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod reader;
 pub mod sandbox;
 pub mod sched;
+pub mod watchdog;
 
 pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
 pub use dialect::{ClockReading, Turn};

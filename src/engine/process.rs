@@ -179,6 +179,13 @@ const LAST_WORDS: Duration = Duration::from_millis(200);
 /// gone with something still holding the engine's output, is seen promptly.
 const QUICK_REPLY: Duration = Duration::from_millis(100);
 
+/// Whether a quick wait that ends at `quick` may overrun it by the watchdog's tick: when the
+/// engine's own deadline is further off than that, the overrun only delays the hand-over to
+/// the runtime (and a cancellation) by at most a tick, and a plain blocking read can be used.
+fn has_slack(quick: Instant, deadline: Instant) -> bool {
+    quick + super::watchdog::TICK <= deadline
+}
+
 /// How long the keeper gets to end an engine's tree before its group is killed outright.
 const KEEPER_GRACE: Duration = Duration::from_millis(500);
 
@@ -670,7 +677,7 @@ impl EngineProcess {
         if self.log.is_none() {
             self.lines.set_in_search(waiting_for == SEARCH);
             let quick = deadline.min(Instant::now() + QUICK_REPLY);
-            match self.lines.next_blocking(quick) {
+            match self.lines.next_blocking(quick, has_slack(quick, deadline)) {
                 Waited::Line(line) => return Ok(line),
                 Waited::Ended => return Err(self.exited()),
                 Waited::NotYet => {}
@@ -754,7 +761,7 @@ impl EngineProcess {
         self.lines.set_in_search(true);
         loop {
             let waited = match self.log {
-                None => self.lines.next_blocking(quick),
+                None => self.lines.next_blocking(quick, has_slack(quick, deadline)),
                 Some(_) => Waited::NotYet,
             };
             let line = match waited {

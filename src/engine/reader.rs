@@ -10,9 +10,10 @@
 
 use super::log::IoLog;
 use super::protocol::{has_every_kept_field, merge_info, search_report, Info};
+use super::watchdog;
 use std::borrow::Cow;
 use std::future::poll_fn;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -44,6 +45,9 @@ pub struct LineReader<R> {
     partial: Vec<u8>,
     ended: bool,
     lines: Lines,
+    /// A blocking descriptor of the same pipe, for `next_blocking` (None inside: there is
+    /// none; None outside: not looked for yet).
+    twin: Option<Option<OwnedFd>>,
 }
 
 /// What happens to each complete line: logged, then folded or handed out.
@@ -196,6 +200,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             read_at: Instant::now(),
             partial: Vec::new(),
             ended: false,
+            twin: None,
             lines: Lines {
                 pending: Info::default(),
                 reports: Vec::new(),
@@ -318,8 +323,8 @@ pub enum Waited {
 }
 
 impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
-    /// The next line that is not a folded search report, waited for on this thread with
-    /// `ppoll` and `read` until `until`, without the runtime.
+    /// The next line that is not a folded search report, waited for on this thread, without
+    /// the runtime, until `until`.
     ///
     /// A reply of a few search reports then costs the referee one plain wake-up per line
     /// instead of an `epoll_wait` with a timer and a pass of the runtime's scheduler: at
@@ -328,8 +333,20 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
     /// keeper's exit), and goes on with `next` after `NotYet`. Reading past the runtime is safe
     /// with its edge-triggered registration: no readiness event is taken from it, so at worst
     /// it tries a read that finds the pipe empty.
-    pub fn next_blocking(&mut self, until: Instant) -> Waited {
+    ///
+    /// With `slack` (the caller can wait up to a `watchdog::TICK` past `until`), the wait is a
+    /// plain blocking `read` of a blocking twin of the pipe, which the watchdog interrupts
+    /// (see `watchdog`); without it, or where that cannot be set up, `ppoll` and then `read`,
+    /// which end at `until` exactly.
+    pub fn next_blocking(&mut self, until: Instant, slack: bool) -> Waited {
         let fd = self.source.as_raw_fd();
+        if slack && self.twin.is_none() {
+            self.twin = Some(watchdog::blocking_twin(fd));
+        }
+        let twin = match &self.twin {
+            Some(Some(twin)) if slack => Some(twin.as_raw_fd()),
+            _ => None,
+        };
         loop {
             if let Some(line) = self.take_buffered() {
                 return Waited::Line(line);
@@ -337,9 +354,35 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
             if self.ended {
                 return Waited::Ended;
             }
+            let n = match twin {
+                Some(twin) => match watchdog::read_until(twin, &mut self.chunk, until) {
+                    watchdog::Read::Bytes(n) => n,
+                    watchdog::Read::TimedOut | watchdog::Read::Failed => return Waited::NotYet,
+                },
+                None => match self.poll_then_read(fd, until) {
+                    Some(n) => n,
+                    None => return Waited::NotYet,
+                },
+            };
+            self.read_at = Instant::now();
+            self.start = 0;
+            self.end = n;
+            if n == 0 {
+                if let Some(last) = self.end_of_output() {
+                    return Waited::Line(last);
+                }
+            }
+        }
+    }
+
+    /// Waits with `ppoll` until `fd` is readable or `until`, then reads into the chunk: the
+    /// bytes read, or None when the time is up or the pipe said something only the runtime
+    /// should handle.
+    fn poll_then_read(&mut self, fd: libc::c_int, until: Instant) -> Option<usize> {
+        loop {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Waited::NotYet;
+                return None;
             }
             let mut ready = libc::pollfd {
                 fd,
@@ -356,7 +399,7 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
                 continue;
             }
             if polled < 0 {
-                return Waited::NotYet;
+                return None;
             }
             // SAFETY: reads into the chunk, which is fully consumed (take_buffered emptied it).
             let n = unsafe { libc::read(fd, self.chunk.as_mut_ptr().cast(), self.chunk.len()) };
@@ -364,16 +407,9 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
                 if interrupted() || would_block() {
                     continue;
                 }
-                return Waited::NotYet;
+                return None;
             }
-            self.read_at = Instant::now();
-            self.start = 0;
-            self.end = n as usize;
-            if n == 0 {
-                if let Some(last) = self.end_of_output() {
-                    return Waited::Line(last);
-                }
-            }
+            return Some(n as usize);
         }
     }
 }
@@ -554,9 +590,9 @@ mod tests {
     }
 
     /// The wait on the thread and the runtime's share one pipe: a quick reply is read on the
-    /// thread, a late line after `NotYet` on the runtime, and the end by either.
-    #[tokio::test]
-    async fn a_reply_waited_for_on_the_thread_then_on_the_runtime() {
+    /// thread, a late line after `NotYet` on the runtime, and the end by either; with `slack`,
+    /// through the blocking twin that the watchdog interrupts.
+    async fn a_reply_waited_for_on_the_thread_then_on_the_runtime(slack: bool) {
         use std::time::Duration;
         let mut child = tokio::process::Command::new("sh")
             .arg("-c")
@@ -566,23 +602,34 @@ mod tests {
             .unwrap();
         let mut r = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
         let soon = || Instant::now() + Duration::from_secs(5);
-        let Waited::Line(best) = r.next_blocking(soon()) else {
+        let Waited::Line(best) = r.next_blocking(soon(), slack) else {
             panic!("no reply read on the thread")
         };
         assert_eq!(best.text, "bestmove e2e4");
         assert_eq!(best.info.depth, Some(2));
+        assert_eq!(matches!(r.twin, Some(Some(_))), slack);
         let asked = Instant::now();
         assert!(matches!(
-            r.next_blocking(asked + Duration::from_millis(50)),
+            r.next_blocking(asked + Duration::from_millis(50), slack),
             Waited::NotYet
         ));
         assert!(asked.elapsed() >= Duration::from_millis(50));
         assert_eq!(r.next().await.unwrap().text, "late");
-        let Waited::Line(last) = r.next_blocking(soon()) else {
+        let Waited::Line(last) = r.next_blocking(soon(), slack) else {
             panic!("the unterminated last line was lost")
         };
         assert_eq!(last.text, "last");
-        assert!(matches!(r.next_blocking(soon()), Waited::Ended));
+        assert!(matches!(r.next_blocking(soon(), slack), Waited::Ended));
         child.wait().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_reply_waited_for_with_ppoll_then_on_the_runtime() {
+        a_reply_waited_for_on_the_thread_then_on_the_runtime(false).await;
+    }
+
+    #[tokio::test]
+    async fn a_reply_waited_for_with_a_blocking_read_then_on_the_runtime() {
+        a_reply_waited_for_on_the_thread_then_on_the_runtime(true).await;
     }
 }
