@@ -5,6 +5,7 @@ use crate::engine::EngineConfig;
 use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
 use crate::tournament::{Colours, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -84,6 +85,8 @@ pub struct Reporter {
     quiet: bool,
     started: Instant,
     already: u64,
+    /// Lines of games synced together, written at once after the last of them.
+    pending: std::cell::RefCell<String>,
 }
 
 impl Reporter {
@@ -111,6 +114,7 @@ impl Reporter {
             quiet,
             started: Instant::now(),
             already: plan.already,
+            pending: std::cell::RefCell::new(String::new()),
         }
     }
 
@@ -147,11 +151,16 @@ impl Reporter {
             }
             None if !self.quiet => {
                 let r = p.record;
-                let line = format!(
+                let mut pending = self.pending.borrow_mut();
+                let _ = writeln!(
+                    pending,
                     "Finished game {} ({} vs {}): {} {{{}}} [{}/{}] {standing}{llr}",
                     p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
                 );
-                say!("{line}");
+                if !p.more_follow {
+                    say_inline!("{pending}");
+                    pending.clear();
+                }
             }
             None => {}
         }

@@ -120,6 +120,9 @@ pub struct Progress<'a> {
     pub record: &'a GameRecord,
     pub totals: &'a Totals,
     pub llr: Option<f64>,
+    /// Whether more games synced with this one are told next: a progress line can wait for
+    /// them and go out with theirs in one write.
+    pub more_follow: bool,
 }
 
 pub struct RunOutcome {
@@ -465,7 +468,8 @@ pub async fn run(
             continue;
         }
         sync_due = None;
-        for entry in unsynced.drain(..) {
+        let batch = unsynced.len();
+        for (i, entry) in unsynced.drain(..).enumerate() {
             tally.count_new(entry.index, &entry.record);
             if tally.decision().is_some() {
                 stop.store(true, Ordering::SeqCst);
@@ -482,6 +486,7 @@ pub async fn run(
                 record: &entry.record,
                 totals: &tally.ledger.totals,
                 llr: tally.last_llr(),
+                more_follow: i + 1 < batch,
             });
         }
     }
