@@ -166,10 +166,9 @@ pub fn read_until(fd: libc::c_int, buf: &mut [u8], until: Instant) -> Read {
         let Some(mine) = mine else {
             return Read::Failed;
         };
+        // The clock is read only after an interruption: a limit already past when the read
+        // starts is overrun by at most a tick, as any other.
         loop {
-            if Instant::now() >= until {
-                return Read::TimedOut;
-            }
             mine.slot.until.store(since_base(until), Ordering::Release);
             // SAFETY: reads at most `buf.len()` bytes into `buf`, which outlives the call.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -179,6 +178,9 @@ pub fn read_until(fd: libc::c_int, buf: &mut [u8], until: Instant) -> Read {
             }
             if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 return Read::Failed;
+            }
+            if Instant::now() >= until {
+                return Read::TimedOut;
             }
         }
     })
