@@ -82,7 +82,20 @@ pub enum EngineLine {
 /// an optional sign (`-` only where the type has one), then ASCII digits, and nothing for
 /// anything else or a value out of range. Digit by digit: every ply reads four of them.
 fn number<T: TryFrom<i128>>(word: Option<&[u8]>) -> Option<T> {
-    let word = word?;
+    let (negative, value) = signed_digits(word?)?;
+    // `-0` is not a number of an unsigned type for `parse`, though it is zero.
+    if negative && T::try_from(-1).is_err() {
+        return None;
+    }
+    let value = i128::from(value);
+    T::try_from(if negative { -value } else { value }).ok()
+}
+
+/// A word's sign and the value of its digits (None past `u64`). Kept out of line: the referee
+/// runs it every ply with caches its engine emptied, where one copy costs less than one per
+/// type and call.
+#[inline(never)]
+fn signed_digits(word: &[u8]) -> Option<(bool, u64)> {
     let (negative, digits) = match word.split_first()? {
         (b'-', rest) => (true, rest),
         (b'+', rest) => (false, rest),
@@ -99,12 +112,7 @@ fn number<T: TryFrom<i128>>(word: Option<&[u8]>) -> Option<T> {
         }
         value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
     }
-    let value = i128::from(value);
-    // `-0` is not a number of an unsigned type for `parse`, though it is zero.
-    if negative && T::try_from(-1).is_err() {
-        return None;
-    }
-    T::try_from(if negative { -value } else { value }).ok()
+    Some((negative, value))
 }
 
 /// The words of a line as bytes, split at ASCII whitespace as `str::split_ascii_whitespace`
@@ -127,6 +135,8 @@ fn is_space(byte: u8) -> bool {
 impl<'a> Iterator for ByteWords<'a> {
     type Item = &'a [u8];
 
+    /// Out of line, as `signed_digits`: a report's reader calls it from many places.
+    #[inline(never)]
     fn next(&mut self) -> Option<&'a [u8]> {
         let bytes = self.rest;
         let mut at = 0;
