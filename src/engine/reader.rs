@@ -343,7 +343,7 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
         if slack && self.twin.is_none() {
             self.twin = Some(watchdog::blocking_twin(fd));
         }
-        let twin = match &self.twin {
+        let mut twin = match &self.twin {
             Some(Some(twin)) if slack => Some(twin.as_raw_fd()),
             _ => None,
         };
@@ -355,9 +355,15 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
                 return Waited::Ended;
             }
             let n = match twin {
-                Some(twin) => match watchdog::read_until(twin, &mut self.chunk, until) {
+                Some(fd) => match watchdog::read_until(fd, &mut self.chunk, until) {
                     watchdog::Read::Bytes(n) => n,
-                    watchdog::Read::TimedOut | watchdog::Read::Failed => return Waited::NotYet,
+                    watchdog::Read::TimedOut => return Waited::NotYet,
+                    // No watchdog, or a read the twin cannot make: `ppoll` from now on.
+                    watchdog::Read::Failed => {
+                        self.twin = Some(None);
+                        twin = None;
+                        continue;
+                    }
                 },
                 None => match self.poll_then_read(fd, until) {
                     Some(n) => n,
@@ -620,6 +626,31 @@ mod tests {
         };
         assert_eq!(last.text, "last");
         assert!(matches!(r.next_blocking(soon(), slack), Waited::Ended));
+        child.wait().await.unwrap();
+    }
+
+    /// A twin that cannot read (here a descriptor open only for writing) is given up for
+    /// `ppoll`, and the line is still read.
+    #[tokio::test]
+    async fn a_twin_that_fails_is_given_up_for_ppoll() {
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg("printf 'bestmove e2e4\\n'")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut r = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
+        let unreadable = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        r.twin = Some(Some(unreadable.into()));
+        let soon = Instant::now() + std::time::Duration::from_secs(5);
+        let Waited::Line(best) = r.next_blocking(soon, true) else {
+            panic!("the reply was not read")
+        };
+        assert_eq!(best.text, "bestmove e2e4");
+        assert!(matches!(r.twin, Some(None)));
         child.wait().await.unwrap();
     }
 
