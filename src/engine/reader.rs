@@ -595,18 +595,31 @@ mod tests {
         assert!(r.next().await.is_none());
     }
 
+    /// A shell running `script`, and a reader of its output (a pipe, as an engine's is).
+    fn shell_output(
+        script: &str,
+    ) -> (
+        tokio::process::Child,
+        LineReader<tokio::process::ChildStdout>,
+    ) {
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let reader = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
+        (child, reader)
+    }
+
     /// The wait on the thread and the runtime's share one pipe: a quick reply is read on the
     /// thread, a late line after `NotYet` on the runtime, and the end by either; with `slack`,
     /// through the blocking twin that the watchdog interrupts.
     async fn a_reply_waited_for_on_the_thread_then_on_the_runtime(slack: bool) {
         use std::time::Duration;
-        let mut child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg("printf 'info depth 1\\ninfo depth 2 score cp 5\\nbestmove e2e4\\n'; sleep 1; printf 'late\\nlast'")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut r = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
+        let (mut child, mut r) = shell_output(
+            "printf 'info depth 1\\ninfo depth 2 score cp 5\\nbestmove e2e4\\n'; sleep 1; printf 'late\\nlast'",
+        );
         let soon = || Instant::now() + Duration::from_secs(5);
         let Waited::Line(best) = r.next_blocking(soon(), slack) else {
             panic!("no reply read on the thread")
@@ -633,13 +646,7 @@ mod tests {
     /// `ppoll`, and the line is still read.
     #[tokio::test]
     async fn a_twin_that_fails_is_given_up_for_ppoll() {
-        let mut child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg("printf 'bestmove e2e4\\n'")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut r = LineReader::new(child.stdout.take().unwrap(), "t".into(), None);
+        let (mut child, mut r) = shell_output("printf 'bestmove e2e4\\n'");
         let unreadable = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
