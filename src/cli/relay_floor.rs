@@ -10,7 +10,7 @@
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
 use super::Failure;
-use crate::engine::watchdog::{read_until, Read};
+use crate::engine::watchdog::{poll_then_read, read_until, Read};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -91,10 +91,16 @@ impl Engine {
             // The pipe is in blocking mode (std leaves it so): the read alone waits, as
             // arbiter's own quick wait does.
             let until = Instant::now() + PATIENCE;
-            let n = match read_until(self.output.as_raw_fd(), chunk, until) {
-                Read::Bytes(n) if n > 0 => n,
-                _ => return Err(gone()),
+            let fd = self.output.as_raw_fd();
+            let n = match read_until(fd, chunk, until) {
+                Read::Bytes(n) => n,
+                // No watchdog: the referee's other wait.
+                Read::Failed => poll_then_read(fd, chunk, until).unwrap_or(0),
+                Read::TimedOut => 0,
             };
+            if n == 0 {
+                return Err(gone());
+            }
             self.pending.extend_from_slice(&chunk[..n]);
         }
     }

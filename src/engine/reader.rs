@@ -365,7 +365,7 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
                         continue;
                     }
                 },
-                None => match self.poll_then_read(fd, until) {
+                None => match watchdog::poll_then_read(fd, &mut self.chunk, until) {
                     Some(n) => n,
                     None => return Waited::NotYet,
                 },
@@ -380,52 +380,6 @@ impl<R: AsyncRead + AsRawFd + Unpin> LineReader<R> {
             }
         }
     }
-
-    /// Waits with `ppoll` until `fd` is readable or `until`, then reads into the chunk: the
-    /// bytes read, or None when the time is up or the pipe said something only the runtime
-    /// should handle.
-    fn poll_then_read(&mut self, fd: libc::c_int, until: Instant) -> Option<usize> {
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            let mut ready = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let wait = libc::timespec {
-                tv_sec: left.as_secs() as libc::time_t,
-                tv_nsec: left.subsec_nanos() as libc::c_long,
-            };
-            // SAFETY: one valid pollfd and a timespec that outlive the call.
-            let polled = unsafe { libc::ppoll(&mut ready, 1, &wait, std::ptr::null()) };
-            if polled == 0 || (polled < 0 && interrupted()) {
-                continue;
-            }
-            if polled < 0 {
-                return None;
-            }
-            // SAFETY: reads into the chunk, which is fully consumed (take_buffered emptied it).
-            let n = unsafe { libc::read(fd, self.chunk.as_mut_ptr().cast(), self.chunk.len()) };
-            if n < 0 {
-                if interrupted() || would_block() {
-                    continue;
-                }
-                return None;
-            }
-            return Some(n as usize);
-        }
-    }
-}
-
-fn interrupted() -> bool {
-    std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-}
-
-fn would_block() -> bool {
-    std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
 }
 
 #[cfg(test)]

@@ -186,6 +186,46 @@ pub fn read_until(fd: libc::c_int, buf: &mut [u8], until: Instant) -> Read {
     })
 }
 
+/// The other way to wait, where a read may not overrun `until` or no watchdog can be had:
+/// `ppoll` until `fd` is readable or `until`, then a read into `buf`. The bytes read (0 at the
+/// end of output), or None when the time is up or the pipe said something only the runtime
+/// should handle.
+pub fn poll_then_read(fd: libc::c_int, buf: &mut [u8], until: Instant) -> Option<usize> {
+    let failed = |kind| std::io::Error::last_os_error().kind() == kind;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        let mut ready = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let wait = libc::timespec {
+            tv_sec: left.as_secs() as libc::time_t,
+            tv_nsec: left.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: one valid pollfd and a timespec that outlive the call.
+        let polled = unsafe { libc::ppoll(&mut ready, 1, &wait, std::ptr::null()) };
+        if polled == 0 || (polled < 0 && failed(std::io::ErrorKind::Interrupted)) {
+            continue;
+        }
+        if polled < 0 {
+            return None;
+        }
+        // SAFETY: reads at most `buf.len()` bytes into `buf`, which outlives the call.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            if failed(std::io::ErrorKind::Interrupted) || failed(std::io::ErrorKind::WouldBlock) {
+                continue;
+            }
+            return None;
+        }
+        return Some(n as usize);
+    }
+}
+
 /// A second descriptor for the pipe `fd` reads, in blocking mode (the runtime keeps `fd`
 /// non-blocking): both read the same pipe. None if `fd` is not a pipe or cannot be reopened.
 pub fn blocking_twin(fd: libc::c_int) -> Option<std::os::fd::OwnedFd> {
