@@ -1,4 +1,5 @@
-//! Blocking reads of an engine's output with a time limit, without a `ppoll` per wait.
+//! Reads of an engine's output with a time limit: blocking ones, without a `ppoll` per wait,
+//! and, where a limit must be kept exactly or no watchdog can be had, `ppoll` then `read`.
 //!
 //! A referee thread that waits for a quick reply with `ppoll` and then `read` pays for the poll
 //! machinery (a wait-queue entry, a timer, the poll table) on every ply, with caches its engine
