@@ -189,6 +189,8 @@ fn resume_refuses_flags_it_would_ignore() {
 #[test]
 fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
     let dir = scratch("setup", "midrun");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
     // Start 1 works: the start-up check, whose process then plays the first game and crashes
     // after two moves. Every later start fails. The crash is a real loss; the starts that fail
     // are not.
@@ -196,9 +198,10 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
         &dir,
         "flaky.sh",
         &format!(
-            "#!/bin/sh\nn=$(cat starts 2>/dev/null || echo 0)\necho $((n + 1)) > starts\n\
+            "#!/bin/sh\nn=$(cat {state}/starts 2>/dev/null || echo 0)\necho $((n + 1)) > {state}/starts\n\
              [ \"$n\" -ge 1 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
-            bundled_engine()
+            bundled_engine(),
+            state = state.display(),
         ),
         0o755,
     );
@@ -215,6 +218,8 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
             &format!("dir={}", dir.display()),
             // The program the script runs, for the engine's sandbox.
             &format!("readable={}", bundled_engine()),
+            // Where it counts its starts: what it writes elsewhere is its process's alone.
+            &format!("writable={}", state.display()),
             "--engine",
             &good,
             "name=good",

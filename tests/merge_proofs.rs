@@ -131,11 +131,26 @@ fn merge_refuses_other_runs_folders_and_changes_nothing() {
 }
 
 /// Rewrites the first journal entry of `path` with `edit`, which must change it.
+/// Edits the first line and seals it again with the run's key, as only arbiter could: what
+/// the checks of a game's players, opening and moves must refuse even then.
 fn forge(path: &Path, edit: impl Fn(&str) -> String) {
+    use arbiter::tournament::proof::{unsealed, Key};
     let mut all = lines(path);
-    let forged = edit(&all[0]);
-    assert_ne!(forged, all[0], "the forgery changed nothing");
-    all[0] = forged;
+    let forged = edit(&unsealed(&all[0]));
+    assert_ne!(forged, unsealed(&all[0]), "the forgery changed nothing");
+    let key = Key::load(path.parent().unwrap())
+        .unwrap()
+        .expect("the run's key");
+    let mut line = forged.into_bytes();
+    key.seal(&mut line);
+    all[0] = String::from_utf8(line).unwrap();
+    std::fs::write(path, all.join("\n") + "\n").unwrap();
+}
+
+/// Edits the first line as an engine could: without the run's key.
+fn forge_unsealed(path: &Path, edit: impl Fn(&str) -> String) {
+    let mut all = lines(path);
+    all[0] = edit(&all[0]);
     std::fs::write(path, all.join("\n") + "\n").unwrap();
 }
 
@@ -209,6 +224,28 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
             stderr(&out).contains("entry 1 (game 1) is not a game of this run")
                 && stderr(&out).contains(why.as_str()),
             "{what}: {}",
+            stderr(&out)
+        );
+    }
+    // Any change without the run's key, a forfeit's winner included, is refused by its proof.
+    std::fs::write(&journal, &pristine).unwrap();
+    forge_unsealed(&journal, |l: &str| {
+        match l.contains("\"outcome\":\"1-0\"") {
+            true => l.replacen("\"outcome\":\"1-0\"", "\"outcome\":\"0-1\"", 1),
+            false => l.replacen("\"outcome\":\"", "\"outcome\":\"1-0\",\"was\":\"", 1),
+        }
+    });
+    for args in [
+        &["merge", "merged", "run"][..],
+        &["match", "--resume", "run/shard-1-of-1", "--quiet"],
+    ] {
+        let out = arbiter_in(&dir, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(
+                "shard-1-of-1/journal.jsonl:1: this game's line was not written by arbiter"
+            ),
+            "{args:?}: {}",
             stderr(&out)
         );
     }

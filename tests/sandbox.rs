@@ -82,6 +82,10 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
         let dir = scratch("sandbox", &format!("killer-{proto}"));
         let victim = engine_copy(&dir, "victim");
         let own = engine_copy(&dir, "cheater");
+        // What it did goes to a folder it is given to write (`writable=`): what it writes in
+        // its working folder is private to it and gone with it.
+        let out = dir.join("cheater-out");
+        std::fs::create_dir_all(&out).unwrap();
         // Scans every process for the opponent's command line (its folder's name, which
         // arbiter's own command line holds too) and kills what it finds, all game long.
         let cheater = script(
@@ -91,41 +95,44 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
                  ( while :; do\n\
                    for p in /proc/[0-9]*; do\n\
                      case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in\n\
-                       *victim*) kill -9 ${{p#/proc/}} && echo \"killed ${{p#/proc/}}\" >> kills.txt ;;\n\
+                       *victim*) kill -9 ${{p#/proc/}} && echo \"killed ${{p#/proc/}}\" >> {out}/kills.txt ;;\n\
                      esac\n\
                    done\n\
-                   echo scanned > scanned.txt\n\
+                   echo scanned > {out}/scanned.txt\n\
                    sleep 0.05\n\
                  done ) &\n\
                  exec {} \"$@\"\n",
-                own.display()
+                own.display(),
+                out = out.display(),
             ),
         );
         let mut args = strings(&["match", "--game", game, "--games", "2", "--each", "depth=2"]);
         args.push(format!("proto={proto}"));
         args.extend(["--out".into(), dir.join("run").display().to_string()]);
-        let mut engine = |name: &str, cmd: &str, folder: &str| {
+        let mut engine = |name: &str, cmd: &str, folder: &str, extra: Option<String>| {
             args.extend([
                 "--engine".into(),
                 format!("cmd={cmd}"),
                 format!("name={name}"),
                 format!("dir={}", dir.join(folder).display()),
             ]);
+            args.extend(extra);
             for a in engine_args.split_whitespace() {
                 args.push(format!("arg={a}"));
             }
         };
-        engine("cheater", &cheater, "cheater");
-        engine("victim", &victim.display().to_string(), "victim");
+        let writable = format!("writable={}", out.display());
+        engine("cheater", &cheater, "cheater", Some(writable));
+        engine("victim", &victim.display().to_string(), "victim", None);
         succeed_in(&dir, &args);
         assert!(
-            dir.join("cheater/scanned.txt").exists(),
+            out.join("scanned.txt").exists(),
             "{proto}: the attack never ran"
         );
         assert!(
-            !dir.join("cheater/kills.txt").exists(),
+            !out.join("kills.txt").exists(),
             "{proto}: it killed {:?}",
-            std::fs::read_to_string(dir.join("cheater/kills.txt"))
+            std::fs::read_to_string(out.join("kills.txt"))
         );
         let ended = terminations(&dir.join("run"));
         assert_eq!(ended.len(), 2, "{proto}");
@@ -143,12 +150,15 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    // The attacker works in `dir` itself, which holds the run and the opponent's folder.
+    // The attacker works in `dir` itself, which holds the run and the opponent's folder; it
+    // reports to a folder it is given to write.
+    let out = dir.join("report");
+    std::fs::create_dir_all(&out).unwrap();
     let attacker = script(
         &dir.join("attacker/attack.sh"),
         &format!(
             "#!/bin/bash\n\
-             r=attacks.txt\n\
+             r={out}/attacks.txt\n\
              echo '{{\"forged\":1}}' >> run/journal.jsonl 2>/dev/null; echo \"journal $?\" >> $r\n\
              rm -f io.log 2>/dev/null; echo 'forged line' > io.log 2>/dev/null\n\
              [ -e opponent/arbiter-engine ] && echo 'opponent seen' >> $r\n\
@@ -156,8 +166,10 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
              (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo 'port reached' >> $r\n\
              : >> attacker/arbiter-engine 2>/dev/null && echo 'own program writable' >> $r\n\
              echo done >> $r\n\
+             cd {out}\n\
              exec {} --fault forkstorm \"$@\"\n",
-            own.display()
+            own.display(),
+            out = out.display(),
         ),
     );
     let args = vec![
@@ -174,6 +186,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         format!("cmd={attacker}"),
         "name=attacker".into(),
         format!("dir={}", dir.display()),
+        format!("writable={}", out.display()),
         "processes=64".into(),
         "--engine".into(),
         format!("cmd={}", victim.display()),
@@ -181,7 +194,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         format!("dir={}", dir.join("opponent").display()),
     ];
     succeed_in(&dir, &args);
-    let said = std::fs::read_to_string(dir.join("attacks.txt")).unwrap();
+    let said = std::fs::read_to_string(out.join("attacks.txt")).unwrap();
     assert!(said.contains("done"), "{said}");
     for breach in [
         "opponent seen",
@@ -199,7 +212,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
     assert_eq!(journal.lines().count(), 2, "{journal}");
     // The storm met its limit (64 processes and threads for the whole engine) and the games
     // were played all the same.
-    let storm = std::fs::read_to_string(dir.join("forkstorm.txt")).unwrap();
+    let storm = std::fs::read_to_string(out.join("forkstorm.txt")).unwrap();
     let started: usize = storm.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(started < 64, "{storm}");
     for t in terminations(&dir.join("run")) {
@@ -482,12 +495,15 @@ fn an_engine_that_kills_its_keeper_at_start_leaves_nothing_once_arbiter_has_exit
 #[test]
 fn an_engine_gets_the_cpu_its_threads_setting_allows() {
     let dir = scratch("sandbox", "cpu").canonicalize().unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
     let mut settings = strings(&["arg=--fault", "arg=spin", "threads=1"]);
-    settings.push(format!("dir={}", dir.display()));
+    settings.push(format!("dir={}", out.display()));
+    settings.push(format!("writable={}", out.display()));
     let args = against_a_fair_engine(1, "spinner", &settings);
     succeed_in(&dir, &args);
     // The spinner started once: the start-up check's process played the game, held throughout.
-    let said = std::fs::read_to_string(dir.join("spin.txt")).unwrap();
+    let said = std::fs::read_to_string(out.join("spin.txt")).unwrap();
     let words: Vec<f64> = said
         .split_whitespace()
         .filter_map(|w| w.parse().ok())

@@ -26,7 +26,11 @@ pub struct RunArgs {
     /// bubblewrap sandbox where the machine has one; `--each sandbox=off` for the whole run),
     /// memory=<size, e.g. 512M> (default: RAM / cores), processes=<N> (default 512),
     /// threads=<CPU cores> (default: option.Threads, else 1), readable=<path> (a file or folder
-    /// outside its own that it may read, e.g. what a wrapper script runs; repeatable).
+    /// outside its own that it may read, e.g. what a wrapper script runs; repeatable),
+    /// writable=<folder> (kept after the run, e.g. for learning files; repeatable: everything
+    /// else an engine writes stays in a private copy of its working folder and goes with it).
+    /// env.<NAME>=<value> passes a variable; an engine gets only PATH HOME USER LOGNAME LANG
+    /// LC_ALL LC_CTYPE TZ of arbiter's environment.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
     pub engine: Vec<String>,
     /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).

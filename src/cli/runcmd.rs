@@ -5,7 +5,7 @@ use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
 use crate::report::write_final_positions;
-use crate::tournament::folder::{self, RunFolder};
+use crate::tournament::folder::{self, MadeBeforeEngines, RunFolder};
 use crate::tournament::openings::{load_book, Opening};
 use crate::tournament::{run, RunError, RunOptions, RunSpec};
 use std::path::{Path, PathBuf};
@@ -134,6 +134,8 @@ pub(super) fn openings(
 const RUN_FILES: &[&str] = &[
     crate::tournament::journal::JOURNAL_FILE,
     crate::tournament::spec::SPEC_FILE,
+    crate::tournament::proof::KEY_FILE,
+    crate::tournament::proof::SPEC_PROOF_FILE,
     "games.pgn",
     "games.csv",
     "standings.csv",
@@ -214,8 +216,15 @@ pub fn check_before_play(job: &RunJob) -> Result<(), Failure> {
     refuse_outputs_onto_the_run(spec, &out_dir(job))?;
     let entry = super::rulescmd::game_entry(&spec.game)?;
     openings(spec, entry)?;
+    let _made = made_before_engines(job)?;
     start_engines_once(job, entry)?.quit();
     Ok(())
+}
+
+/// The run's folder and log, made before its engines start so that their sandboxes hide them
+/// (a task's folder makes its split run's, which is what they hide).
+fn made_before_engines(job: &RunJob) -> Result<MadeBeforeEngines, Failure> {
+    MadeBeforeEngines::make(&out_dir(job), job.spec.log.as_deref()).map_err(Failure::bad_input)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -279,6 +288,8 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         super::overload::before(spec);
     }
     let runtime = runtime()?;
+    crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
+    let made = made_before_engines(&job)?;
     let checked = if finished {
         None
     } else {
@@ -288,9 +299,9 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         }
         Some(checked)
     };
-    crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let opened = RunFolder::open(spec, &out_dir, job.resume.is_some())
         .map_err(|e| run_failure(e, kind, &out_dir))?;
+    made.keep();
     for note in &opened.notes {
         eprintln!("{note}");
     }

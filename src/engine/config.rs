@@ -28,9 +28,9 @@ impl Proto {
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable option.<Name>)")]
+    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable writable env.<NAME> option.<Name>)")]
     NotKeyValue(String),
-    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable option.<Name>)")]
+    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable writable env.<NAME> option.<Name>)")]
     UnknownKey(String),
     #[error("engine setting {key}={value}: {reason}")]
     BadValue {
@@ -210,6 +210,7 @@ impl EngineConfig {
                 )
             }
             "readable" => self.sandbox.readable.push(value.to_string()),
+            "writable" => self.sandbox.writable.push(value.to_string()),
             "processes" => {
                 self.sandbox.processes = Some(
                     u32::try_from(positive()?)
@@ -223,6 +224,18 @@ impl EngineConfig {
                         .filter(|&n| n <= 1024)
                         .ok_or_else(|| bad("expected CPU cores, 1 to 1024"))?,
                 )
+            }
+            _ if key.starts_with("env.") => {
+                let name = &key["env.".len()..];
+                let fine = !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !fine {
+                    return Err(bad(
+                        "expected env.NAME=value, NAME of letters, digits and _",
+                    ));
+                }
+                self.sandbox.env.retain(|(n, _)| n != name);
+                self.sandbox.env.push((name.to_string(), value.to_string()));
             }
             _ => match key.strip_prefix("option.") {
                 Some(name) if !name.is_empty() => {

@@ -286,7 +286,9 @@ impl EngineProcess {
         } else {
             Stdio::null()
         };
-        cmd.args(&config.args)
+        cmd.env_clear()
+            .envs(sandbox::environment(config, sandboxed))
+            .args(&config.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -310,7 +312,9 @@ impl EngineProcess {
                     super::sched::restore(policy)?;
                 }
                 super::keeper::split(referee)?;
-                cgroup::join(&groups)
+                cgroup::join(&groups)?;
+                sandbox::close_inherited_files();
+                Ok(())
             });
         }
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;

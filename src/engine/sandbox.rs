@@ -46,6 +46,14 @@ pub struct Confinement {
     /// runs, a book outside the engine's folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readable: Vec<String>,
+    /// Folders the engine may write for good (`writable=/data/learn`): its learning files or
+    /// logs. Everything else it writes goes to its private working folder and is gone with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// Variables passed to the engine on purpose (`env.NAME=value`), over the clean list of
+    /// `ENVIRONMENT`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
 }
 
 impl Confinement {
@@ -336,6 +344,24 @@ pub struct Wrapped {
 #[derive(Debug)]
 pub struct Scratch(pub PathBuf);
 
+impl Scratch {
+    /// A fresh private folder for one engine process, readable by its owner alone.
+    fn make() -> Result<Scratch, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!(
+            "arbiter-engine-{}-{}",
+            std::process::id(),
+            SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        Ok(Scratch(real(&dir)))
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -375,18 +401,31 @@ fn real(path: &Path) -> PathBuf {
     absolute.canonicalize().unwrap_or(absolute)
 }
 
-/// Builds bwrap's arguments for `config`; `hidden` are folders the engine must not see (the
-/// run's, the other engines').
+/// Where the engine's starting content (`dir=`, else arbiter's working folder) is seen, read-only,
+/// inside its sandbox: the entries of its private working folder point here.
+const STARTING_CONTENT: &str = "/run/arbiter/start";
+
+/// Builds bwrap's arguments for `config`; `hidden` are files and folders the engine must not see
+/// (the run's, the other engines').
+///
+/// The engine works in a private folder of its own, made for this process alone and bound where
+/// its working folder (`dir=`, else arbiter's) lies, so that its paths are the ones it was given.
+/// That folder starts with one link per entry of the working folder, taken when the engine
+/// starts, each to the entry read-only: it reads what it was given, and what it writes (even
+/// over a link) stays its own and goes with it. No engine can write a program another engine
+/// runs, and two processes of one engine share nothing writable. What appears in the working
+/// folder later (a run's folder) is not among its links; what must stay hidden is covered in
+/// the read-only view, and a start is refused where that cannot be done.
 pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String> {
     let Ok(bwrap) = program() else {
         return Err("no bubblewrap".into());
     };
-    let base = config.dir.as_deref().map(|d| real(Path::new(d)));
+    let base = real(Path::new(config.dir.as_deref().unwrap_or(".")));
     let program = if config.cmd.contains('/') {
         let cmd = Path::new(&config.cmd);
-        match (&base, cmd.is_absolute()) {
-            (Some(dir), false) => real(&dir.join(cmd)),
-            _ => real(cmd),
+        match cmd.is_absolute() {
+            false => real(&base.join(cmd)),
+            true => real(cmd),
         }
     } else {
         find_in_path(Path::new(&config.cmd))
@@ -395,80 +434,43 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     };
     check_executable(&program)?;
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
-    let kernel = ["/etc", "/proc", "/sys", "/dev", "/boot", "/run"];
-    let system =
-        |p: &Path| p == Path::new("/") || SYSTEM.iter().chain(&kernel).any(|s| p.starts_with(s));
-    // Its working folder, as without a sandbox: dir= when given, else arbiter's own; a scratch
-    // folder of its own where that is a system folder (`/` for a service).
-    let mut scratch = None;
-    let work = base.unwrap_or_else(|| real(Path::new(".")));
-    let work = if system(&work) {
-        let dir = std::env::temp_dir().join(format!(
-            "arbiter-engine-{}-{}",
-            std::process::id(),
-            SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        scratch = Some(Scratch(dir.clone()));
-        real(&dir)
-    } else {
-        work
-    };
-    let mut args: Vec<OsString> = Vec::new();
-    let mut add = |words: &[&std::ffi::OsStr]| args.extend(words.iter().map(|w| w.to_os_string()));
-    add(&[
-        "--unshare-all".as_ref(),
-        "--die-with-parent".as_ref(),
-        "--new-session".as_ref(),
-        "--cap-drop".as_ref(),
-        "ALL".as_ref(),
+    let hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
+    let scratch = Scratch::make()?;
+    // A system folder (`/` for a service) gives no starting content: the private folder alone.
+    let start = (!is_system(&base)).then_some(base.clone());
+    let work = start.clone().unwrap_or_else(|| scratch.0.clone());
+    if let Some(start) = &start {
+        link_starting_content(start, &scratch.0, &hidden)?;
+    }
+    let mut args = Args::default();
+    args.words(&[
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
     ]);
     for dir in SYSTEM {
         let path = Path::new(dir);
         match std::fs::read_link(path) {
-            Ok(target) => add(&["--symlink".as_ref(), target.as_os_str(), path.as_os_str()]),
-            Err(_) if path.is_dir() => {
-                add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
-            }
+            Ok(target) => args.mount("--symlink", &target, path),
+            Err(_) if path.is_dir() => args.mount("--ro-bind", path, path),
             Err(_) => {}
         }
     }
     for name in ETC {
         let path = Path::new("/etc").join(name);
         if path.exists() {
-            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            args.mount("--ro-bind", &path, &path);
         }
     }
-    add(&[
-        "--dev".as_ref(),
-        "/dev".as_ref(),
-        "--proc".as_ref(),
-        "/proc".as_ref(),
-        "--tmpfs".as_ref(),
-        "/tmp".as_ref(),
-    ]);
-    // Its own folders, then the files its options, arguments and `readable=` name. A later
-    // mount covers what it lies over: the program's folder goes before a working folder inside
-    // it, after one around it (so that the program stays read-only there).
-    let mut own: Vec<PathBuf> = vec![work.clone()];
-    let program_bind = !system(&program_dir) && program_dir != work;
-    let program_around = work.starts_with(&program_dir);
-    let bind_program = |add: &mut dyn FnMut(&[&std::ffi::OsStr])| {
-        add(&[
-            "--ro-bind".as_ref(),
-            program_dir.as_os_str(),
-            program_dir.as_os_str(),
-        ])
-    };
-    if program_bind && program_around {
-        bind_program(&mut add);
-    }
-    add(&["--bind".as_ref(), work.as_os_str(), work.as_os_str()]);
-    if program_bind && !program_around {
-        bind_program(&mut add);
-    }
-    if program_bind {
-        own.push(program_dir.clone());
+    args.words(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+    // The folders it may read, each where it lies: its program's, then what its options,
+    // arguments and `readable=` name. Within the starting content they are reached by its links.
+    let mut readable: Vec<PathBuf> = Vec::new();
+    let within_start = |p: &Path| start.as_ref().is_some_and(|s| p.starts_with(s));
+    if !is_system(&program_dir) && !within_start(&program_dir) {
+        readable.push(program_dir.clone());
     }
     let named = config
         .options
@@ -483,31 +485,214 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         if part.is_empty() || !part.contains('/') {
             continue;
         }
-        let path = real(&work.join(part));
-        if path.exists() && !own.iter().any(|o| path.starts_with(o)) && !system(&path) {
-            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
-            own.push(path);
+        let path = real(&base.join(part));
+        let covered = readable.iter().any(|o| path.starts_with(o)) || within_start(&path);
+        if path.exists() && !covered && !is_system(&path) {
+            readable.push(path);
         }
     }
-    // What must stay out of sight though it lies inside the folders above: an empty folder
-    // over a folder, an empty file over a file. A folder that holds one of the engine's own
-    // cannot be hidden from it.
-    for hide in hidden {
-        let hide = real(hide);
-        let inside = own.iter().any(|o| hide.starts_with(o) && hide != *o);
-        let holds_own = own.iter().any(|o| o.starts_with(&hide));
-        if inside && !holds_own && hide.is_dir() {
-            add(&["--tmpfs".as_ref(), hide.as_os_str()]);
-        } else if inside && hide.is_file() {
-            add(&["--ro-bind".as_ref(), "/dev/null".as_ref(), hide.as_os_str()]);
+    let writable: Vec<PathBuf> = config
+        .sandbox
+        .writable
+        .iter()
+        .map(|w| real(&base.join(w)))
+        .collect();
+    for w in &writable {
+        check_writable(w, &program_dir, &hidden)?;
+    }
+    // A later mount covers what it lies over: a readable folder around the working folder goes
+    // first, the rest after it, so that the working folder stays the private one.
+    let (around, inside): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        readable.iter().partition(|r| work.starts_with(r));
+    for r in around {
+        args.mount("--ro-bind", r, r);
+    }
+    if let Some(start) = &start {
+        args.mount("--ro-bind", start, Path::new(STARTING_CONTENT));
+    }
+    args.mount("--bind", &scratch.0, &work);
+    for r in inside {
+        args.mount("--ro-bind", r, r);
+    }
+    // One inside the working folder is reached through its link, so it is bound in the view the
+    // link points to (a link cannot be mounted over: its target is resolved outside the sandbox).
+    for w in &writable {
+        let shown = match &start {
+            Some(s) if w != s && w.starts_with(s) => {
+                Path::new(STARTING_CONTENT).join(w.strip_prefix(s).unwrap_or(w))
+            }
+            _ => w.clone(),
+        };
+        args.mount("--bind", w, &shown);
+    }
+    // What must stay out of sight though it lies inside what the engine reads.
+    let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
+    if let Some(start) = &start {
+        seen.push((start.clone(), PathBuf::from(STARTING_CONTENT)));
+    }
+    seen.extend(readable.iter().map(|r| (r.clone(), r.clone())));
+    for hide in &hidden {
+        for (host, inner) in &seen {
+            let Ok(rest) = hide.strip_prefix(host) else {
+                continue;
+            };
+            if rest.as_os_str().is_empty() {
+                continue;
+            }
+            let target = cover(host, rest, &program_dir).map_err(|why| {
+                format!(
+                    "{} cannot be hidden from the engine ({why}); make it before the engine starts, or run it elsewhere",
+                    hide.display()
+                )
+            })?;
+            let Some(target) = target else { continue };
+            let shown = inner.join(target.strip_prefix(host).unwrap_or(Path::new("")));
+            if target.is_dir() {
+                args.mount_one("--tmpfs", &shown);
+            } else {
+                args.mount("--ro-bind", Path::new("/dev/null"), &shown);
+            }
         }
     }
-    add(&["--chdir".as_ref(), work.as_os_str(), program.as_os_str()]);
+    args.mount_one("--chdir", &work);
+    args.0.push(program.into_os_string());
     Ok(Wrapped {
         bwrap: bwrap.clone(),
-        args,
-        scratch,
+        args: args.0,
+        scratch: Some(scratch),
     })
+}
+
+/// The variables an engine gets from arbiter's environment, where they are set; nothing else
+/// of it reaches the engine but what `env.NAME=value` passes on purpose.
+pub const ENVIRONMENT: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+];
+
+/// The engine's whole environment: `ENVIRONMENT` as arbiter has it (in a sandbox `HOME` is its
+/// working folder and `TMPDIR` its own `/tmp`), then its `env.` settings.
+pub fn environment(config: &EngineConfig, sandboxed: bool) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = ENVIRONMENT
+        .iter()
+        .filter_map(|name| Some((OsString::from(name), std::env::var_os(name)?)))
+        .collect();
+    if sandboxed {
+        let work = real(Path::new(config.dir.as_deref().unwrap_or(".")));
+        env.retain(|(name, _)| name != "HOME");
+        env.push(("HOME".into(), work.into_os_string()));
+        env.push(("TMPDIR".into(), "/tmp".into()));
+    }
+    for (name, value) in &config.sandbox.env {
+        env.retain(|(n, _)| n != name.as_str());
+        env.push((name.into(), value.into()));
+    }
+    env
+}
+
+/// Marks every file descriptor but the three standard ones close-on-exec, in the engine's
+/// process just before it starts: a descriptor arbiter inherited without the flag (a shell's
+/// redirection, a job system's socket) would otherwise reach the engine. Only system calls, as
+/// `pre_exec` requires.
+pub fn close_inherited_files() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) and fcntl(2) change only descriptor flags of this process.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
+            for fd in 3..4096 {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// bwrap's arguments, built up.
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn words(&mut self, words: &[&str]) {
+        self.0.extend(words.iter().map(OsString::from));
+    }
+    fn mount(&mut self, how: &str, from: &Path, to: &Path) {
+        self.0
+            .extend([how.into(), from.as_os_str().into(), to.as_os_str().into()]);
+    }
+    fn mount_one(&mut self, how: &str, at: &Path) {
+        self.0.extend([how.into(), at.as_os_str().into()]);
+    }
+}
+
+/// What to cover so that `host/rest` is out of sight: itself where it exists, else the nearest
+/// folder on its way that exists, below `host` (the view of `host` is read-only: nothing new can
+/// be made in it to cover). A folder that holds the engine's own program is not covered: it
+/// is another engine's folder that this one shares.
+fn cover(host: &Path, rest: &Path, program_dir: &Path) -> Result<Option<PathBuf>, String> {
+    let mut target = host.join(rest);
+    if target.exists() {
+        return Ok((!program_dir.starts_with(&target)).then_some(target));
+    }
+    while !target.exists() {
+        match target.parent() {
+            Some(parent) if parent != host && parent.starts_with(host) => {
+                target = parent.to_path_buf()
+            }
+            _ => return Err("it does not exist yet".into()),
+        }
+    }
+    if program_dir.starts_with(&target) {
+        return Err("it does not exist yet, and what holds it holds the engine's program".into());
+    }
+    Ok(Some(target))
+}
+
+/// One link in the private folder `into` for each entry of `start`, to its read-only view;
+/// the entries that must stay hidden get none.
+fn link_starting_content(start: &Path, into: &Path, hidden: &[PathBuf]) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(start).map_err(|e| format!("cannot read {}: {e}", start.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if hidden.iter().any(|h| *h == start.join(&name)) {
+            continue;
+        }
+        std::os::unix::fs::symlink(Path::new(STARTING_CONTENT).join(&name), into.join(&name))
+            .map_err(|e| format!("cannot make {}: {e}", into.display()))?;
+    }
+    Ok(())
+}
+
+/// `writable=` may not hold a program the engine runs (nor, through `hidden`, the run's folder
+/// or another engine's): it could rewrite them between runs.
+fn check_writable(path: &Path, program_dir: &Path, hidden: &[PathBuf]) -> Result<(), String> {
+    if !path.is_dir() {
+        return Err(format!("writable={}: no such folder", path.display()));
+    }
+    if is_system(path) || path == Path::new("/") {
+        return Err(format!(
+            "writable={}: a system folder cannot be given to an engine",
+            path.display()
+        ));
+    }
+    if program_dir.starts_with(path) {
+        return Err(format!(
+            "writable={}: it holds the engine's own program, which it could then rewrite",
+            path.display()
+        ));
+    }
+    if let Some(h) = hidden.iter().find(|h| h.starts_with(path)) {
+        return Err(format!(
+            "writable={}: it holds {}, which is the run's or another engine's",
+            path.display(),
+            h.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The system's own folders and the kernel's, which no engine is given to write or hide in.
+fn is_system(p: &Path) -> bool {
+    const KERNEL: &[&str] = &["/etc", "/proc", "/sys", "/dev", "/boot", "/run"];
+    p == Path::new("/") || SYSTEM.iter().chain(KERNEL).any(|s| p.starts_with(s))
 }
 
 /// The engines, each with what it must not see: the run's own files and folders (`run`: its

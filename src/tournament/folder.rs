@@ -103,6 +103,62 @@ fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunError>
     })
 }
 
+/// The run's folder and its I/O log, made before any engine starts: a sandbox hides what is
+/// there when its engine starts, and an engine sees nothing made later. What this made is removed
+/// again when it is dropped before `keep` (a run refused before it plays leaves no trace).
+pub struct MadeBeforeEngines {
+    made: Vec<PathBuf>,
+}
+
+impl MadeBeforeEngines {
+    /// Makes `folder` and the file `log` (empty) where they are missing.
+    pub fn make(folder: &Path, log: Option<&Path>) -> Result<MadeBeforeEngines, String> {
+        let mut this = MadeBeforeEngines { made: Vec::new() };
+        this.folder(folder)?;
+        if let Some(log) = log.filter(|l| !l.exists()) {
+            if let Some(parent) = log.parent().filter(|p| !p.as_os_str().is_empty()) {
+                this.folder(parent)?;
+            }
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(log)
+                .map_err(|e| format!("cannot make {}: {e}", log.display()))?;
+            this.made.push(log.to_path_buf());
+        }
+        Ok(this)
+    }
+
+    fn folder(&mut self, folder: &Path) -> Result<(), String> {
+        let mut missing = folder;
+        let mut top = None;
+        while !missing.as_os_str().is_empty() && !missing.exists() {
+            top = Some(missing.to_path_buf());
+            missing = missing.parent().unwrap_or(Path::new(""));
+        }
+        std::fs::create_dir_all(folder)
+            .map_err(|e| format!("cannot make the folder {}: {e}", folder.display()))?;
+        self.made.extend(top);
+        Ok(())
+    }
+
+    /// The run plays: what was made is its own now.
+    pub fn keep(mut self) {
+        self.made.clear();
+    }
+}
+
+impl Drop for MadeBeforeEngines {
+    fn drop(&mut self) {
+        for path in self.made.iter().rev() {
+            let _ = match path.is_dir() {
+                true => std::fs::remove_dir_all(path),
+                false => std::fs::remove_file(path),
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! counts, so that a killed run loses at most the games in progress and those not yet synced
 //! (none of them counted), and `--resume` plays exactly the games that are missing.
 
+use super::proof::Key;
 use crate::referee::GameRecord;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -20,13 +21,17 @@ pub struct Entry {
 
 pub struct Journal {
     file: File,
+    /// The run folder's key: every line is sealed with it (see `proof`).
+    key: Key,
     /// Games staged for the next sync, as journal lines.
     staged: Vec<u8>,
 }
 
 impl Journal {
     pub fn open(path: &Path) -> std::io::Result<Journal> {
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
         Ok(Journal {
+            key: Key::load_or_make(folder.unwrap_or(Path::new(".")))?,
             file: OpenOptions::new().create(true).append(true).open(path)?,
             staged: Vec::new(),
         })
@@ -36,8 +41,8 @@ impl Journal {
     /// for all the games that share a sync. A game counts only once synced; a run killed before
     /// then plays it again when resumed.
     pub fn stage(&mut self, entry: &Entry) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.staged, entry).map_err(std::io::Error::other)?;
-        self.staged.push(b'\n');
+        let line = sealed_line(entry, &self.key)?;
+        self.staged.extend_from_slice(&line);
         Ok(())
     }
 
@@ -50,8 +55,7 @@ impl Journal {
     /// Appends one game without waiting for the disk: it counts only after a [`Journal::sync`]
     /// (several games written together share one sync).
     pub fn write(&mut self, entry: &Entry) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-        line.push(b'\n');
+        let line = sealed_line(entry, &self.key)?;
         self.file.write_all(&line)
     }
 
@@ -64,6 +68,37 @@ impl Journal {
         }
         self.file.sync_data()
     }
+}
+
+/// An entry's journal line, sealed with `key`, with its newline.
+pub fn sealed_line(entry: &Entry, key: &Key) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+    key.seal(&mut line);
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Whether a journal line's entry (`text`, the part that was read) was written by arbiter for
+/// this folder: proven by its key, or, in a folder from before proofs, carrying no proof.
+fn check_proof(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Result<(), String> {
+    let fine = match key {
+        Some(key) => key.proves(text),
+        None => !super::proof::sealed(text),
+    };
+    if fine {
+        return Ok(());
+    }
+    Err(match key {
+        Some(_) => format!(
+            "{}:{line}: this game's line was not written by arbiter for this run (its proof does not match): refused; an engine or another program wrote or changed it",
+            path.display()
+        ),
+        None => format!(
+            "{}:{line}: the line carries a proof but the folder's {} is gone: refused",
+            path.display(),
+            super::proof::KEY_FILE
+        ),
+    })
 }
 
 /// What reading a journal found besides its entries.
@@ -164,6 +199,8 @@ fn scan_lines<T>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadSummary::default()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let key = Key::load(folder.unwrap_or(Path::new(".")))?;
     let mut summary = ReadSummary::default();
     let mut reader = BufReader::new(file);
     let mut buffer = Vec::new();
@@ -187,6 +224,11 @@ fn scan_lines<T>(
         }
         match parse(line) {
             Some((entry, glued)) => {
+                let read = match glued {
+                    true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
+                    false => line,
+                };
+                check_proof(key.as_ref(), read, path, number)?;
                 if glued {
                     summary.glued.push(number);
                 }

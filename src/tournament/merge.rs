@@ -243,6 +243,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let journal_tmp = write_journal(out, &folders, &kept, &mut check)?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
+        super::proof::seal_spec(out, &std::fs::read(&spec_tmp)?)?;
         std::fs::rename(&spec_tmp, out.join(SPEC_FILE))?;
         std::fs::rename(&journal_tmp, out.join(JOURNAL_FILE))
     });
@@ -302,6 +303,8 @@ fn write_entries(
         reason: e.to_string(),
     };
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
+    let folder = tmp.parent().unwrap_or(Path::new("."));
+    let key = super::proof::Key::load_or_make(folder).map_err(output)?;
     let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
     for (place, f) in kept {
         let source = folders[*f].join(JOURNAL_FILE);
@@ -323,10 +326,7 @@ fn write_entries(
                 u128::from(entry.index) + 1
             ))
         })?;
-        let mut line = serde_json::to_vec(&entry)
-            .map_err(std::io::Error::other)
-            .map_err(output)?;
-        line.push(b'\n');
+        let line = journal::sealed_line(&entry, &key).map_err(output)?;
         writer.write_all(&line).map_err(output)?;
     }
     let file = writer.into_inner().map_err(|e| output(e.into_error()))?;

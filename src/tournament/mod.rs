@@ -12,6 +12,7 @@ pub mod live;
 pub mod merge;
 pub mod openings;
 mod pooled_sprt;
+pub mod proof;
 pub mod run;
 pub mod runner;
 pub mod schedule;

@@ -1,0 +1,238 @@
+//! Engines that fight back after the start, as a rated match's cheater would: started the plain
+//! way (no `dir=`, programs in the working folder beside the run), they wait until the run's
+//! files exist, then try to rewrite the run, replace their opponent's program, read what arbiter
+//! was given (its environment, a descriptor it inherited) and share a folder with a twin.
+//! `.ci/run` installs bubblewrap; without it these tests fail, they never skip.
+
+mod common;
+
+use common::{bundled_engine, scratch, script, stderr, stdout};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The cheat: a wrapper that starts a loop and then plays as the bundled engine. The loop waits
+/// for `<report>/now` (made by the test once the run has written a game), then, every 50 ms,
+/// tries each attack and says in `<report>/<pid>.log` what it got. `<report>` is the only
+/// folder it is given to write (`writable=`), so that the test can read what it did.
+fn cheat_script(dir: &Path, report: &Path) -> String {
+    let engine = bundled_engine();
+    let report = report.display();
+    let text = format!(
+        r#"#!/bin/bash
+log={report}/$(cat /proc/sys/kernel/random/uuid).log
+echo "started in $(pwd)" >> $log
+env | grep -q ARBITER_TEST_SECRET && echo "environment leaked" >> $log
+( echo "fd 7 leaked" >&7 ) 2>/dev/null && echo "fd 7 written" >> $log
+(
+  while [ ! -e {report}/now ]; do sleep 0.05; done
+  for i in $(seq 1 10); do
+    [ -e run/run.json ] && echo "run.json seen" >> $log
+    cat run/run.key > /dev/null 2>&1 && echo "run key read" >> $log
+    sed -i 's/"mode":"auto"/"mode":"off"/' run/run.json 2>/dev/null && grep -q '"mode":"off"' run/run.json 2>/dev/null && echo "run.json rewritten" >> $log
+    echo '{{"forged":"CHEAT"}}' >> run/journal.jsonl 2>/dev/null && grep -q CHEAT run/journal.jsonl 2>/dev/null && echo "journal forged" >> $log
+    rm -f honest 2>/dev/null; printf '#!/bin/sh\nsleep 1000\n' > honest 2>/dev/null && echo "honest replaced in my view" >> $log
+    echo CHEAT > relay.txt 2>/dev/null
+    sleep 0.05
+  done
+  echo "attacked" >> $log
+) &
+exec {engine} "$@"
+"#
+    );
+    script(dir, "cheat", &text, 0o755)
+}
+
+fn sha(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// Starts `arbiter` in `dir` with an extra descriptor 7 open for writing on `fd7` (as a shell's
+/// `7>file` leaves it) and a variable of its own in its environment.
+fn start(dir: &Path, args: &[String], fd7: &Path) -> std::process::Child {
+    let exe = env!("CARGO_BIN_EXE_arbiter");
+    let mut line = format!("exec 7>>'{}'; exec '{exe}'", fd7.display());
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("ARBITER_TEST_SECRET", "hunter2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the run in `dir/run` has a game in its journal (the run's files exist), then
+/// lets the cheats loose.
+fn release_once_the_run_is_written(dir: &Path, report: &Path, run: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let journal = dir.join("run/journal.jsonl");
+    while std::fs::read_to_string(&journal).map_or(true, |j| j.lines().count() == 0) {
+        assert!(Instant::now() < deadline, "no game was written");
+        if let Some(status) = run.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            run.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            panic!("arbiter ended before a game was written: {status}: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(report.join("now"), "").unwrap();
+}
+
+fn logs(report: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(report).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "log") {
+            all.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    all
+}
+
+fn match_args(concurrency: u32) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "match",
+        "--games",
+        "4",
+        "--each",
+        "st=0.05",
+        "--out",
+        "run",
+        "--concurrency",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(concurrency.to_string());
+    args
+}
+
+/// Cause guarded: the run's folder appeared inside an engine's writable working folder after its
+/// sandbox was made (the start-up check started engines before the folder existed), and programs
+/// in the working folder were writable by every engine, so a cheat could rewrite run.json and the
+/// journal and replace its opponent's program; its environment and inherited descriptors leaked.
+#[test]
+fn a_cheat_that_waits_for_the_run_changes_nothing_of_it_nor_its_opponent() {
+    let dir = scratch("cheaters", "plain").canonicalize().unwrap();
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    let fd7 = dir.join("fd7.txt");
+    std::fs::write(&fd7, "").unwrap();
+    cheat_script(&dir, &report);
+    let honest = dir.join("honest");
+    std::fs::copy(bundled_engine(), &honest).unwrap();
+    let before = sha(&honest);
+    let mut args = match_args(2);
+    args.extend([
+        "--engine".into(),
+        "cmd=./cheat".into(),
+        "name=cheat".into(),
+        format!("writable={}", report.display()),
+        // What the wrapper runs, outside its folder.
+        format!("readable={}", bundled_engine()),
+        "--engine".into(),
+        "cmd=./honest".into(),
+        "name=honest".into(),
+    ]);
+    let mut child = start(&dir, &args, &fd7);
+    release_once_the_run_is_written(&dir, &report, &mut child);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = logs(&report);
+    let games = std::fs::read_to_string(dir.join("run/games.csv")).unwrap_or_default();
+    assert!(
+        said.contains("attacked"),
+        "the attack never ran: {said}\n{games}\n{}",
+        stdout(&out)
+    );
+    for breach in [
+        "environment leaked",
+        "fd 7 written",
+        "run.json seen",
+        "run key read",
+        "run.json rewritten",
+        "journal forged",
+    ] {
+        assert!(!said.contains(breach), "{breach}: {said}");
+    }
+    assert_eq!(std::fs::read_to_string(&fd7).unwrap(), "", "fd 7 reached");
+    assert_eq!(sha(&honest), before, "the opponent's program was replaced");
+    assert!(!dir.join("relay.txt").exists(), "a cheat wrote the folder");
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert!(!journal.contains("CHEAT"), "{journal}");
+    assert_eq!(journal.lines().count(), 4, "{}", stdout(&out));
+    let spec = std::fs::read_to_string(dir.join("run/run.json")).unwrap();
+    assert!(!spec.contains("\"off\""), "{spec}");
+    // Each process of the cheat worked in a folder of its own: two at once at concurrency 2.
+    let folders: std::collections::BTreeSet<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("started in "))
+        .collect();
+    assert!(!folders.is_empty(), "{said}");
+}
+
+/// Cause guarded: two processes of one engine (both games of a pair at once) shared their
+/// `dir=`, so one could relay its opponent's moves to the other through a file.
+#[test]
+fn two_processes_of_one_engine_share_no_writable_folder() {
+    let dir = scratch("cheaters", "relay").canonicalize().unwrap();
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    let shared = dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    // Each process leaves a note in its working folder and says which notes it sees there.
+    let relay = script(
+        &shared,
+        "relay",
+        &format!(
+            "#!/bin/bash\nid=$(cat /proc/sys/kernel/random/uuid)\necho $id > note-$id.txt\nls note-*.txt | wc -l > {}/$id.seen\nexec {} \"$@\"\n",
+            report.display(),
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let mut args = match_args(2);
+    args.extend([
+        "--engine".into(),
+        format!("cmd={relay}"),
+        "name=relay".into(),
+        format!("dir={}", shared.display()),
+        format!("writable={}", report.display()),
+        format!("readable={}", bundled_engine()),
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=fair".into(),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen: Vec<String> = std::fs::read_dir(&report)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "seen"))
+        .map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert!(seen.len() >= 2, "two processes of the engine ran: {seen:?}");
+    assert!(
+        seen.iter().all(|s| s == "1"),
+        "a process saw another's note: {seen:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&shared).unwrap().count(),
+        1,
+        "a note reached the real folder"
+    );
+}
