@@ -12,7 +12,7 @@ fn escape_into(value: &str, out: &mut String) {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
-            c if c.is_control() => out.push(' '),
+            c if crate::referee::shown::hidden_meaning(c) => out.push(' '),
             c => out.push(c),
         }
     }
@@ -416,7 +416,8 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
 
         /// Whatever the names and event, arbiter's own PGN reads back as one game with the same
-        /// moves and result, and the names as written (control characters as spaces).
+        /// moves and result, and the names as written (control characters and direction marks
+        /// as spaces).
         #[test]
         fn written_games_read_back(white in ".*", black in "\\PC*[\n\r\"\\\\\\]\\[{};]*", event in ".*") {
             let text = write_game(&record(&white, &black), &event);
@@ -424,7 +425,12 @@ mod tests {
             proptest::prop_assert_eq!(games.len(), 1);
             let g = &games[0];
             let plain = |s: &str| -> String {
-                s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+                s.chars()
+                    .map(|c| match crate::referee::shown::hidden_meaning(c) {
+                        true => ' ',
+                        false => c,
+                    })
+                    .collect()
             };
             proptest::prop_assert_eq!(g.tag("White").map(String::from), Some(plain(&white)));
             proptest::prop_assert_eq!(g.tag("Black").map(String::from), Some(plain(&black)));

@@ -101,6 +101,8 @@ fn match_args(concurrency: u32) -> Vec<String> {
         "4",
         "--each",
         "st=0.05",
+        // A loaded machine must not end the games by the clock before the cheat has tried.
+        "timemargin=10000",
         "--out",
         "run",
         "--concurrency",

@@ -204,6 +204,8 @@ fn scheduling(task: &Path) -> (String, String) {
 /// scheduled while they played.
 fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String, String)>) {
     let dir = engines_dir(name);
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
     let mut args: Vec<String> = ["match", "--games", "2", "--max-plies", "8", "--quiet"]
         .map(String::from)
         .to_vec();
@@ -213,7 +215,10 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
     let counted = common::script(
         &dir,
         "counted.sh",
-        "#!/bin/sh\necho started >> starts.txt\nengine=$1\nshift\nexec \"$engine\" \"$@\"\n",
+        &format!(
+            "#!/bin/sh\necho started >> {}/starts.txt\nengine=$1\nshift\nexec \"$engine\" \"$@\"\n",
+            state.display()
+        ),
         0o755,
     );
     for name in ["first", "second"] {
@@ -223,6 +228,8 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
             format!("name={name}"),
             format!("dir={}", dir.display()),
             format!("arg={}", bundled_engine()),
+            // What the script counts in outlives the engine's private folder.
+            format!("writable={}", state.display()),
         ]);
     }
     args.extend(["--out".into(), dir.join("run").display().to_string()]);
@@ -274,7 +281,7 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
     let out = arbiter.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(engines.len(), 2, "engines seen: {engines:?}");
-    let starts = std::fs::read_to_string(dir.join("starts.txt")).unwrap();
+    let starts = std::fs::read_to_string(state.join("starts.txt")).unwrap();
     assert_eq!(
         starts.lines().count(),
         2,

@@ -232,7 +232,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     // A task that ran twice: its folder twice. Each game is kept once.
     let copy = dir.join("run/shard-1-of-3-copy");
     std::fs::create_dir_all(&copy).unwrap();
-    for f in ["run.json", "journal.jsonl"] {
+    for f in ["run.json", "run.key", "run.proof", "journal.jsonl"] {
         std::fs::copy(dir.join("run/shard-1-of-3").join(f), copy.join(f)).unwrap();
     }
     let taken = journal_lines(&copy.join("journal.jsonl")).len();
@@ -242,7 +242,11 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         "{text}"
     );
     assert_same_files(&dir.join("single"), &dir.join("twice"));
-    // The copy says otherwise about one game.
+    // The copy says otherwise about one game (as a task run twice with an engine that does not
+    // always play alike would: arbiter wrote both, each sealed with the task's key).
+    let key = arbiter::tournament::proof::Key::load(&copy)
+        .unwrap()
+        .expect("the task's key");
     let changed: Vec<String> = journal_lines(&copy.join("journal.jsonl"))
         .iter()
         .enumerate()
@@ -250,6 +254,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
             if i > 0 {
                 return l.clone();
             }
+            let l = &arbiter::tournament::proof::unsealed(l);
             let flipped = if l.contains("\"outcome\":\"1-0\"") {
                 l.replace("\"outcome\":\"1-0\"", "\"outcome\":\"0-1\"")
             } else {
@@ -257,7 +262,9 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
                     .replace("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"")
             };
             assert_ne!(&flipped, l, "the result is in the entry");
-            flipped
+            let mut sealed = flipped.into_bytes();
+            key.seal(&mut sealed);
+            String::from_utf8(sealed).unwrap()
         })
         .collect();
     std::fs::write(copy.join("journal.jsonl"), changed.join("\n") + "\n").unwrap();

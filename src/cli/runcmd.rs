@@ -288,6 +288,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
         super::overload::before(spec);
     }
     let runtime = runtime()?;
+    crate::engine::sandbox::games_at_once(spec.concurrency.min(total.max(1) as usize));
     crate::tournament::spec::make_output_folders(spec).map_err(Failure::bad_input)?;
     let made = made_before_engines(&job)?;
     let checked = if finished {

@@ -244,6 +244,7 @@ pub fn check_before_play(mut job: TuneJob) -> Result<TuneJob, Failure> {
 }
 
 pub fn execute(job: TuneJob) -> Result<u8, Failure> {
+    crate::engine::sandbox::games_at_once(job.spec.run.concurrency);
     let job = check_before_play(job)?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
     let (book, openings) = runcmd::openings(&job.spec.run, entry)?;

@@ -98,6 +98,10 @@ async fn serve(args: WatchArgs, mut followed: Watched) -> Result<(), Failure> {
         .route("/state.json", get(state))
         .route("/events", get(events))
         .route("/report.html", get(report))
+        .layer(axum::middleware::from_fn_with_state(
+            args.bind.is_loopback(),
+            host_check,
+        ))
         .with_state(shared);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
@@ -105,6 +109,39 @@ async fn serve(args: WatchArgs, mut followed: Watched) -> Result<(), Failure> {
         })
         .await
         .map_err(|e| Failure::io(format!("serving the page failed: {e}")))
+}
+
+/// A page served on the loopback answers only requests addressed to the loopback by name or
+/// number: a web page elsewhere whose name was made to resolve to 127.0.0.1 (DNS rebinding)
+/// is refused, so it cannot read the run through the user's browser.
+async fn host_check(
+    State(loopback): State<bool>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !loopback || host_is_local(host) {
+        return next.run(request).await;
+    }
+    (
+        axum::http::StatusCode::MISDIRECTED_REQUEST,
+        "arbiter watch answers requests for localhost only\n",
+    )
+        .into_response()
+}
+
+/// `localhost`, `127.0.0.1:8080`, `[::1]:80`: a name or address of this machine's loopback.
+fn host_is_local(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 async fn page() -> Html<&'static str> {
@@ -188,3 +225,23 @@ setInterval(poll,500);
 poll();
 })();
 </script></body></html>"###;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_names_and_addresses_are_local() {
+        for local in ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:80"] {
+            assert!(host_is_local(local), "{local}");
+        }
+        for foreign in [
+            "evil.example:8080",
+            "",
+            "10.0.0.1",
+            "localhost.evil.example",
+        ] {
+            assert!(!host_is_local(foreign), "{foreign}");
+        }
+    }
+}

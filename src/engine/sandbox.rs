@@ -307,10 +307,23 @@ pub fn describe(engines: &[EngineConfig]) -> String {
     format!("sandbox: {who} in its own namespaces ({version}); {limits}{why_not}")
 }
 
-/// The limits an engine gets: what it asked for, else a share of the machine that fits one
-/// engine per core.
+/// How many engine processes the run keeps at once (two per game played at the same time): the
+/// default memory limit shares the machine among them all.
+static AT_ONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2);
+
+/// Says how many games the run plays at once, before its engines start.
+pub fn games_at_once(games: usize) {
+    AT_ONCE.store(
+        2 * games.max(1) as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The limits an engine gets: what it asked for, else a share of the machine that fits every
+/// engine of the run at once (and no more than one engine per core).
 pub fn limits(config: &EngineConfig) -> Limits {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let cores = cores.max(AT_ONCE.load(std::sync::atomic::Ordering::Relaxed));
     // SAFETY: sysconf(3) has no preconditions.
     let ram = unsafe {
         (libc::sysconf(libc::_SC_PHYS_PAGES) as u64)

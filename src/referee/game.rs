@@ -296,19 +296,9 @@ impl Table {
                     MoveError::Malformed { .. } => "an unreadable move",
                     MoveError::Illegal { .. } => "an illegal move",
                 };
-                // The engine's bytes are shown, not obeyed: control characters (NUL, escapes,
-                // newlines) are written as escapes in the PGN, the reports and the journal.
-                let shown: String = e
-                    .to_string()
-                    .chars()
-                    .map(|c| {
-                        if c.is_control() {
-                            c.escape_debug().to_string()
-                        } else {
-                            c.to_string()
-                        }
-                    })
-                    .collect();
+                // The engine's bytes are shown, not obeyed: control characters and direction
+                // marks are written as escapes in the PGN, the reports and the journal.
+                let shown = super::shown::shown(&e.to_string());
                 let detail = format!("{} sent {kind}: {shown}", side_name(side));
                 Err(loss(side, Termination::IllegalMove, detail))
             }

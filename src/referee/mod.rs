@@ -4,6 +4,7 @@ pub mod adjudication;
 pub mod clock;
 pub mod game;
 pub mod record;
+pub mod shown;
 
 pub use adjudication::{Adjudication, DrawRule, ResignRule};
 pub use clock::{Clock, TimeControl};

@@ -100,6 +100,10 @@ pub fn html_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // Shown, not obeyed: an escape sequence or a direction mark from an engine.
+            c if crate::referee::shown::hidden_meaning(c) && !matches!(c, '\n' | '\t') => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -545,7 +549,7 @@ fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> String {
 /// taken for HTML by a renderer; control characters are dropped.
 fn md_text(text: &str) -> String {
     text.chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !crate::referee::shown::hidden_meaning(*c))
         .map(|c| match c {
             '|' => "\\|".to_string(),
             '<' => "&lt;".to_string(),

@@ -605,6 +605,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         spec.save(&dir).unwrap();
         assert_eq!(RunSpec::load(&dir).unwrap(), Some(spec));
+        // A folder from before proofs has no key.
+        std::fs::remove_file(dir.join(super::super::proof::KEY_FILE)).unwrap();
         std::fs::write(
             dir.join(SPEC_FILE),
             r#"{"command":"match","args":["--games","2"]}"#,
