@@ -19,13 +19,10 @@ pub fn shown(text: &str) -> String {
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hidden_meaning(c) {
-            out.extend(c.escape_debug());
-            if !c.is_control() && c.escape_debug().count() == 1 {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-        } else {
-            out.push(c);
+        match hidden_meaning(c) {
+            true if c.is_control() => out.extend(c.escape_debug()),
+            true => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            false => out.push(c),
         }
     }
     out
