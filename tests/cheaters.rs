@@ -238,3 +238,174 @@ fn two_processes_of_one_engine_share_no_writable_folder() {
         "a note reached the real folder"
     );
 }
+
+/// The CPU time (ns, to 10 ms) each process named `name` (its `comm`) has used so far, by pid.
+fn cpu_by_name(name: &str, seen: &mut std::collections::BTreeMap<(String, u32), u64>) {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        // utime + stime, which keep the time of threads that have exited (a searcher may
+        // search on a thread of its own per move), in clock ticks of 10 ms.
+        let ns = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let fields: Vec<u64> = stat[stat.rfind(')')? + 2..]
+                    .split_whitespace()
+                    .skip(11)
+                    .take(2)
+                    .filter_map(|f| f.parse().ok())
+                    .collect();
+                Some(fields.iter().sum::<u64>() * 10_000_000)
+            });
+        if let Some(ns) = ns {
+            let kept = seen.entry((name.to_string(), pid)).or_default();
+            *kept = (*kept).max(ns);
+        }
+    }
+}
+
+/// Cause guarded: nothing stopped an engine from computing on its opponent's time (a helper
+/// kept busy between its turns took CPU its opponent was searching with). The thief moves in
+/// 20 ms and keeps a spinner running all game; its opponent searches 250 ms a move. Frozen
+/// between its turns, the spinner gets CPU only on the thief's own turns (about a tenth of its
+/// opponent's); free, it takes about as much as its opponent searches with.
+#[test]
+fn an_engine_gets_no_cpu_on_its_opponents_time() {
+    let dir = scratch("cheaters", "thief").canonicalize().unwrap();
+    std::fs::copy("/usr/bin/yes", dir.join("thiefspin")).unwrap();
+    std::fs::copy(bundled_engine(), dir.join("honestplay")).unwrap();
+    script(
+        &dir,
+        "thief",
+        &format!(
+            "#!/bin/bash\n./thiefspin > /dev/null &\nexec {} \"$@\"\n",
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let args = [
+        "match",
+        "--games",
+        "2",
+        "--max-plies",
+        "16",
+        "--out",
+        "run",
+        "--engine",
+        "cmd=./thief",
+        "name=thief",
+        "st=0.02",
+        &format!("readable={}", bundled_engine()),
+        "--engine",
+        "cmd=./honestplay",
+        "name=honest",
+        "st=0.25",
+        "--each",
+        "timemargin=10000",
+    ];
+    let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    while run.try_wait().unwrap().is_none() {
+        cpu_by_name("thiefspin", &mut seen);
+        cpu_by_name("honestplay", &mut seen);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let total = |name: &str| -> u64 {
+        seen.iter()
+            .filter(|((n, _), _)| n == name)
+            .map(|(_, ns)| ns)
+            .sum()
+    };
+    let (spun, searched) = (total("thiefspin"), total("honestplay"));
+    assert!(searched > 0, "{seen:?}");
+    eprintln!(
+        "spinner {} ms, opponent {} ms",
+        spun / 1_000_000,
+        searched / 1_000_000
+    );
+    assert!(
+        spun * 10 < searched * 3,
+        "the thief's spinner used {} ms of CPU, its opponent searched with {} ms",
+        spun / 1_000_000,
+        searched / 1_000_000
+    );
+}
+
+/// Cause guarded: `--affinity` pinned an engine with a mask it could change from inside
+/// (`taskset` in its sandbox took it back to every CPU, onto its opponent's). The engine tries
+/// once it is pinned: the start-up check's engines start on every CPU and are moved onto their
+/// game's when they play.
+#[test]
+fn a_pinned_engine_cannot_widen_its_cpu_mask() {
+    let dir = scratch("cheaters", "mask").canonicalize().unwrap();
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    let every = (0..std::thread::available_parallelism().unwrap().get())
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    script(
+        &dir,
+        "widener",
+        &format!(
+            "#!/bin/bash\n( for i in $(seq 500); do taskset -pc $$ | grep -q ': [0-9]*$' && break; sleep 0.02; done; taskset -apc {every} $$ > /dev/null 2>&1; taskset -pc $$ | sed 's/.*: //' > {}/$(cat /proc/sys/kernel/random/uuid).mask ) &\nexec {} \"$@\"\n",
+            report.display(),
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--games",
+            "2",
+            "--max-plies",
+            "40",
+            "--affinity",
+            "0",
+            "--out",
+            "run",
+            "--engine",
+            "cmd=./widener",
+            "name=widener",
+            &format!("writable={}", report.display()),
+            &format!("readable={}", bundled_engine()),
+            "--engine",
+            &format!("cmd={}", bundled_engine()),
+            "name=fair",
+            "--each",
+            "st=0.02",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let masks: Vec<String> = std::fs::read_dir(&report)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert!(!masks.is_empty(), "the engine never said its mask");
+    assert!(
+        masks.iter().all(|m| m == "0"),
+        "an engine pinned to CPU 0 ran on {masks:?}"
+    );
+}

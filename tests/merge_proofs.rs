@@ -242,9 +242,8 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
         let out = arbiter_in(&dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains(
-                "shard-1-of-1/journal.jsonl:1: this game's line was not written by arbiter"
-            ),
+            stderr(&out)
+                .contains("shard-1-of-1/journal.jsonl:1: this line was not written by arbiter"),
             "{args:?}: {}",
             stderr(&out)
         );
@@ -318,6 +317,73 @@ fn a_task_never_pools_another_runs_folder() {
     let out = succeed_in(&dir, &with(mine, &["--shard", "1/2"]));
     assert!(
         stderr(&out).contains("shard-2-of-2 is not a shard of this run"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Cause guarded: `--resume` kept the first record of a game recorded twice and ignored the
+/// second whatever it said, where `merge` refused two different results: the same journal read
+/// two ways. Now a copy with the same result counts once for both, and a second record with
+/// another result (sealed with the run's key, as only arbiter could) is refused by both, naming
+/// the entries.
+#[test]
+fn a_game_recorded_twice_is_read_alike_by_resume_and_merge() {
+    use arbiter::tournament::proof::{unsealed, Key};
+    let dir = scratch("merge", "twice");
+    succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
+    let journal = dir.join("run/shard-1-of-1/journal.jsonl");
+    let mut all = lines(&journal);
+    let games = all.len();
+    all.push(all[0].clone());
+    std::fs::write(&journal, all.join("\n") + "\n").unwrap();
+    succeed_in(
+        &dir,
+        &with(
+            vec![],
+            &["match", "--resume", "run/shard-1-of-1", "--quiet"],
+        ),
+    );
+    let merged = succeed_in(&dir, &with(vec![], &["merge", "merged", "run"]));
+    assert!(
+        std::fs::read_to_string(dir.join("merged/games.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            == games + 1,
+        "{}",
+        stdout(&merged)
+    );
+    // The same game cut one move short and scored as a time forfeit, which the moves cannot
+    // contradict: only the first record says otherwise.
+    let first = unsealed(&all[0]);
+    let moves = first.find("\"moves\":\"").unwrap() + 9;
+    let end = moves + first[moves..].find('"').unwrap();
+    let cut = moves + first[moves..end].rfind(' ').unwrap();
+    let other = format!("{}{}", &first[..cut], &first[end..]);
+    let t = other.find("\"termination\":\"").unwrap() + 15;
+    let e = t + other[t..].find('"').unwrap();
+    let other = format!("{}time forfeit{}", &other[..t], &other[e..]);
+    let key = Key::load(journal.parent().unwrap()).unwrap().unwrap();
+    let mut line = other.into_bytes();
+    key.seal(&mut line);
+    *all.last_mut().unwrap() = String::from_utf8(line).unwrap();
+    std::fs::write(&journal, all.join("\n") + "\n").unwrap();
+    let out = arbiter_in(&dir, &["match", "--resume", "run/shard-1-of-1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "entries 1 and {} give game 1 different results",
+            games + 1
+        )),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(dir.join("merged")).unwrap();
+    let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("game 1 has different results"),
         "{}",
         stderr(&out)
     );

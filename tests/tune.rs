@@ -66,7 +66,10 @@ fn a_resumed_tune_needs_its_engine_only_for_pairs_left() {
     let text = std::fs::read_to_string(&saved).unwrap();
     let engine = engine();
     assert!(text.contains(&engine), "{text}");
-    std::fs::write(&saved, text.replace(&engine, "/no/such/engine")).unwrap();
+    // Changed as arbiter would write it (with the folder's key): the engine is gone.
+    let gone = text.replace(&engine, "/no/such/engine");
+    std::fs::write(&saved, &gone).unwrap();
+    arbiter::tournament::proof::seal_spec(&dir, "tune.json", gone.as_bytes()).unwrap();
     std::fs::remove_file(dir.join("theta.csv")).unwrap();
     let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -90,6 +93,46 @@ fn a_resumed_tune_needs_its_engine_only_for_pairs_left() {
     assert!(
         said.contains(&format!("{}: ", saved.display())) && said.contains("no such program"),
         "{said}"
+    );
+}
+
+/// Cause guarded: a tune's journal and settings were believed whoever wrote them; an engine that
+/// reached the folder could score pairs for itself or weaken its sandbox for the resume.
+#[test]
+fn a_tune_refuses_lines_and_settings_it_did_not_write() {
+    let dir = scratch("forged");
+    let o = run(&focus_tune(&dir, 20, 2, 5, &[]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pairs = dir.join("pairs.jsonl");
+    let journal = std::fs::read_to_string(&pairs).unwrap();
+    assert!(
+        journal.lines().all(|l| l.contains("\"mac\":\"")),
+        "{journal}"
+    );
+    // The pair's own result, its last field: the plus side won both games.
+    let first = journal.lines().next().unwrap();
+    let at = first.rfind("\"result\":").unwrap() + 9;
+    let forged = format!("{}2,\"was\":{}", &first[..at], &journal[at..]);
+    std::fs::write(&pairs, &forged).unwrap();
+    let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pairs.jsonl:1: this line was not written by arbiter"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&pairs, &journal).unwrap();
+    let saved = dir.join("tune.json");
+    let text = std::fs::read_to_string(&saved).unwrap();
+    let weakened = text.replacen("\"restart\": false", "\"restart\": true", 1);
+    assert_ne!(weakened, text);
+    std::fs::write(&saved, weakened).unwrap();
+    let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tune.json: changed since arbiter wrote it"),
+        "{}",
+        stderr(&o)
     );
 }
 

@@ -40,6 +40,7 @@ mod runargs;
 mod runcmd;
 mod summary;
 mod tunecmd;
+mod watch_conn;
 mod watchcmd;
 
 use crate::tune::spec::TUNE_FILE;

@@ -34,6 +34,10 @@ pub struct WatchArgs {
     /// machines look (the page is read-only, but anyone who reaches it sees the run).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
+    /// Seconds a connection may stay silent both ways before it is closed (the live events
+    /// stream sends a keep-alive every 15 s, so an open page is never idle)
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub idle_timeout: f64,
 }
 
 struct Shared {
@@ -103,7 +107,11 @@ async fn serve(args: WatchArgs, mut followed: Watched) -> Result<(), Failure> {
             host_check,
         ))
         .with_state(shared);
-    axum::serve(listener, app)
+    let idle = Duration::try_from_secs_f64(args.idle_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| Failure::bad_input("--idle-timeout: a number of seconds above 0"))?;
+    axum::serve(super::watch_conn::Bounded::new(listener, idle), app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -6,6 +6,12 @@
 //! whether it killed a process for want of memory, which is how an engine over its limit is told
 //! from one that crashed. The groups are made in the cgroup arbiter itself is in, named after
 //! arbiter's pid, so that the next arbiter can sweep those of one that was killed.
+//!
+//! Where the machine has them, two more groups keep play fair. The freezer holds an engine that
+//! is not on move: it gets no CPU between its turns, so it cannot compute on its opponent's time
+//! (frozen tasks ignore even SIGKILL in cgroup v1, so every path that ends an engine thaws it
+//! first). The cpuset holds the engine to the CPUs of the thread that started it (`--affinity`
+//! pins that thread), so that no engine widens its own mask.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -26,6 +32,9 @@ struct Hierarchies {
     memory: PathBuf,
     pids: PathBuf,
     cpu: PathBuf,
+    /// The freezer and cpuset hierarchies, where there are writable ones.
+    freezer: Option<PathBuf>,
+    cpuset: Option<PathBuf>,
 }
 
 /// The cgroup v1 folders arbiter may make groups in, found once; `None` where the machine has no
@@ -36,16 +45,20 @@ fn hierarchies() -> Option<&'static Hierarchies> {
         .get_or_init(|| {
             let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
             let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+            let optional = |controller| {
+                own_group(&mountinfo, &membership, controller).filter(|dir| writable(dir))
+            };
             let found = Hierarchies {
                 memory: own_group(&mountinfo, &membership, "memory")?,
                 pids: own_group(&mountinfo, &membership, "pids")?,
                 cpu: own_group(&mountinfo, &membership, "cpu")?,
+                freezer: optional("freezer"),
+                cpuset: optional("cpuset"),
             };
             for dir in [&found.memory, &found.pids, &found.cpu] {
-                sweep_stale(dir);
-                let probe = dir.join(format!("arbiter-{}-probe", std::process::id()));
-                std::fs::create_dir(&probe).ok()?;
-                let _ = std::fs::remove_dir(&probe);
+                if !writable(dir) {
+                    return None;
+                }
             }
             Some(found)
         })
@@ -75,6 +88,16 @@ fn own_group(mountinfo: &str, membership: &str, controller: &str) -> Option<Path
         let inside = path.strip_prefix(root.trim_end_matches('/'))?;
         Some(Path::new(mountpoint).join(inside.trim_start_matches('/')))
     })
+}
+
+/// Whether groups can be made in `dir`, tried once; the stale groups of a killed arbiter are
+/// swept from it first.
+fn writable(dir: &Path) -> bool {
+    sweep_stale(dir);
+    let probe = dir.join(format!("arbiter-{}-probe", std::process::id()));
+    let made = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    made
 }
 
 /// Removes the empty groups left by an arbiter that was killed (its pid no longer alive).
@@ -107,11 +130,20 @@ pub fn support() -> Option<&'static str> {
     hierarchies().map(|_| "cgroup v1")
 }
 
+/// Whether an engine that is not on move can be frozen here (a writable freezer hierarchy).
+pub fn can_freeze() -> bool {
+    hierarchies().is_some_and(|h| h.freezer.is_some())
+}
+
 /// One engine process's groups, removed when dropped (once the tree in them is gone).
 #[derive(Debug)]
 pub struct EngineGroup {
     dirs: Vec<PathBuf>,
     memory: PathBuf,
+    /// Its `freezer.state`, kept open: written twice a move, it costs one system call each.
+    freezer: Option<std::fs::File>,
+    freezer_state: Option<CString>,
+    cpuset: Option<PathBuf>,
     /// The `cgroup.procs` files the engine joins between fork and exec.
     procs: Vec<CString>,
 }
@@ -129,6 +161,9 @@ impl EngineGroup {
         let mut group = EngineGroup {
             dirs: Vec::new(),
             memory: h.memory.join(&name),
+            freezer: None,
+            freezer_state: None,
+            cpuset: None,
             procs: Vec::new(),
         };
         let period = 100_000u64;
@@ -176,13 +211,70 @@ impl EngineGroup {
                     _ => {}
                 }
             }
-            let procs = dir.join("cgroup.procs");
-            group.procs.push(
-                CString::new(procs.into_os_string().into_encoded_bytes())
-                    .map_err(std::io::Error::other)?,
-            );
+            group.procs.push(c_path(&dir.join("cgroup.procs"))?);
+        }
+        if let Some(parent) = &h.freezer {
+            let dir = parent.join(&name);
+            std::fs::create_dir(&dir)?;
+            group.dirs.push(dir.clone());
+            let state = dir.join("freezer.state");
+            group.freezer = Some(std::fs::OpenOptions::new().write(true).open(&state)?);
+            group.freezer_state = Some(c_path(&state)?);
+            group.procs.push(c_path(&dir.join("cgroup.procs"))?);
+        }
+        if let Some(parent) = &h.cpuset {
+            let dir = parent.join(&name);
+            std::fs::create_dir(&dir)?;
+            group.dirs.push(dir.clone());
+            // A cpuset takes no process before it has CPUs and memory nodes: the parent's
+            // memory nodes, and the CPUs of the thread starting the engine.
+            std::fs::write(
+                dir.join("cpuset.mems"),
+                std::fs::read_to_string(parent.join("cpuset.mems"))?.trim(),
+            )?;
+            group.cpuset = Some(dir.clone());
+            group.pin_here()?;
+            group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         Ok(group)
+    }
+
+    /// Holds the engine to the CPUs the calling thread may run on: its mask inside can only
+    /// narrow them. Called when the group is made, and when a running engine is moved to the
+    /// CPU of the thread that will play it.
+    pub fn pin_here(&self) -> std::io::Result<()> {
+        let Some(dir) = &self.cpuset else {
+            return Ok(());
+        };
+        let cpus = crate::tournament::allowed_cpus()
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        std::fs::write(dir.join("cpuset.cpus"), cpus)
+    }
+
+    /// Stops every process of the engine where it is, until [`thaw`](Self::thaw). The kernel
+    /// finishes the freezing on its own: the write does not wait for it.
+    pub fn freeze(&self) {
+        self.set_freezer(b"FROZEN");
+    }
+
+    /// Lets the engine run again.
+    pub fn thaw(&self) {
+        self.set_freezer(b"THAWED");
+    }
+
+    fn set_freezer(&self, state: &[u8]) {
+        if let Some(file) = &self.freezer {
+            // An error leaves the engine as it was: the freezer only ever takes CPU away.
+            let _ = std::os::unix::fs::FileExt::write_at(file, state, 0);
+        }
+    }
+
+    /// The `freezer.state` file the keeper thaws before it ends the tree.
+    pub fn freezer_state(&self) -> Option<CString> {
+        self.freezer_state.clone()
     }
 
     /// The files to write `0` to (moving the writer into the group), for [`join`].
@@ -230,14 +322,32 @@ fn empty_and_remove(dirs: &mut Vec<PathBuf>) -> bool {
     dirs.is_empty()
 }
 
-/// Kills every process in the group `dir`.
+fn c_path(path: &Path) -> std::io::Result<CString> {
+    CString::new(path.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)
+}
+
+/// Kills every process in the group `dir`, thawed first when it is a freezer's (a frozen process
+/// would wait for the thaw to die).
 fn kill_members(dir: &Path) {
+    let _ = std::fs::write(dir.join("freezer.state"), "THAWED");
     let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
         return;
     };
     for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
         // SAFETY: kill(2) of a process in a group arbiter made for an engine that is done.
         unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// Thaws the freezer whose `freezer.state` is given.
+///
+/// # Safety
+/// Async-signal-safe (open/write/close only), for the keeper.
+pub unsafe fn thaw_at(state: &CString) {
+    let fd = libc::open(state.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd >= 0 {
+        libc::write(fd, b"THAWED".as_ptr().cast(), 6);
+        libc::close(fd);
     }
 }
 

@@ -16,6 +16,7 @@
 //! allocation, no locks. Everything below uses plain system calls and fixed buffers on the stack.
 
 use libc::{c_int, pid_t};
+use std::ffi::CString;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -78,9 +79,12 @@ const MAX_TREE: usize = 1024;
 /// Runs in the forked child before `exec`. This process becomes the keeper and never returns;
 /// the engine is forked from it, and only in the engine does this return (to `exec`).
 ///
+/// `thaw` is the engine's `freezer.state`, when it has one: a frozen process dies only once
+/// thawed, so the keeper thaws it before it ends the tree.
+///
 /// # Safety
 /// Only between `fork` and `exec` of a child of the process `referee`.
-pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
+pub unsafe fn split(referee: pid_t, thaw: Option<&CString>) -> std::io::Result<()> {
     // Signals are blocked from the first moment: this process inherited the referee's handlers
     // (tokio's write to a pipe the referee reads), and a signal taken by one of them here would
     // look to the referee like its own.
@@ -104,13 +108,13 @@ pub unsafe fn split(referee: pid_t) -> std::io::Result<()> {
             }
             Ok(())
         }
-        engine => keep(referee, engine),
+        engine => keep(referee, engine, thaw),
     }
 }
 
 /// The keeper's life: wait for the engine's exit or a signal to stop, then end the whole tree
 /// and exit with the engine's status.
-unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
+unsafe fn keep(referee: pid_t, engine: pid_t, thaw: Option<&CString>) -> ! {
     // Signals are taken synchronously (blocked since `split`, then waited for), so none is
     // missed between looking and waiting.
     let set = keeper_signals();
@@ -135,6 +139,9 @@ unsafe fn keep(referee: pid_t, engine: pid_t) -> ! {
                 break;
             }
         }
+    }
+    if let Some(state) = thaw {
+        super::cgroup::thaw_at(state);
     }
     end_tree(libc::getpid());
     report_spent();

@@ -152,6 +152,27 @@ struct Confined {
     /// Its memory limit, when one is kept.
     memory: Option<u64>,
     scratch: Option<sandbox::Scratch>,
+    /// Whether its freezer holds it now (between its turns).
+    frozen: bool,
+}
+
+impl Confined {
+    /// Takes the CPU from an engine the referee is not waiting for: what it computes between
+    /// its turns it would compute on its opponent's time.
+    fn rest(&mut self) {
+        if let (Some(group), false) = (&self.group, self.frozen) {
+            group.freeze();
+            self.frozen = true;
+        }
+    }
+
+    /// Lets the engine run: before anything is written to it, and before it is ended.
+    fn wake(&mut self) {
+        if let (Some(group), true) = (&self.group, self.frozen) {
+            group.thaw();
+            self.frozen = false;
+        }
+    }
 }
 
 impl Drop for EngineProcess {
@@ -160,6 +181,7 @@ impl Drop for EngineProcess {
     /// case the keeper could not. After `quit`/`kill` the tree was already ended.
     fn drop(&mut self) {
         if !self.reaped {
+            self.confined.wake();
             self.signal_keeper();
             if let Some(group) = self.pgid {
                 super::cleanup::later("group kill", move || {
@@ -301,6 +323,7 @@ impl EngineProcess {
             .as_ref()
             .map(EngineGroup::procs_files)
             .unwrap_or_default();
+        let freezer = confined.group.as_ref().and_then(EngineGroup::freezer_state);
         super::keeper::prepare();
         let policy = super::sched::engine_policy();
         // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
@@ -311,7 +334,7 @@ impl EngineProcess {
                 if let Some(policy) = policy {
                     super::sched::restore(policy)?;
                 }
-                super::keeper::split(referee)?;
+                super::keeper::split(referee, freezer.as_ref())?;
                 cgroup::join(&groups)?;
                 sandbox::close_inherited_files();
                 Ok(())
@@ -583,6 +606,17 @@ impl EngineProcess {
         self.pgid
     }
 
+    /// Moves the running engine onto the CPUs of the calling thread, as if that thread had
+    /// started it; its cpuset follows, so the engine cannot widen its mask again.
+    pub fn move_here(&self) {
+        if let Some(group) = &self.confined.group {
+            let _ = group.pin_here();
+        }
+        if let Some(root) = self.pgid {
+            crate::tournament::bring_tree_here(root);
+        }
+    }
+
     /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
     pub async fn sync(&mut self) -> Result<(), EngineError> {
         self.sync_after(&[]).await
@@ -591,13 +625,15 @@ impl EngineProcess {
     /// `sync`, with `before` written in the same write as `isready` (not for CECP).
     async fn sync_after(&mut self, before: &[&str]) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
-        match self.config.proto {
+        let ready = match self.config.proto {
             Proto::Xboard => self.ping(deadline).await,
             _ => self
                 .ready_collecting(deadline, "", before, true)
                 .await
                 .map(|_| ()),
-        }
+        };
+        self.confined.rest();
+        ready
     }
 
     /// Prepares for a new game: `ucinewgame` for UCI, nothing for the MIT player, and for CECP
@@ -624,6 +660,7 @@ impl EngineProcess {
 
     /// Sends several lines in one write: one system call and one wake-up of the engine.
     pub async fn send_lines(&mut self, lines: &[&str]) -> Result<(), EngineError> {
+        self.confined.wake();
         // The buffer of the last write is reused: a request is written at every move.
         let mut bytes = std::mem::take(&mut self.out);
         bytes.clear();
@@ -736,6 +773,8 @@ impl EngineProcess {
         allowed: Duration,
     ) -> Result<Thought, EngineError> {
         self.drain();
+        // Woken before its clock starts: the thaw is the referee's time, not the engine's.
+        self.confined.wake();
         let xboard = self.config.proto == Proto::Xboard;
         // The engine's time runs from before the write: once written, the request may let the
         // engine run first, up to its reply, before this thread looks at the clock again.
@@ -788,6 +827,7 @@ impl EngineProcess {
                 }
                 _ => continue,
             };
+            self.confined.rest();
             return Ok(Thought {
                 text,
                 elapsed: line.at.saturating_duration_since(sent),
@@ -817,6 +857,7 @@ impl EngineProcess {
 
     /// Has the keeper end the tree, then kills the group too, in case the keeper could not.
     async fn end_tree(&mut self) {
+        self.confined.wake();
         self.signal_keeper();
         let ended = tokio::time::timeout(KEEPER_GRACE, self.child.wait())
             .await

@@ -78,29 +78,6 @@ pub fn sealed_line(entry: &Entry, key: &Key) -> std::io::Result<Vec<u8>> {
     Ok(line)
 }
 
-/// Whether a journal line's entry (`text`, the part that was read) was written by arbiter for
-/// this folder: proven by its key, or, in a folder from before proofs, carrying no proof.
-fn check_proof(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Result<(), String> {
-    let fine = match key {
-        Some(key) => key.proves(text),
-        None => !super::proof::sealed(text),
-    };
-    if fine {
-        return Ok(());
-    }
-    Err(match key {
-        Some(_) => format!(
-            "{}:{line}: this game's line was not written by arbiter for this run (its proof does not match): refused; an engine or another program wrote or changed it",
-            path.display()
-        ),
-        None => format!(
-            "{}:{line}: the line carries a proof but the folder's {} is gone: refused",
-            path.display(),
-            super::proof::KEY_FILE
-        ),
-    })
-}
-
 /// What reading a journal found besides its entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadSummary {
@@ -228,7 +205,7 @@ fn scan_lines<T>(
                     true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
                     false => line,
                 };
-                check_proof(key.as_ref(), read, path, number)?;
+                super::proof::check_line(key.as_ref(), read, path, number)?;
                 if glued {
                     summary.glued.push(number);
                 }

@@ -243,7 +243,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let journal_tmp = write_journal(out, &folders, &kept, &mut check)?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
-        super::proof::seal_spec(out, &std::fs::read(&spec_tmp)?)?;
+        super::proof::seal_spec(out, super::spec::SPEC_FILE, &std::fs::read(&spec_tmp)?)?;
         std::fs::rename(&spec_tmp, out.join(SPEC_FILE))?;
         std::fs::rename(&journal_tmp, out.join(JOURNAL_FILE))
     });

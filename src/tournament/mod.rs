@@ -1,7 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
-pub use affinity::{allowed_cpus, pin_current_thread, Affinity};
+pub use affinity::{allowed_cpus, bring_tree_here, pin_current_thread, Affinity};
 pub mod bookgen;
 pub mod claims;
 pub mod folder;

@@ -15,6 +15,16 @@ use std::path::Path;
 pub const KEY_FILE: &str = "run.key";
 /// The MAC of the folder's `run.json`.
 pub const SPEC_PROOF_FILE: &str = "run.proof";
+/// The MAC of a tune folder's `tune.json`.
+pub const TUNE_PROOF_FILE: &str = "tune.proof";
+
+/// The file that holds the proof of the settings file `name`.
+fn proof_file(name: &str) -> &'static str {
+    match name {
+        "tune.json" => TUNE_PROOF_FILE,
+        _ => SPEC_PROOF_FILE,
+    }
+}
 
 /// What ends a proven journal line: `,"mac":"<32 hex digits>"}`.
 const MARK: &str = ",\"mac\":\"";
@@ -132,28 +142,52 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
-/// Writes `run.json`'s proof beside it.
-pub fn seal_spec(dir: &Path, text: &[u8]) -> std::io::Result<()> {
+/// Writes the proof of the settings file `name` (`run.json`, `tune.json`) beside it.
+pub fn seal_spec(dir: &Path, name: &str, text: &[u8]) -> std::io::Result<()> {
     let key = Key::load_or_make(dir)?;
-    let tmp = dir.join(format!(".{SPEC_PROOF_FILE}.{}", std::process::id()));
+    let proof = proof_file(name);
+    let tmp = dir.join(format!(".{proof}.{}", std::process::id()));
     std::fs::write(&tmp, key.of_file(text) + "\n")?;
-    std::fs::rename(&tmp, dir.join(SPEC_PROOF_FILE))
+    std::fs::rename(&tmp, dir.join(proof))
 }
 
-/// Checks `run.json`'s text against its proof, where the folder has a key.
-pub fn check_spec(dir: &Path, text: &[u8]) -> Result<(), String> {
+/// Checks the settings file `name`'s text against its proof, where the folder has a key.
+pub fn check_spec(dir: &Path, name: &str, text: &[u8]) -> Result<(), String> {
     let Some(key) = Key::load(dir)? else {
         return Ok(());
     };
-    let proof = std::fs::read_to_string(dir.join(SPEC_PROOF_FILE)).unwrap_or_default();
+    let proof_name = proof_file(name);
+    let proof = std::fs::read_to_string(dir.join(proof_name)).unwrap_or_default();
     if constant_time_eq(key.of_file(text).as_bytes(), proof.trim().as_bytes()) {
         return Ok(());
     }
     Err(format!(
-        "{}: changed since arbiter wrote it (its proof in {SPEC_PROOF_FILE} does not match); \
+        "{}: changed since arbiter wrote it (its proof in {proof_name} does not match); \
          refused: an engine or another program may have weakened its settings",
-        dir.join(super::spec::SPEC_FILE).display()
+        dir.join(name).display()
     ))
+}
+
+/// Checks line `line` of the journal `path`: proven by the folder's key, or, in a folder
+/// without one (written before proofs), carrying no proof at all.
+pub fn check_line(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Result<(), String> {
+    let fine = match key {
+        Some(key) => key.proves(text),
+        None => !sealed(text),
+    };
+    if fine {
+        return Ok(());
+    }
+    Err(match key {
+        Some(_) => format!(
+            "{}:{line}: this line was not written by arbiter for this run (its proof does not match): refused; an engine or another program wrote or changed it",
+            path.display()
+        ),
+        None => format!(
+            "{}:{line}: the line carries a proof but the folder's {KEY_FILE} is gone: refused",
+            path.display(),
+        ),
+    })
 }
 
 #[cfg(test)]

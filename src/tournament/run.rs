@@ -245,7 +245,8 @@ fn run_check(opts: &RunOptions, names: &[String]) -> RunCheck {
 
 /// Counts the games already in the journal (a resumed run) and returns which they are. Only games
 /// of this run count (players, opening and moves checked), each once; any other is an error that
-/// names the journal's line.
+/// names the journal's line. A game recorded twice counts once when both records give the same
+/// result, and is refused with both lines otherwise, as `merge` refuses it.
 fn count_past_games(
     path: &std::path::Path,
     check: &mut RunCheck,
@@ -255,6 +256,7 @@ fn count_past_games(
     let total = check.games();
     let mut done = Bitset::new(total);
     let mut refused = None;
+    let mut again = Vec::new();
     let mut line = 0usize;
     journal::read(path, |entry| {
         line += 1;
@@ -274,13 +276,57 @@ fn count_past_games(
             if let Some(split) = split.as_deref_mut() {
                 split.seen(entry.index, &entry.record);
             }
+        } else {
+            again.push((
+                entry.index,
+                line,
+                entry.record.outcome,
+                entry.record.termination,
+            ));
         }
     })
     .map_err(RunError::Setup)?;
-    match refused {
-        Some(e) => Err(RunError::Setup(e)),
-        None => Ok(done),
+    if let Some(e) = refused {
+        return Err(RunError::Setup(e));
     }
+    if !again.is_empty() {
+        check_records_agree(path, &again)?;
+    }
+    Ok(done)
+}
+
+/// Refuses a game whose second record gives another result than its first (`again`: the game,
+/// the entry's number, its result), naming both entries.
+fn check_records_agree(
+    path: &std::path::Path,
+    again: &[(u64, usize, crate::game::Outcome, crate::game::Termination)],
+) -> Result<(), RunError> {
+    let wanted: std::collections::HashSet<u64> = again.iter().map(|a| a.0).collect();
+    let mut first = std::collections::HashMap::new();
+    let mut line = 0usize;
+    journal::read(path, |entry| {
+        line += 1;
+        if wanted.contains(&entry.index) {
+            first.entry(entry.index).or_insert((
+                line,
+                entry.record.outcome,
+                entry.record.termination,
+            ));
+        }
+    })
+    .map_err(RunError::Setup)?;
+    for &(index, at, outcome, termination) in again {
+        if let Some(&(line, o, t)) = first.get(&index) {
+            if (o, t) != (outcome, termination) {
+                return Err(RunError::Setup(format!(
+                    "{}: entries {line} and {at} give game {} different results; a run records each game once: remove the wrong entry and resume again",
+                    path.display(),
+                    u128::from(index) + 1
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// This task's place in a split run: its claims, and for an SPRT the pooled count.

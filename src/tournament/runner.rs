@@ -261,8 +261,8 @@ async fn worker(
     for (i, engine) in kept {
         match players.get_mut(i) {
             Some(player) if adoptable && player.config == engine.config => {
-                if let (true, Some(root)) = (settings.affinity.is_on(), engine.tree_root()) {
-                    affinity::bring_tree_here(root);
+                if settings.affinity.is_on() {
+                    engine.move_here();
                 }
                 player.adopt(engine)
             }

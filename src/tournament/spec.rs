@@ -421,7 +421,7 @@ impl RunSpec {
         // Renamed into place: the other tasks of a split run read it while it is written.
         let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
         self.save_as(&tmp)?;
-        super::proof::seal_spec(dir, &std::fs::read(&tmp)?)?;
+        super::proof::seal_spec(dir, SPEC_FILE, &std::fs::read(&tmp)?)?;
         std::fs::rename(&tmp, dir.join(SPEC_FILE))
     }
 
@@ -472,7 +472,7 @@ impl RunSpec {
                 dir.display()
             )
         })?;
-        super::proof::check_spec(dir, text.as_bytes())?;
+        super::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if value.get("args").is_some() && value.get("engines").is_none() {

@@ -2,6 +2,7 @@
 //! the result), synced before the pair counts, so that `--resume` plays exactly the pairs that
 //! are missing and a split tune's tasks read each other's results.
 
+use crate::tournament::proof::{check_line, Key};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -53,6 +54,8 @@ impl PairEntry {
 
 pub struct PairJournal {
     file: File,
+    /// The folder's key: every line is sealed with it, as a run's journal is.
+    key: Key,
 }
 
 impl PairJournal {
@@ -72,12 +75,14 @@ impl PairJournal {
                 file.write_all(b"\n")?;
             }
         }
-        Ok(PairJournal { file })
+        let key = Key::load_or_make(path.parent().unwrap_or(Path::new(".")))?;
+        Ok(PairJournal { file, key })
     }
 
     /// Appends one pair; returns once it is on disk.
     pub fn append(&mut self, entry: &PairEntry) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        self.key.seal(&mut line);
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.file.sync_data()
@@ -85,8 +90,10 @@ impl PairJournal {
 }
 
 /// The pairs in a journal (none if it is not there), and the lines (1-based) that held no whole
-/// entry: a line cut off by a kill, whose pair is played again.
+/// entry: a line cut off by a kill, whose pair is played again. A whole line its folder's key
+/// does not prove is an error naming it (`InvalidData`): no engine's line counts.
 pub fn read(path: &Path) -> std::io::Result<(Vec<PairEntry>, Vec<usize>)> {
+    let key = Key::load(path.parent().unwrap_or(Path::new("."))).map_err(std::io::Error::other)?;
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
@@ -100,7 +107,12 @@ pub fn read(path: &Path) -> std::io::Result<(Vec<PairEntry>, Vec<usize>)> {
             continue;
         }
         match serde_json::from_slice::<PairEntry>(&line) {
-            Ok(e) => entries.push(e),
+            Ok(e) => {
+                let text = String::from_utf8_lossy(&line);
+                check_line(key.as_ref(), text.trim_end(), path, i + 1)
+                    .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidData, why))?;
+                entries.push(e)
+            }
             Err(_) => damaged.push(i + 1),
         }
     }

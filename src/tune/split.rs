@@ -129,8 +129,11 @@ impl TuneSplit {
     }
 }
 
-/// The whole lines of `path` from byte `from`, and where the next read starts.
+/// The whole lines of `path` from byte `from` that its folder's key proves, and where the next
+/// read starts.
 fn read_from(path: &Path, from: u64) -> std::io::Result<(Vec<PairEntry>, u64)> {
+    let key = crate::tournament::proof::Key::load(path.parent().unwrap_or(Path::new(".")))
+        .map_err(std::io::Error::other)?;
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(from))?;
     let mut bytes = Vec::new();
@@ -138,6 +141,10 @@ fn read_from(path: &Path, from: u64) -> std::io::Result<(Vec<PairEntry>, u64)> {
     let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let entries = bytes[..whole]
         .split(|b| *b == b'\n')
+        .filter(|line| {
+            let text = String::from_utf8_lossy(line);
+            crate::tournament::proof::check_line(key.as_ref(), &text, path, 0).is_ok()
+        })
         .filter_map(|line| serde_json::from_slice(line).ok())
         .collect();
     Ok((entries, from + whole as u64))

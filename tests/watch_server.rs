@@ -1,0 +1,82 @@
+//! `arbiter watch` keeps answering whatever a local program does with its connections.
+
+mod common;
+
+use common::{deep_against_shallow, scratch, succeed_in};
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The page's state, asked on a fresh connection; `None` when the connection is refused,
+/// closed or silent.
+fn state(at: &str) -> Option<String> {
+    let address = at.parse().ok()?;
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        stream,
+        "GET /state.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).ok()?;
+    reply.starts_with("HTTP/1.1 200").then_some(reply)
+}
+
+/// Cause guarded: idle connections were kept forever, so a local program holding a few hundred
+/// open (tens of thousands at the usual limit) used up the watcher's descriptors and the page
+/// stopped answering for good. Here the watcher may open 200 descriptors and 300 connections sit
+/// idle: the page answers again once they have been idle for its timeout.
+#[test]
+fn idle_connections_cannot_stop_the_page() {
+    let dir = scratch("watch", "idle");
+    succeed_in(&dir, &deep_against_shallow(2, 1, "run"));
+    let mut watching = Killed(
+        Command::new("prlimit")
+            .args(["--nofile=200:200", "--"])
+            .arg(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["watch", "run", "--idle-timeout", "1"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("prlimit (util-linux) runs arbiter watch"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(watching.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let at = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    assert!(state(&at).is_some(), "the page does not answer at all");
+    let held: Vec<TcpStream> = (0..300)
+        .filter_map(|_| TcpStream::connect(&at).ok())
+        .collect();
+    assert!(held.len() > 200, "only {} connections opened", held.len());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if state(&at).is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page stopped answering with {} idle connections open",
+            held.len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(held);
+}
