@@ -156,23 +156,14 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// A match of two instant engines (the bundled engine in the MIT dialect at depth 1, which
-/// reports microseconds), played into `out`.
-fn instant_match(
-    games: u64,
-    concurrency: usize,
-    affinity: bool,
-    out: std::path::PathBuf,
-) -> Result<RunOptions, Failure> {
-    instant_match_in(games, concurrency, affinity, out, "auto")
-}
-
-/// The same, with the engines' `sandbox=` mode.
+/// reports microseconds), played into `out`, with these settings for both engines
+/// (`sandbox=off`, `freeze=off`).
 fn instant_match_in(
     games: u64,
     concurrency: usize,
     affinity: bool,
     out: std::path::PathBuf,
-    sandbox: &str,
+    extra: &[&str],
 ) -> Result<RunOptions, Failure> {
     let engine = std::env::current_exe()
         .ok()
@@ -182,20 +173,18 @@ fn instant_match_in(
             Failure::bad_input("bench needs arbiter-engine next to arbiter: build the workspace")
         })?;
     let cfg = |name: &str| {
-        EngineConfig::parse(
-            &[
-                format!("cmd={}", engine.display()),
-                format!("name={name}"),
-                "proto=leiserchess".into(),
-                "arg=--dialect".into(),
-                "arg=leiserchess".into(),
-                "option.style=0".into(),
-                "depth=1".into(),
-                format!("sandbox={sandbox}"),
-            ],
-            &[] as &[String],
-        )
-        .map_err(|e| Failure::bad_input(e.to_string()))
+        let mut settings = vec![
+            format!("cmd={}", engine.display()),
+            format!("name={name}"),
+            "proto=leiserchess".into(),
+            "arg=--dialect".into(),
+            "arg=leiserchess".into(),
+            "option.style=0".into(),
+            "depth=1".into(),
+        ];
+        settings.extend(extra.iter().map(|s| s.to_string()));
+        EngineConfig::parse(&settings, &[] as &[String])
+            .map_err(|e| Failure::bad_input(e.to_string()))
     };
     let mut spec = RunSpec::new(RunKind::Tournament, vec![cfg("a")?, cfg("b")?]);
     spec.rounds = games.div_ceil(2);
@@ -212,12 +201,25 @@ fn instant_match_in(
 }
 
 fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
+    referee_rows_with(games, concurrency, affinity, &[])
+}
+
+/// The referee rows with more settings for both engines, named in the rows' labels.
+fn referee_rows_with(
+    games: u64,
+    concurrency: usize,
+    affinity: bool,
+    extra: &[&str],
+) -> Result<Vec<Row>, Failure> {
     let out = std::env::temp_dir().join(format!(
-        "arbiter-bench-{}-{concurrency}-{games}-{affinity}",
-        std::process::id()
+        "arbiter-bench-{}-{concurrency}-{games}-{affinity}-{}",
+        std::process::id(),
+        extra.join("-")
     ));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = instant_match(games, concurrency, affinity, out.clone())?;
+    let mut settings = vec!["sandbox=auto"];
+    settings.extend_from_slice(extra);
+    let opts = instant_match_in(games, concurrency, affinity, out.clone(), &settings)?;
     let spec = opts.spec.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -234,7 +236,8 @@ fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Ro
     let report_cpu = report_cpu(spec, &out)?;
     let _ = std::fs::remove_dir_all(&out);
     let pinned = if affinity { " pinned" } else { "" };
-    let label = |what: &str| format!("referee c={concurrency}{pinned} {games} games: {what}");
+    let with: String = extra.iter().map(|e| format!(" {e}")).collect();
+    let label = |what: &str| format!("referee c={concurrency}{pinned}{with} {games} games: {what}");
     let mut rows = vec![
         row(label("plies"), plies as f64, "plies"),
         row(
@@ -296,7 +299,7 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&out);
-        let opts = instant_match_in(games, 1, false, out.clone(), mode)?;
+        let opts = instant_match_in(games, 1, false, out.clone(), &[&format!("sandbox={mode}")])?;
         let engine = opts.spec.engines[0].clone();
         let mut starts = Vec::new();
         for _ in 0..20 {
@@ -367,6 +370,14 @@ pub fn run_bench(
                     print(&r);
                     rows.push(r);
                 }
+            }
+        }
+        // What freezing the engine that is not on move costs the referee: the same match with
+        // the engines left running between their turns.
+        for affinity in [false, true] {
+            for r in referee_rows_with(games, 1, affinity, &["freeze=off"])? {
+                print(&r);
+                rows.push(r);
             }
         }
         for r in sandbox_rows(games)? {

@@ -24,13 +24,14 @@ pub struct RunArgs {
     /// does not offer, or a value outside its range, stops the run before the first game).
     /// Sandbox (README: "Running untrusted engines"): sandbox=auto|on|off (default auto: in a
     /// bubblewrap sandbox where the machine has one; `--each sandbox=off` for the whole run),
-    /// memory=<size, e.g. 512M> (default: RAM / cores), processes=<N> (default 512),
+    /// memory=<size, e.g. 512M> (default: RAM / (2 x engines at once)), processes=<N> (default 512),
     /// threads=<CPU cores> (default: option.Threads, else 1), readable=<path> (a file or folder
     /// outside its own that it may read, e.g. what a wrapper script runs; repeatable),
     /// writable=<folder> (kept after the run, e.g. for learning files; repeatable: everything
     /// else an engine writes stays in a private copy of its working folder and goes with it).
     /// env.<NAME>=<value> passes a variable; an engine gets only PATH HOME USER LOGNAME LANG
-    /// LC_ALL LC_CTYPE TZ of arbiter's environment.
+    /// LC_ALL LC_CTYPE TZ of arbiter's environment. freeze=on|off (default on: an engine that is
+    /// not on move is frozen and gets no CPU; off for an engine that ponders on its own).
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
     pub engine: Vec<String>,
     /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).

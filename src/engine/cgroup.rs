@@ -15,8 +15,8 @@
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// What one engine may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,13 +135,42 @@ pub fn can_freeze() -> bool {
     hierarchies().is_some_and(|h| h.freezer.is_some())
 }
 
+/// An engine's freezer: its `freezer.state` kept open (one system call a change), and whether
+/// it is frozen now. Shared, so that the referee waiting for the opponent can freeze it.
+#[derive(Debug)]
+pub struct Freezer {
+    state: std::fs::File,
+    frozen: AtomicBool,
+}
+
+impl Freezer {
+    /// Stops every process of the engine where it is, until [`thaw`](Self::thaw). The kernel
+    /// finishes the freezing on its own: the write does not wait for it.
+    pub fn freeze(&self) {
+        if !self.frozen.swap(true, Ordering::Relaxed) {
+            self.set(b"FROZEN");
+        }
+    }
+
+    /// Lets the engine run again.
+    pub fn thaw(&self) {
+        if self.frozen.swap(false, Ordering::Relaxed) {
+            self.set(b"THAWED");
+        }
+    }
+
+    fn set(&self, state: &[u8]) {
+        // An error leaves the engine as it was: the freezer only ever takes CPU away.
+        let _ = std::os::unix::fs::FileExt::write_at(&self.state, state, 0);
+    }
+}
+
 /// One engine process's groups, removed when dropped (once the tree in them is gone).
 #[derive(Debug)]
 pub struct EngineGroup {
     dirs: Vec<PathBuf>,
     memory: PathBuf,
-    /// Its `freezer.state`, kept open: written twice a move, it costs one system call each.
-    freezer: Option<std::fs::File>,
+    freezer: Option<Arc<Freezer>>,
     freezer_state: Option<CString>,
     cpuset: Option<PathBuf>,
     /// The `cgroup.procs` files the engine joins between fork and exec.
@@ -218,7 +247,10 @@ impl EngineGroup {
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             let state = dir.join("freezer.state");
-            group.freezer = Some(std::fs::OpenOptions::new().write(true).open(&state)?);
+            group.freezer = Some(Arc::new(Freezer {
+                state: std::fs::OpenOptions::new().write(true).open(&state)?,
+                frozen: AtomicBool::new(false),
+            }));
             group.freezer_state = Some(c_path(&state)?);
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
@@ -254,22 +286,9 @@ impl EngineGroup {
         std::fs::write(dir.join("cpuset.cpus"), cpus)
     }
 
-    /// Stops every process of the engine where it is, until [`thaw`](Self::thaw). The kernel
-    /// finishes the freezing on its own: the write does not wait for it.
-    pub fn freeze(&self) {
-        self.set_freezer(b"FROZEN");
-    }
-
-    /// Lets the engine run again.
-    pub fn thaw(&self) {
-        self.set_freezer(b"THAWED");
-    }
-
-    fn set_freezer(&self, state: &[u8]) {
-        if let Some(file) = &self.freezer {
-            // An error leaves the engine as it was: the freezer only ever takes CPU away.
-            let _ = std::os::unix::fs::FileExt::write_at(file, state, 0);
-        }
+    /// The engine's freezer, where the machine has one.
+    pub fn freezer(&self) -> Option<&Arc<Freezer>> {
+        self.freezer.as_ref()
     }
 
     /// The `freezer.state` file the keeper thaws before it ends the tree.

@@ -209,6 +209,13 @@ impl EngineConfig {
                         .ok_or_else(|| bad("expected a size of at least 1M, like 512M or 2G"))?,
                 )
             }
+            "freeze" => {
+                self.sandbox.unfrozen = match value {
+                    "on" => false,
+                    "off" => true,
+                    _ => return Err(bad("expected on or off")),
+                }
+            }
             "readable" => self.sandbox.readable.push(value.to_string()),
             "writable" => self.sandbox.writable.push(value.to_string()),
             "processes" => {

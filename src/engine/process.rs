@@ -1,7 +1,7 @@
 //! A running engine: spawned without a shell in its own process group, fed lines on stdin, its
 //! stdout read on the referee's runtime (see `reader`).
 
-use super::cgroup::{self, EngineGroup};
+use super::cgroup::{self, EngineGroup, Freezer};
 use super::config::{EngineConfig, Proto};
 use super::dialect::{write_go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
 use super::log::IoLog;
@@ -13,6 +13,7 @@ use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
 use std::os::fd::AsRawFd;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::io::AsyncWriteExt;
@@ -152,28 +153,39 @@ struct Confined {
     /// Its memory limit, when one is kept.
     memory: Option<u64>,
     scratch: Option<sandbox::Scratch>,
-    /// Whether its freezer holds it now (between its turns).
-    frozen: bool,
+    /// `freeze=off`: never frozen.
+    unfrozen: bool,
 }
 
 impl Confined {
-    /// Takes the CPU from an engine the referee is not waiting for: what it computes between
-    /// its turns it would compute on its opponent's time.
-    fn rest(&mut self) {
-        if let (Some(group), false) = (&self.group, self.frozen) {
-            group.freeze();
-            self.frozen = true;
+    /// The freezer that takes the CPU from the engine while the referee is not waiting for it:
+    /// what it computes between its turns it would compute on its opponent's time.
+    fn idle_freezer(&self) -> Option<&Arc<Freezer>> {
+        self.group
+            .as_ref()
+            .and_then(EngineGroup::freezer)
+            .filter(|_| !self.unfrozen)
+    }
+
+    fn rest(&self) {
+        if let Some(freezer) = self.idle_freezer() {
+            freezer.freeze();
         }
     }
 
     /// Lets the engine run: before anything is written to it, and before it is ended.
-    fn wake(&mut self) {
-        if let (Some(group), true) = (&self.group, self.frozen) {
-            group.thaw();
-            self.frozen = false;
+    fn wake(&self) {
+        if let Some(freezer) = self.group.as_ref().and_then(EngineGroup::freezer) {
+            freezer.thaw();
         }
     }
 }
+
+/// How long an engine that has just moved keeps the CPU into its opponent's turn: an opponent
+/// that replies sooner costs no freezing at all (two writes a ply were a quarter of the
+/// referee's cost with instant engines), and one that thinks longer has the CPU to itself
+/// from then on.
+const IDLE_GRACE: Duration = Duration::from_millis(1);
 
 impl Drop for EngineProcess {
     /// An engine dropped without `quit`/`kill` (a run cancelled by Ctrl-C) takes its process
@@ -269,7 +281,10 @@ impl EngineProcess {
             cmd: config.cmd.clone(),
             reason,
         };
-        let mut confined = Confined::default();
+        let mut confined = Confined {
+            unfrozen: config.sandbox.unfrozen,
+            ..Confined::default()
+        };
         // Where the machine allows, the engine's tree is in a control group of its own even
         // without a sandbox (then with no limits unless some were asked for): whatever is left
         // in it when the engine is done is killed, however its keeper ended.
@@ -606,6 +621,12 @@ impl EngineProcess {
         self.pgid
     }
 
+    /// The freezer the opponent's referee uses to stop this engine while it is not on move;
+    /// `None` where there is none, or with `freeze=off`.
+    pub fn idle_freezer(&self) -> Option<&Arc<Freezer>> {
+        self.confined.idle_freezer()
+    }
+
     /// Moves the running engine onto the CPUs of the calling thread, as if that thread had
     /// started it; its cpuset follows, so the engine cannot widen its mask again.
     pub fn move_here(&self) {
@@ -767,10 +788,12 @@ impl EngineProcess {
 
     /// Asks for a move on this turn and waits for it until `allowed` has passed since the
     /// request was written. The reply's time is when its line was read, on this thread.
+    /// `idle` is the opponent's freezer: frozen once this engine has thought for `IDLE_GRACE`.
     pub async fn think(
         &mut self,
         turn: &Turn<'_>,
         allowed: Duration,
+        idle: Option<&Freezer>,
     ) -> Result<Thought, EngineError> {
         self.drain();
         // Woken before its clock starts: the thaw is the referee's time, not the engine's.
@@ -802,15 +825,28 @@ impl EngineProcess {
         let quick = deadline.min(sent + QUICK_REPLY);
         let mut info = Info::default();
         self.lines.set_in_search(true);
+        let mut idle = idle;
         loop {
-            let waited = match self.log {
-                None => self.lines.next_blocking(quick, has_slack(quick, deadline)),
-                Some(_) => Waited::NotYet,
+            let waited = match (&self.log, idle) {
+                (None, Some(_)) => {
+                    let grace = quick.min(sent + IDLE_GRACE);
+                    self.lines.next_blocking(grace, has_slack(grace, deadline))
+                }
+                (None, None) => self.lines.next_blocking(quick, has_slack(quick, deadline)),
+                (Some(_), _) => Waited::NotYet,
             };
             let line = match waited {
                 Waited::Line(line) => line,
                 Waited::Ended => return Err(self.exited()),
-                Waited::NotYet => self.next_line(deadline, SEARCH).await?,
+                Waited::NotYet => {
+                    if let Some(opponent) = idle.take() {
+                        opponent.freeze();
+                        if self.log.is_none() {
+                            continue;
+                        }
+                    }
+                    self.next_line(deadline, SEARCH).await?
+                }
             };
             merge_info(&mut info, line.info);
             let parsed = if xboard {
@@ -827,7 +863,6 @@ impl EngineProcess {
                 }
                 _ => continue,
             };
-            self.confined.rest();
             return Ok(Thought {
                 text,
                 elapsed: line.at.saturating_duration_since(sent),

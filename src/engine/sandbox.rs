@@ -54,6 +54,10 @@ pub struct Confinement {
     /// `ENVIRONMENT`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<(String, String)>,
+    /// `freeze=off`: the engine keeps its CPU between its turns (an engine that ponders on its
+    /// own, or a measurement of what freezing costs). Frozen by default where it can be.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unfrozen: bool,
 }
 
 impl Confinement {

@@ -4,6 +4,7 @@
 use super::adjudication::{Adjudication, Verdict};
 use super::clock::Clock;
 use super::record::{today, GameRecord, MoveRecord};
+use crate::engine::cgroup::Freezer;
 use crate::engine::log::IoLog;
 use crate::engine::{EngineConfig, EngineError, EngineProcess, Info, Thought, Turn};
 use crate::game::{AnyGame, Color, GameEntry, MoveError, Outcome, Status, Termination};
@@ -41,6 +42,14 @@ impl Player {
     pub fn adopt(&mut self, engine: EngineProcess) {
         debug_assert!(engine.config == self.config && self.process.is_none());
         self.process = Some(engine);
+    }
+
+    /// The running engine's freezer, for its opponent's turns.
+    pub fn idle_freezer(&self) -> Option<&Freezer> {
+        self.process
+            .as_ref()
+            .and_then(EngineProcess::idle_freezer)
+            .map(|f| &**f)
     }
 
     /// Kills the process after a failure; the next game starts a fresh one.
@@ -226,6 +235,7 @@ impl Table {
     async fn engine_move(
         &mut self,
         player: &mut Player,
+        idle: Option<&Freezer>,
         side: Color,
         game_id: &str,
         log: &Option<IoLog>,
@@ -246,7 +256,7 @@ impl Table {
                 return Err(loss(side, Termination::EngineCrash, detail));
             }
         };
-        let thought = match engine.think(&self.turn(side), allowed).await {
+        let thought = match engine.think(&self.turn(side), allowed, idle).await {
             Ok(t) => t,
             Err(e) => {
                 player.discard().await;
@@ -401,12 +411,13 @@ pub async fn play_game(
             break end;
         }
         let side = table.game.turn();
-        let player = if side == Color::White {
-            &mut *white
+        let (player, opponent) = if side == Color::White {
+            (&mut *white, &*black)
         } else {
-            &mut *black
+            (&mut *black, &*white)
         };
-        if let Err(end) = table.engine_move(player, side, game_id, log).await {
+        let idle = opponent.idle_freezer();
+        if let Err(end) = table.engine_move(player, idle, side, game_id, log).await {
             break end;
         }
         spectator(&table.sight(started));
