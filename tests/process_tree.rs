@@ -355,3 +355,65 @@ fn affinity_with_a_list_pins_the_game_to_the_cpus_listed() {
         assert!(!dir.join("reports").exists(), "nothing written");
     }
 }
+
+/// Cause guarded: without a control group (a user who may make none, `sandbox=off`), an engine
+/// that killed its own keeper with SIGKILL left a child in a session of its own running under
+/// init after the run. Run as `nobody` when the test runs as root, so that arbiter may make no
+/// control group.
+#[test]
+fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_group() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = engines_dir("keeper-killer");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    common::script(
+        &dir,
+        "killer",
+        &format!(
+            "#!/bin/bash\nkeeper=$PPID\n( sleep 0.5; setsid sleep 1000 < /dev/null > /dev/null 2>&1 & sleep 0.2; kill -9 $keeper ) &\nexec {} \"$@\"\n",
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let arbiter = env!("CARGO_BIN_EXE_arbiter");
+    let args = [
+        "match",
+        "--games",
+        "2",
+        "--each",
+        "st=0.2",
+        "sandbox=off",
+        "timemargin=10000",
+        "--quiet",
+        "--engine",
+        "cmd=./killer",
+        "name=killer",
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=fair",
+        "--out",
+        "run",
+    ];
+    // SAFETY: geteuid(2) has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut command = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(arbiter);
+        c
+    } else {
+        Command::new(arbiter)
+    };
+    let out = command
+        .args(args)
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains("crash"),
+        "the keeper was never killed: {journal}"
+    );
+    assert_eq!(gone(&dir), Vec::new(), "outlived the run");
+}

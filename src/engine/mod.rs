@@ -7,6 +7,7 @@ pub mod dialect;
 pub mod keeper;
 pub mod log;
 pub mod options;
+pub mod orphans;
 pub mod overhead;
 pub mod process;
 pub mod procfs;

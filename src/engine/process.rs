@@ -340,6 +340,9 @@ impl EngineProcess {
             .unwrap_or_default();
         let freezer = confined.group.as_ref().and_then(EngineGroup::freezer_state);
         super::keeper::prepare();
+        if cgroup::support().is_none() {
+            super::orphans::adopt();
+        }
         let policy = super::sched::engine_policy();
         // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
         // calls, as pre_exec requires.
@@ -355,7 +358,12 @@ impl EngineProcess {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        let mut child = super::orphans::keeper(|| {
+            let child = cmd.spawn()?;
+            let pid = child.id();
+            Ok((child, pid))
+        })
+        .map_err(|e| spawn_error(e.to_string()))?;
         if let (Some(err), Some(log)) = (child.stderr.take(), log.clone()) {
             tokio::spawn(copy_stderr(err, config.name.clone(), log));
         }
@@ -894,15 +902,34 @@ impl EngineProcess {
     async fn end_tree(&mut self) {
         self.confined.wake();
         self.signal_keeper();
-        let ended = tokio::time::timeout(KEEPER_GRACE, self.child.wait())
-            .await
-            .is_ok();
+        let status = match tokio::time::timeout(KEEPER_GRACE, self.child.wait()).await {
+            Ok(status) => status.ok(),
+            Err(_) => None,
+        };
         self.kill_group();
-        if !ended {
-            let _ = self.child.start_kill();
-            let _ = self.child.wait().await;
-        }
+        let status = match status {
+            Some(status) => Some(status),
+            None => {
+                let _ = self.child.start_kill();
+                self.child.wait().await.ok()
+            }
+        };
+        self.keeper_reaped(status);
+    }
+
+    /// The keeper is gone: one that died by a signal (killed outright, by the engine itself
+    /// with `sandbox=off`, or by the referee after its grace) may have left the engine's tree
+    /// behind, which is swept where no control group holds it.
+    fn keeper_reaped(&mut self, status: Option<std::process::ExitStatus>) {
+        use std::os::unix::process::ExitStatusExt;
         self.reaped = true;
+        if let Some(pid) = self.pgid {
+            super::orphans::keeper_gone(pid);
+        }
+        let killed = status.is_none_or(|s| s.signal().is_some());
+        if killed && self.confined.group.is_none() {
+            super::orphans::sweep();
+        }
     }
 
     fn kill_group(&self) {
@@ -924,15 +951,13 @@ impl EngineProcess {
     /// period. When the engine exits by itself, its keeper ends whatever it left behind.
     pub async fn quit(mut self) {
         let _ = self.send("quit").await;
-        let exited = tokio::time::timeout(QUIT_GRACE, self.child.wait())
-            .await
-            .is_ok();
-        if exited {
-            // The keeper has ended what the engine left; the group goes too, to be sure.
-            self.kill_group();
-            self.reaped = true;
-        } else {
-            self.end_tree().await;
+        match tokio::time::timeout(QUIT_GRACE, self.child.wait()).await {
+            Ok(status) => {
+                // The keeper has ended what the engine left; the group goes too, to be sure.
+                self.kill_group();
+                self.keeper_reaped(status.ok());
+            }
+            Err(_) => self.end_tree().await,
         }
     }
 }

@@ -156,12 +156,14 @@ pub fn version() -> String {
                 return version;
             }
             let asked = program().as_ref().ok().and_then(|program| {
-                std::process::Command::new(program)
-                    .arg("--version")
-                    .stdin(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .output()
-                    .ok()
+                super::orphans::helper(|| {
+                    std::process::Command::new(program)
+                        .arg("--version")
+                        .stdin(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .output()
+                        .ok()
+                })
             });
             let said = asked
                 .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
@@ -212,8 +214,7 @@ fn try_bwrap(program: &Path) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let out = probe
-        .output()
+    let out = super::orphans::helper(|| probe.output())
         .map_err(|e| format!("{} cannot be run: {e}", program.display()))?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
