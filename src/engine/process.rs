@@ -11,6 +11,7 @@ use super::protocol::{
 };
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
+use super::watchdog::Alarm;
 use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -144,6 +145,8 @@ pub struct EngineProcess {
     pgid: Option<u32>,
     /// The sandbox's control groups and scratch folder, removed when the engine is gone.
     confined: Confined,
+    /// Whether its last reply took longer than `IDLE_GRACE`.
+    slow: bool,
 }
 
 /// What a sandboxed engine holds besides its process.
@@ -167,12 +170,6 @@ impl Confined {
             .filter(|_| !self.unfrozen)
     }
 
-    fn rest(&self) {
-        if let Some(freezer) = self.idle_freezer() {
-            freezer.freeze();
-        }
-    }
-
     /// Lets the engine run: before anything is written to it, and before it is ended.
     fn wake(&self) {
         if let Some(freezer) = self.group.as_ref().and_then(EngineGroup::freezer) {
@@ -182,10 +179,10 @@ impl Confined {
 }
 
 /// How long an engine that has just moved keeps the CPU into its opponent's turn: an opponent
-/// that replies sooner costs no freezing at all (two writes a ply were a quarter of the
-/// referee's cost with instant engines), and one that thinks longer has the CPU to itself
+/// that replies sooner costs no freezing at all (a freeze and a thaw every ply were a quarter
+/// of the referee's cost with quick engines), and one that thinks longer has the CPU to itself
 /// from then on.
-const IDLE_GRACE: Duration = Duration::from_millis(1);
+const IDLE_GRACE: Duration = Duration::from_millis(5);
 
 impl Drop for EngineProcess {
     /// An engine dropped without `quit`/`kill` (a run cancelled by Ctrl-C) takes its process
@@ -390,6 +387,7 @@ impl EngineProcess {
             pings: 0,
             pgid: None,
             confined,
+            slow: false,
         };
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
@@ -654,15 +652,13 @@ impl EngineProcess {
     /// `sync`, with `before` written in the same write as `isready` (not for CECP).
     async fn sync_after(&mut self, before: &[&str]) -> Result<(), EngineError> {
         let deadline = Instant::now() + self.config.handshake;
-        let ready = match self.config.proto {
+        match self.config.proto {
             Proto::Xboard => self.ping(deadline).await,
             _ => self
                 .ready_collecting(deadline, "", before, true)
                 .await
                 .map(|_| ()),
-        };
-        self.confined.rest();
-        ready
+        }
     }
 
     /// Prepares for a new game: `ucinewgame` for UCI, nothing for the MIT player, and for CECP
@@ -834,12 +830,21 @@ impl EngineProcess {
         let mut info = Info::default();
         self.lines.set_in_search(true);
         let mut idle = idle;
+        let grace = quick.min(sent + IDLE_GRACE);
+        // The grace is kept exactly: the watchdog's tick alone could overrun it by a tenth of a
+        // second of the opponent's time. Without a timer, `ppoll` keeps it.
+        // Armed only for an engine whose last reply took longer than the grace: a timer costs
+        // two system calls (and on a virtual machine, exits to its host) a ply, the most of
+        // what the referee spends with quick engines. A quick engine's first long think is
+        // frozen at the watchdog's tick, and every one after it at the grace.
+        let mut alarm = (self.slow && self.log.is_none())
+            .then(|| idle.and_then(|_| Alarm::at(grace)))
+            .flatten();
         loop {
             let waited = match (&self.log, idle) {
-                (None, Some(_)) => {
-                    let grace = quick.min(sent + IDLE_GRACE);
-                    self.lines.next_blocking(grace, has_slack(grace, deadline))
-                }
+                (None, Some(_)) => self
+                    .lines
+                    .next_blocking(grace, alarm.is_some() || has_slack(grace, deadline)),
                 (None, None) => self.lines.next_blocking(quick, has_slack(quick, deadline)),
                 (Some(_), _) => Waited::NotYet,
             };
@@ -848,6 +853,7 @@ impl EngineProcess {
                 Waited::Ended => return Err(self.exited()),
                 Waited::NotYet => {
                     if let Some(opponent) = idle.take() {
+                        alarm = None;
                         opponent.freeze();
                         if self.log.is_none() {
                             continue;
@@ -871,6 +877,7 @@ impl EngineProcess {
                 }
                 _ => continue,
             };
+            self.slow = line.at.saturating_duration_since(sent) >= IDLE_GRACE;
             return Ok(Thought {
                 text,
                 elapsed: line.at.saturating_duration_since(sent),

@@ -119,16 +119,60 @@ fn keep_watch() {
     }
 }
 
-/// This thread's slot, removed from the watchdog's list when the thread ends.
+/// This thread's slot, removed from the watchdog's list when the thread ends, and its own
+/// timer for reads whose limit must be kept exactly.
 struct Registered {
     slot: Arc<Slot>,
     watch: &'static Watch,
+    timer: Option<Timer>,
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
         let mut slots = self.watch.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.retain(|s| !Arc::ptr_eq(s, &self.slot));
+    }
+}
+
+/// A POSIX timer that sends the watchdog's signal to one thread (see [`Alarm`]).
+struct Timer(libc::timer_t);
+
+impl Timer {
+    fn for_this_thread() -> Option<Timer> {
+        // SAFETY: timer_create fills `timer` from a zeroed sigevent that names this thread and
+        // the watchdog's signal, whose handler is installed.
+        unsafe {
+            let mut event: libc::sigevent = std::mem::zeroed();
+            event.sigev_notify = libc::SIGEV_THREAD_ID;
+            event.sigev_signo = signal();
+            event.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            (libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) == 0)
+                .then_some(Timer(timer))
+        }
+    }
+
+    /// Fires once after `after` (never, for zero: disarmed).
+    fn set(&self, after: Duration) {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: a timer this thread made, and a spec that outlives the call.
+        unsafe { libc::timer_settime(self.0, 0, &spec, std::ptr::null_mut()) };
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        // SAFETY: deletes a timer this thread made, once.
+        unsafe { libc::timer_delete(self.0) };
     }
 }
 
@@ -145,7 +189,11 @@ thread_local! {
             .unwrap_or_else(|e| e.into_inner())
             .push(slot.clone());
         watch.thread.unpark();
-        Registered { slot, watch }
+        Registered {
+            slot,
+            watch,
+            timer: Timer::for_this_thread(),
+        }
     });
 }
 
@@ -185,6 +233,34 @@ pub fn read_until(fd: libc::c_int, buf: &mut [u8], until: Instant) -> Read {
             }
         }
     })
+}
+
+/// This thread's timer, armed: a blocking read of this thread that is still waiting at the
+/// alarm's time is interrupted then (and [`read_until`] says `TimedOut` if its own limit has
+/// passed), not a `TICK` later. Disarmed when dropped. Armed once for a wait of several reads:
+/// two system calls, rather than a `ppoll` with a wake-up for every line.
+pub struct Alarm(());
+
+impl Alarm {
+    /// Armed for `at`; `None` where this thread has no timer.
+    pub fn at(at: Instant) -> Option<Alarm> {
+        MINE.with(|mine| {
+            let timer = mine.as_ref()?.timer.as_ref()?;
+            let left = at.saturating_duration_since(Instant::now());
+            timer.set(left.max(Duration::from_micros(1)));
+            Some(Alarm(()))
+        })
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        MINE.with(|mine| {
+            if let Some(timer) = mine.as_ref().and_then(|m| m.timer.as_ref()) {
+                timer.set(Duration::ZERO);
+            }
+        });
+    }
 }
 
 /// The other way to wait, where a read may not overrun `until` or no watchdog can be had:
