@@ -410,3 +410,92 @@ fn a_pinned_engine_cannot_widen_its_cpu_mask() {
         "an engine pinned to CPU 0 ran on {masks:?}"
     );
 }
+
+/// Cause guarded: an engine set its own sandbox to `off` in run.json while the run played, and
+/// the `--resume` after an interruption started it unconfined. Here the cheat attacks while the
+/// run plays, the run is interrupted (Ctrl-C), the cheat attacks again while the resume plays,
+/// and the resume finishes the run as it was asked; a run.json changed behind arbiter's back (as
+/// an engine that could write it would) is refused by the next resume.
+#[test]
+fn an_interrupted_run_resumes_as_it_was_asked_whatever_the_cheat_did() {
+    let dir = scratch("cheaters", "resume").canonicalize().unwrap();
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    let fd7 = dir.join("fd7.txt");
+    std::fs::write(&fd7, "").unwrap();
+    cheat_script(&dir, &report);
+    std::fs::copy(bundled_engine(), dir.join("honest")).unwrap();
+    let mut args = match_args(2);
+    args[2] = "16".into();
+    args.extend([
+        "--max-plies".into(),
+        "20".into(),
+        "--engine".into(),
+        "cmd=./cheat".into(),
+        "name=cheat".into(),
+        format!("writable={}", report.display()),
+        format!("readable={}", bundled_engine()),
+        "--engine".into(),
+        "cmd=./honest".into(),
+        "name=honest".into(),
+    ]);
+    let mut child = start(&dir, &args, &fd7);
+    release_once_the_run_is_written(&dir, &report, &mut child);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !logs(&report).contains("attacked") {
+        assert!(Instant::now() < deadline, "the attack never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child (bash exec'd arbiter: the same process).
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let interrupted = child.wait_with_output().unwrap();
+    let played = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert!(
+        played.lines().count() < 16,
+        "the run finished before it was interrupted: {}",
+        stderr(&interrupted)
+    );
+    let spec = std::fs::read_to_string(dir.join("run/run.json")).unwrap();
+    assert!(!spec.contains("\"off\""), "{spec}");
+    let resumed = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--resume", "run"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let said = logs(&report);
+    for breach in [
+        "run.json seen",
+        "run key read",
+        "run.json rewritten",
+        "journal forged",
+    ] {
+        assert!(!said.contains(breach), "{breach}: {said}");
+    }
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    assert_eq!(journal.lines().count(), 16, "{}", stdout(&resumed));
+    assert!(!journal.contains("CHEAT"));
+    assert!(
+        stdout(&resumed).contains("every engine"),
+        "the resume did not confine every engine: {}",
+        stdout(&resumed)
+    );
+    // What a cheat that could write run.json would have done: refused, naming the file.
+    let spec = std::fs::read_to_string(dir.join("run/run.json")).unwrap();
+    std::fs::write(
+        dir.join("run/run.json"),
+        spec.replacen("\"engines\": [", "\"engines\": [ ", 1),
+    )
+    .unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--resume", "run"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("run.json: changed since arbiter wrote it"),
+        "{}",
+        stderr(&refused)
+    );
+}
