@@ -388,3 +388,58 @@ fn a_game_recorded_twice_is_read_alike_by_resume_and_merge() {
         stderr(&out)
     );
 }
+
+/// Cause guarded: a run started in a folder holding `openings/<game>.txt` (the project's own,
+/// where the README's quick start runs) played from that default book, but run.json named no
+/// book, so `merge` and `--resume` refused every game ("an opening, where the run plays from
+/// the start position"). Now the book is recorded, and both work from any folder.
+#[test]
+fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
+    let project = scratch("merge", "default-book").canonicalize().unwrap();
+    std::fs::create_dir_all(project.join("openings")).unwrap();
+    std::fs::copy(
+        common::book("leiserchess"),
+        project.join("openings/leiserchess.txt"),
+    )
+    .unwrap();
+    let engine = common::bundled_engine();
+    let a = format!("cmd={engine}");
+    let out = arbiter_in(
+        &project,
+        &[
+            "match",
+            "--game",
+            "leiserchess",
+            "--engine",
+            &a,
+            "name=a",
+            "--engine",
+            &a,
+            "name=b",
+            "option.Style=greedy",
+            "--each",
+            "depth=1",
+            "--games",
+            "4",
+            "--out",
+            "runs/d",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let spec = std::fs::read_to_string(project.join("runs/d/run.json")).unwrap();
+    assert!(spec.contains("openings/leiserchess.txt"), "{spec}");
+    let elsewhere = scratch("merge", "default-book-elsewhere");
+    let run = project.join("runs/d");
+    let merged = elsewhere.join("dm");
+    let out = arbiter_in(
+        &elsewhere,
+        &["merge", merged.to_str().unwrap(), run.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = arbiter_in(
+        &elsewhere,
+        &["match", "--resume", run.to_str().unwrap(), "--quiet"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

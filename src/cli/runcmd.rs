@@ -113,6 +113,24 @@ pub(super) fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
     }
 }
 
+/// A new run that would play from the default book (openings/<game>.txt in the folder it is
+/// started in) names it in its settings, by absolute path, so that run.json holds everything
+/// that decides its games: `merge` and `--resume` from any folder read the same book.
+fn record_default_book(spec: &mut RunSpec) -> Result<(), Failure> {
+    if spec.openings.is_some() {
+        return Ok(());
+    }
+    let entry = super::rulescmd::game_entry(&spec.game)?;
+    let default = PathBuf::from(format!("openings/{}.txt", entry.id));
+    if default.is_file() {
+        let absolute = default
+            .canonicalize()
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", default.display())))?;
+        spec.openings = Some(absolute);
+    }
+    Ok(())
+}
+
 /// The book a run plays from: `openings`, else openings/<game>.txt if it exists.
 pub(super) fn openings(
     spec: &RunSpec,
@@ -272,6 +290,9 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
             .map_err(|e| job.origin.explain(e))?;
     }
     refuse_outputs_onto_the_run(&job.spec, &out_dir)?;
+    if job.resume.is_none() {
+        record_default_book(&mut job.spec)?;
+    }
     continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
     let kind = spec.kind.as_str();
