@@ -191,6 +191,8 @@ fn ends_by_rule(t: Termination) -> bool {
             | Termination::Repetition
             | Termination::MoveRule
             | Termination::InsufficientMaterial
+            // A game's own endings are its rules' as much as the built-in ones.
+            | Termination::Own(_)
     )
 }
 

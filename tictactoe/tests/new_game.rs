@@ -171,3 +171,63 @@ fn a_match_between_engines_that_registered_the_game() {
     assert_eq!(std::fs::read_to_string(dir.join("games.csv")).unwrap(), csv);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Cause guarded: a game's own endings were not checked against its moves, so a journal line
+/// with its last move dropped and its result kept (sealed with the run's key, as only arbiter
+/// could) was merged as a win. Now `merge` and `--resume` refuse it as they refuse a built-in
+/// game's.
+#[test]
+fn a_result_its_moves_do_not_reach_is_refused_for_a_games_own_ending() {
+    use arbiter::tournament::proof::{unsealed, Key};
+    let dir = scratch("forged-ending");
+    let engine = format!("cmd={}", env!("CARGO_BIN_EXE_tictactoe-engine"));
+    let run = dir.join("run");
+    let out = arbiter(&[
+        "match",
+        "--game",
+        "tictactoe",
+        "--games",
+        "2",
+        "--quiet",
+        "--each",
+        "depth=2",
+        "--engine",
+        &engine,
+        "name=searcher",
+        "--engine",
+        &engine,
+        "name=greedy",
+        "option.Style=greedy",
+        "--shard",
+        "1/1",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shard = run.join("shard-1-of-1");
+    let journal = shard.join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let first = unsealed(&lines[0]);
+    let moves = first.find("\"moves\":\"").unwrap() + 9;
+    let end = moves + first[moves..].find('"').unwrap();
+    let cut = moves + first[moves..end].rfind(' ').unwrap();
+    let mut forged = format!("{}{}", &first[..cut], &first[end..]).into_bytes();
+    Key::load(&shard).unwrap().unwrap().seal(&mut forged);
+    lines[0] = String::from_utf8(forged).unwrap();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let merged = dir.join("merged");
+    let out = arbiter(&["merge", merged.to_str().unwrap(), run.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("its moves do not end the game"), "{said}");
+    let out = arbiter(&["match", "--resume", shard.to_str().unwrap(), "--quiet"]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("its moves do not end the game"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
