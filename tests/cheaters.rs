@@ -272,21 +272,19 @@ fn cpu_by_name(name: &str, seen: &mut std::collections::BTreeMap<(String, u32), 
 /// Cause guarded: nothing stopped an engine from computing on its opponent's time (a helper
 /// kept busy between its turns took CPU its opponent was searching with). The thief moves in
 /// 20 ms and keeps a spinner running all game; its opponent searches 250 ms a move. Frozen
-/// between its turns, the spinner gets CPU only on the thief's own turns and the first
-/// millisecond of its opponent's (about a tenth of what its opponent searches with); free, it
-/// takes about as much as its opponent.
+/// between its turns, the spinner gets CPU only on the thief's own turns and the first 5 ms of
+/// its opponent's (about as much as the thief searches with); free, about as much as its
+/// opponent, ten times more.
 #[test]
 fn an_engine_gets_no_cpu_on_its_opponents_time() {
     let dir = scratch("cheaters", "thief").canonicalize().unwrap();
     std::fs::copy("/usr/bin/yes", dir.join("thiefspin")).unwrap();
     std::fs::copy(bundled_engine(), dir.join("honestplay")).unwrap();
+    std::fs::copy(bundled_engine(), dir.join("thiefplay")).unwrap();
     script(
         &dir,
         "thief",
-        &format!(
-            "#!/bin/bash\n./thiefspin > /dev/null &\nexec {} \"$@\"\n",
-            bundled_engine()
-        ),
+        "#!/bin/bash\n./thiefspin > /dev/null &\nexec ./thiefplay \"$@\"\n",
         0o755,
     );
     let args = [
@@ -301,7 +299,6 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
         "cmd=./thief",
         "name=thief",
         "st=0.02",
-        &format!("readable={}", bundled_engine()),
         "--engine",
         "cmd=./honestplay",
         "name=honest",
@@ -319,6 +316,7 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
     let mut seen = std::collections::BTreeMap::new();
     while run.try_wait().unwrap().is_none() {
         cpu_by_name("thiefspin", &mut seen);
+        cpu_by_name("thiefplay", &mut seen);
         cpu_by_name("honestplay", &mut seen);
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -330,17 +328,21 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
             .map(|(_, ns)| ns)
             .sum()
     };
-    let (spun, searched) = (total("thiefspin"), total("honestplay"));
-    assert!(searched > 0, "{seen:?}");
+    let (spun, own, searched) = (total("thiefspin"), total("thiefplay"), total("honestplay"));
+    assert!(own > 0 && searched > 0, "{seen:?}");
     eprintln!(
-        "spinner {} ms, opponent {} ms",
+        "spinner {} ms, the thief's own search {} ms, its opponent's {} ms",
         spun / 1_000_000,
+        own / 1_000_000,
         searched / 1_000_000
     );
+    // Measured against the thief's own search, which a loaded machine slows as it slows the
+    // spinner: the opponent's search shrinks with the load while the thief's turns do not.
     assert!(
-        spun * 10 < searched * 2,
-        "the thief's spinner used {} ms of CPU, its opponent searched with {} ms",
+        spun < own * 4,
+        "the thief's spinner used {} ms of CPU, its own search {} ms (its opponent's {} ms)",
         spun / 1_000_000,
+        own / 1_000_000,
         searched / 1_000_000
     );
 }

@@ -387,7 +387,8 @@ impl EngineProcess {
             pings: 0,
             pgid: None,
             confined,
-            slow: false,
+            // Slow until seen to be quick: its first long think is frozen at the grace too.
+            slow: true,
         };
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
@@ -833,10 +834,11 @@ impl EngineProcess {
         let grace = quick.min(sent + IDLE_GRACE);
         // The grace is kept exactly: the watchdog's tick alone could overrun it by a tenth of a
         // second of the opponent's time. Without a timer, `ppoll` keeps it.
-        // Armed only for an engine whose last reply took longer than the grace: a timer costs
-        // two system calls (and on a virtual machine, exits to its host) a ply, the most of
-        // what the referee spends with quick engines. A quick engine's first long think is
-        // frozen at the watchdog's tick, and every one after it at the grace.
+        // Armed only for an engine whose last reply took longer than the grace (or that has not
+        // replied yet): a timer costs two system calls (and on a virtual machine, exits to its
+        // host) a ply, the most of what the referee spends with quick engines. The first long
+        // think after quick ones is frozen at the watchdog's tick, every one after it at the
+        // grace.
         let mut alarm = (self.slow && self.log.is_none())
             .then(|| idle.and_then(|_| Alarm::at(grace)))
             .flatten();
