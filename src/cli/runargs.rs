@@ -52,7 +52,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPUS", num_args = 0..=1)]
     pub affinity: Option<Option<String>>,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
-    /// Default: openings/<game>.txt if it exists, else the start position.
+    /// Default: openings/<game>.txt if it exists (recorded in run.json by absolute path), else
+    /// the start position.
     #[arg(long)]
     pub openings: Option<PathBuf>,
     /// Use only the first N plies of each book line.
