@@ -100,6 +100,25 @@ struct TomlEngine {
     settings: BTreeMap<String, toml::Value>,
 }
 
+/// Settings as `key=value`, a dotted key's table (`option.Style = "greedy"`, which TOML reads
+/// as a table `option`, and `env.NAME`) as the `option.Style=greedy` of the command line.
+fn flat_settings<'a>(
+    settings: impl IntoIterator<Item = (&'a String, &'a toml::Value)>,
+) -> Vec<String> {
+    let mut flat = Vec::new();
+    for (key, value) in settings {
+        match value {
+            toml::Value::Table(table) => flat.extend(
+                table
+                    .iter()
+                    .map(|(k, v)| format!("{key}.{k}={}", value_text(v))),
+            ),
+            _ => flat.push(format!("{key}={}", value_text(value))),
+        }
+    }
+    flat
+}
+
 fn value_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
@@ -160,11 +179,7 @@ fn toml_engine_settings(e: &TomlEngine, base: &Path) -> Vec<String> {
             .iter()
             .map(|(k, v)| format!("option.{k}={}", value_text(v))),
     );
-    settings.extend(
-        e.settings
-            .iter()
-            .map(|(k, v)| format!("{k}={}", value_text(v))),
-    );
+    settings.extend(flat_settings(&e.settings));
     settings
 }
 
@@ -178,11 +193,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     if run.engine.is_empty() {
         return Err(SpecError::new("engine", "no [[engine]] tables"));
     }
-    let each: Vec<String> = run
-        .each
-        .iter()
-        .map(|(k, v)| format!("{k}={}", value_text(v)))
-        .collect();
+    let each = flat_settings(&run.each);
     let engines = run
         .engine
         .iter()
@@ -504,6 +515,22 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn dotted_option_and_env_keys_read_as_on_the_command_line() {
+        let spec = toml_of(
+            "[[engine]]\ncmd = \"/bin/sh\"\nname = \"a\"\noption.Style = \"greedy\"\nenv.LEVEL = 3\n\n\
+             [[engine]]\ncmd = \"/bin/sh\"\nname = \"b\"\n\n[each]\ndepth = 1\noption.Hash = 16\n",
+        )
+        .unwrap();
+        let a = &spec.engines[0];
+        assert!(
+            a.options.contains(&("Style".into(), "greedy".into())),
+            "{a:?}"
+        );
+        assert!(a.options.contains(&("Hash".into(), "16".into())), "{a:?}");
+        assert_eq!(a.sandbox.env, vec![("LEVEL".to_string(), "3".to_string())]);
     }
 
     #[test]
