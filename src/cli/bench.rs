@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// `arbiter bench`'s flags (its help is the subcommand's doc comment).
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Deeper, slower runs (the figures quoted in the README).
+    /// Deeper, slower runs (the figures in docs/PERFORMANCE.md).
     #[arg(long)]
     pub full: bool,
     /// Only this game's perft and rules rows.

@@ -667,15 +667,21 @@ fn translate_flag(
         }
         "-sprt" | "-draw" => pass(&format!("-{name}")),
         "-resign" => pass("--resign"),
-        "-log" => out.extend(file_of(values).map(|f| ["--log".to_string(), f]).into_iter().flatten()),
+        "-log" => out.extend(
+            file_of(values)
+                .map(|f| ["--log".to_string(), f])
+                .into_iter()
+                .flatten(),
+        ),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
         "-variant" => {
             let game = match values.first().copied() {
                 Some("standard") | None => "chess",
-                Some("fischerandom") => {
-                    return Err(refuse(name, "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)"))
-                }
+                Some("fischerandom") => return Err(refuse(
+                    name,
+                    "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)",
+                )),
                 Some(other) => other,
             };
             shape.game = Some(game.to_string());
@@ -683,17 +689,22 @@ fn translate_flag(
         "-tournament" => match values.first().copied() {
             Some("gauntlet") => shape.gauntlet = true,
             Some("round-robin") | Some("roundrobin") | None => {}
-            Some(other) => return Err(refuse(name, &format!("'{other}': round-robin or gauntlet"))),
+            Some(other) => {
+                return Err(refuse(name, &format!("'{other}': round-robin or gauntlet")))
+            }
         },
         "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
         "-reverse" => shape.reverse = true,
-        "-maxmoves" => out.extend(["--max-plies".to_string(), (2 * number(name, values)?).to_string()]),
+        "-maxmoves" => out.extend([
+            "--max-plies".to_string(),
+            (2 * number(name, values)?).to_string(),
+        ]),
         // Shown or done differently here: the progress bar replaces the periodic ratings,
         // crashed engines are always replaced, a seed is always used.
         "-ratinginterval" | "-scoreinterval" | "-outcomeinterval" | "-recover" | "-randomseed"
-        | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report"
-        | "-config" | "-quick" => {}
+        | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report" | "-config"
+        | "-quick" => {}
         // Nothing of what is played depends on these: a pause between games, a checksum of
         // the PGN, fastchess's outputs for OpenBench, its refusal of more games than cores.
         "-wait" | "-crc32" | "-testEnv" | "-force-concurrency" => {}
@@ -721,7 +732,7 @@ fn translate_flag(
         other => {
             return Err(refuse(
                 other,
-                "has no equivalent in arbiter (see the table in README.md, \"cutechess-cli and fastchess command lines\")",
+                "has no equivalent in arbiter (see the table in docs/command-lines.md)",
             ))
         }
     }

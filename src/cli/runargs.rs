@@ -22,7 +22,7 @@ pub struct RunArgs {
     /// stall=<seconds>, handshake=<seconds>, restart=on|off (a new process every game; default
     /// off), option.<Name>=<value> (checked against the options the engine lists: a name it
     /// does not offer, or a value outside its range, stops the run before the first game).
-    /// Sandbox (README: "Running untrusted engines"): sandbox=auto|on|off (default auto: in a
+    /// Sandbox (docs/safety.md): sandbox=auto|on|off (default auto: in a
     /// bubblewrap sandbox where the machine has one; `--each sandbox=off` for the whole run),
     /// memory=<size, e.g. 512M> (default: RAM / (2 x engines at once)), processes=<N> (default 512),
     /// threads=<CPU cores> (default: option.Threads, else 1), readable=<path> (a file or folder
