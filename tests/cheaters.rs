@@ -284,7 +284,9 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
     script(
         &dir,
         "thief",
-        "#!/bin/bash\n./thiefspin > /dev/null &\nexec ./thiefplay \"$@\"\n",
+        // The spinner starts once the games have begun (a second of wall time, frozen or
+        // not): what it takes is what it takes from them.
+        "#!/bin/bash\n( sleep 1; exec ./thiefspin > /dev/null ) &\nexec ./thiefplay \"$@\"\n",
         0o755,
     );
     let args = [

@@ -170,6 +170,14 @@ impl Confined {
             .filter(|_| !self.unfrozen)
     }
 
+    /// Freezes an engine that waits for its first game: started by the start-up check or a
+    /// restart, it may wait a while, and none of that is its own time.
+    fn rest(&self) {
+        if let Some(freezer) = self.idle_freezer() {
+            freezer.freeze();
+        }
+    }
+
     /// Lets the engine run: before anything is written to it, and before it is ended.
     fn wake(&self) {
         if let Some(freezer) = self.group.as_ref().and_then(EngineGroup::freezer) {
@@ -393,6 +401,7 @@ impl EngineProcess {
         engine.pgid = engine.child.id();
         match engine.handshake(game).await {
             Ok(()) => {
+                engine.confined.rest();
                 if sandboxed {
                     sandbox::proven();
                 }
