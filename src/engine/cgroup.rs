@@ -130,11 +130,6 @@ pub fn support() -> Option<&'static str> {
     hierarchies().map(|_| "cgroup v1")
 }
 
-/// Whether an engine that is not on move can be frozen here (a writable freezer hierarchy).
-pub fn can_freeze() -> bool {
-    hierarchies().is_some_and(|h| h.freezer.is_some())
-}
-
 /// An engine's freezer: its `freezer.state` kept open (one system call a change), and whether
 /// it is frozen now. Shared, so that the referee waiting for the opponent can freeze it.
 #[derive(Debug)]

@@ -632,11 +632,6 @@ impl EngineProcess {
         }
     }
 
-    /// The keeper's process id: the root of the engine's process tree.
-    pub fn tree_root(&self) -> Option<u32> {
-        self.pgid
-    }
-
     /// The freezer the opponent's referee uses to stop this engine while it is not on move;
     /// `None` where there is none, or with `freeze=off`.
     pub fn idle_freezer(&self) -> Option<&Arc<Freezer>> {
@@ -848,9 +843,9 @@ impl EngineProcess {
         // host) a ply, the most of what the referee spends with quick engines. The first long
         // think after quick ones is frozen at the watchdog's tick, every one after it at the
         // grace.
-        let mut alarm = (self.slow && self.log.is_none())
-            .then(|| idle.and_then(|_| Alarm::at(grace)))
-            .flatten();
+        let mut alarm = idle
+            .filter(|_| self.slow && self.log.is_none())
+            .and_then(|_| Alarm::at(grace));
         loop {
             let waited = match (&self.log, idle) {
                 (None, Some(_)) => self
