@@ -3,6 +3,10 @@
 //! The library holds the harness around the reference rules of `arbiter-rules` ([`game`],
 //! [`games`]) and the command line ([`cli`]); the `arbiter` binary only calls [`cli::run`].
 
+#[macro_use]
+mod out;
+
+pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod huge_text;

@@ -1,19 +1,17 @@
 //! Runs split over a cluster: `arbiter merge` joins the shard folders, `arbiter slurm` prints
 //! the job script that plays the shards as a Slurm job array and merges them after.
 
+use super::exit::Exit;
 use super::runargs::RunJob;
 use super::Failure;
 use crate::report::counted;
 use crate::tournament::merge::{merge, MergeError};
 use std::path::{Path, PathBuf};
 
-/// Exit code of a merge that is missing games (and has no SPRT decision that made them moot).
-pub const EXIT_INCOMPLETE: u8 = 3;
-
-pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failure> {
+pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Failure> {
     let merged = merge(out, dirs).map_err(|e| match e {
         e @ MergeError::Output { .. } => Failure {
-            code: super::runcmd::EXIT_RUNTIME,
+            code: Exit::Runtime,
             message: e.to_string(),
         },
         e => Failure::bad_input(e.to_string()),
@@ -33,10 +31,13 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
     if !quiet {
         super::summary::print(&merged.outcome, &names, &spec.rating_options(), spec.sprt);
     }
-    say!("Report: {}", out.join("report.html").display());
+    say!(
+        "Report: {}",
+        out.join(crate::report::files::REPORT_HTML).display()
+    );
     let decided = merged.outcome.decision.is_some();
     if merged.missing.is_empty() {
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     let shown: Vec<String> = merged
         .missing
@@ -59,14 +60,14 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<u8, Failur
             "{} games of the schedule were not played: the SPRT had decided.",
             merged.missing.len()
         );
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     eprintln!(
         "warning: {} games of the schedule are in no shard folder: {list}. Run their shards \
          again (a shard continues where it stopped) and merge again.",
         merged.missing.len()
     );
-    Ok(EXIT_INCOMPLETE)
+    Ok(Exit::Incomplete)
 }
 
 /// What the job script needs to know besides the run.

@@ -5,6 +5,7 @@
 //! about, and the engine must leave when told `quit`. No step waits for ever: an engine that
 //! stalls fails the step it stalls in.
 
+use super::exit::Exit;
 use super::Failure;
 use crate::engine::{each_line, parse_line, EngineLine};
 use std::collections::VecDeque;
@@ -292,7 +293,7 @@ fn last_info(scored: bool) -> Step<'static> {
 }
 
 /// Runs the steps; 0 when all passed, 1 at the first that failed.
-pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Failure> {
+pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, Failure> {
     let mut settings = Vec::new();
     for option in options {
         let Some((name, value)) = option.split_once('=') else {
@@ -397,12 +398,12 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<u8, Fa
             Err(why) => {
                 println!("Failed step {number}: {what}: {why}");
                 engine.report();
-                return Ok(1);
+                return Ok(Exit::Rejected);
             }
         }
     }
     println!("Engine passed all compliance checks.");
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 #[cfg(test)]

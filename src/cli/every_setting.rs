@@ -33,6 +33,12 @@ const fn reach(
 
 const EVERY_SETTING: &[Reach] = &[
     reach(
+        "contents",
+        "match",
+        &[],
+        Err("taken from the files when the run starts: the book's and programs' hashes"),
+    ),
+    reach(
         "kind",
         "match",
         &[],

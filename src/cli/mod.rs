@@ -3,38 +3,18 @@
 //! SPRT undecided, 4 an engine that kept failing to start, 5 the machine (disk, folder), 6 a
 //! `--strict` run stopped by an engine's fault, 130 interrupted.
 
-/// `println!` that a closed stdout cannot stop (`arbiter match ... | head -3`): what the reader
-/// no longer wants is dropped, and the run goes on to write every file.
-macro_rules! say {
-    () => {
-        crate::cli::write_out(format_args!("\n"))
-    };
-    ($($arg:tt)*) => {
-        crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-/// `print!`, likewise.
-macro_rules! say_inline {
-    ($($arg:tt)*) => {
-        crate::cli::write_out(format_args!($($arg)*))
-    };
-}
-
-mod bench;
+mod benchcmd;
 mod cluster;
-mod cold_bench;
 mod compat;
 mod compliance;
 mod configcmd;
 #[cfg(test)]
 mod every_setting;
+mod exit;
 mod fastchess_config;
 mod overload;
-mod peer_bench;
 mod progress;
 mod ratecmd;
-mod relay_floor;
 mod rulescmd;
 mod runargs;
 mod runcmd;
@@ -46,6 +26,7 @@ mod watchcmd;
 use crate::tune::spec::TUNE_FILE;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use exit::Exit;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -333,27 +314,27 @@ enum Command {
     /// and write, nothing checked or recorded): the floor any harness pays per ply on this
     /// machine, and what each harness spends over it. --peer-runs 5 repeats the whole
     /// comparison and prints the ratio of every run with their median.
-    Bench(bench::BenchArgs),
+    Bench(crate::bench::BenchArgs),
 }
 
 /// A failure to report at the edge, with the exit code it deserves.
 #[derive(Debug)]
 pub struct Failure {
-    pub code: u8,
+    pub code: Exit,
     pub message: String,
 }
 
 impl Failure {
     pub fn bad_input(message: impl Into<String>) -> Failure {
         Failure {
-            code: 2,
+            code: Exit::BadInput,
             message: message.into(),
         }
     }
 
     pub fn illegal(message: impl Into<String>) -> Failure {
         Failure {
-            code: 1,
+            code: Exit::Rejected,
             message: message.into(),
         }
     }
@@ -361,7 +342,7 @@ impl Failure {
     /// The machine failed us (a socket, a runtime), not the input.
     pub fn io(message: impl Into<String>) -> Failure {
         Failure {
-            code: runcmd::EXIT_RUNTIME,
+            code: Exit::Runtime,
             message: message.into(),
         }
     }
@@ -374,15 +355,6 @@ fn engine_groups(sub: &clap::ArgMatches) -> Vec<Vec<String>> {
         .flatten()
         .map(|occurrences| occurrences.map(|o| o.cloned().collect()).collect())
         .unwrap_or_default()
-}
-
-/// Writes to stdout, ignoring a reader that went away (EPIPE) or any other write error: stdout
-/// is for people, and the run's results are in its files.
-pub fn write_out(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_fmt(args);
-    let _ = out.flush();
 }
 
 /// Lets SIGINT and SIGTERM stop arbiter from its first instant. A shell starts background jobs
@@ -438,7 +410,7 @@ pub mod fuzzing {
 
 pub fn run() -> ExitCode {
     stop_signals_from_the_start();
-    peer_bench::measure_if_asked();
+    crate::bench::peer::measure_if_asked();
     let args: Vec<String> = std::env::args().collect();
     let argv = if let Some(ours) = compat::standalone(&args) {
         ours
@@ -454,7 +426,13 @@ pub fn run() -> ExitCode {
     } else {
         args
     };
-    let matches = match Cli::command().try_get_matches_from(argv) {
+    let command = Cli::command();
+    let examples = command
+        .get_after_help()
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    let command = command.after_long_help(format!("{examples}\n\n{}", Exit::help()));
+    let matches = match command.try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => return clap_exit(e),
     };
@@ -465,7 +443,7 @@ pub fn run() -> ExitCode {
     let result = dispatch(cli.command, &matches);
     // What engines left behind is gone before arbiter is.
     crate::engine::cleanup::settle();
-    peer_bench::report_harness_cpu();
+    crate::bench::peer::report_harness_cpu();
     finish(result)
 }
 
@@ -473,7 +451,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
     if !e.use_stderr() {
         // --help and --version.
         let _ = e.print();
-        return ExitCode::from(0);
+        return ExitCode::from(Exit::Success);
     }
     // clap quotes a refused value (twice, for some errors): a 120 kB one is cut.
     let text = e.render().to_string();
@@ -489,7 +467,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
         })
         .collect();
     eprint!("{}", shown.join(" "));
-    ExitCode::from(2)
+    ExitCode::from(Exit::BadInput)
 }
 
 /// The run a `match`, `tournament` or `run` command stands for: the one it describes, or with
@@ -534,7 +512,7 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJ
 }
 
 /// Carries out a command; returns the exit code.
-fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure> {
+fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failure> {
     if matches!(
         command,
         Command::Run { .. }
@@ -556,7 +534,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             divide,
         } => rulescmd::start(&game, fen, setup)
             .and_then(|(entry, fen)| rulescmd::perft(entry, depth, fen.as_deref(), divide))
-            .map(|_| 0),
+            .map(|_| Exit::Success),
         Command::Replay {
             game,
             fen,
@@ -564,7 +542,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             moves,
         } => rulescmd::start(&game, fen, setup)
             .and_then(|(entry, fen)| rulescmd::replay(entry, fen.as_deref(), &moves))
-            .map(|_| 0),
+            .map(|_| Exit::Success),
         Command::Show {
             game,
             fen,
@@ -573,8 +551,8 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             moves,
         } => rulescmd::start(&game, fen, setup)
             .and_then(|(entry, fen)| rulescmd::show(entry, fen.as_deref(), &moves, svg.as_deref()))
-            .map(|_| 0),
-        Command::Games => rulescmd::list_games().map(|_| 0),
+            .map(|_| Exit::Success),
+        Command::Games => rulescmd::list_games().map(|_| Exit::Success),
         Command::Compliance {
             options,
             engine,
@@ -624,7 +602,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             tunecmd::execute(job)
         }
         Command::Rate(args) => ratecmd::run(args),
-        Command::Watch(args) => watchcmd::run(args).map(|()| 0),
+        Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
         Command::Slurm {
             shards,
@@ -649,13 +627,13 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<u8, Failure>
             max_imbalance,
             out,
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
-        Command::Bench(args) => bench::command(args),
+        Command::Bench(args) => benchcmd::command(args),
     }
 }
 
-fn finish(result: Result<u8, Failure>) -> ExitCode {
+fn finish(result: Result<Exit, Failure>) -> ExitCode {
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(exit) => ExitCode::from(exit),
         Err(f) => {
             eprintln!("error: {}", clip(&f.message));
             ExitCode::from(f.code)
@@ -694,7 +672,7 @@ fn make_book(
     seed: u64,
     max_imbalance: i32,
     out: Option<&std::path::Path>,
-) -> Result<u8, Failure> {
+) -> Result<Exit, Failure> {
     use crate::tournament::bookgen::{generate, BookSpec};
     let entry = rulescmd::game_entry(game)?;
     let spec = BookSpec {
@@ -719,12 +697,12 @@ fn make_book(
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?,
         None => say_inline!("{text}"),
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `arbiter slurm`: the run is read and checked here, as it will be in every task, so that a
 /// mistake shows before anything is submitted.
-fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
+fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> {
     if !(1..=crate::tournament::spec::MAX_SHARDS).contains(&opts.shards) {
         return Err(Failure::bad_input(format!(
             "--shards {}: from 1 to {}",
@@ -751,7 +729,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
             resume: None,
         };
         say_inline!("{}", cluster::slurm_script(&run_job, run, opts, false)?);
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     if !matches!(
         cli.command,
@@ -766,7 +744,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<u8, Failure> {
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
     say_inline!("{}", cluster::slurm_script(&job, run, opts, true)?);
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// The flags that may accompany `--resume`: `--quiet` and `--concurrency` change how the rest

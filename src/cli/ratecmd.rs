@@ -1,5 +1,6 @@
 //! `arbiter rate <pgn>...`: joint ratings and the run report from existing PGN files.
 
+use super::exit::Exit;
 use super::Failure;
 use crate::report::{write_reports, RunInfo};
 use crate::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
@@ -50,7 +51,7 @@ pub enum Model {
     Arbiter,
 }
 
-pub fn run(args: RateArgs) -> Result<u8, Failure> {
+pub fn run(args: RateArgs) -> Result<Exit, Failure> {
     let mut records = Vec::new();
     for file in &args.files {
         records.extend(read_pgn_records(file).map_err(Failure::bad_input)?);
@@ -204,7 +205,7 @@ fn write_report(
     records: Vec<crate::referee::GameRecord>,
     totals: &Totals,
     rating: &RatingOptions,
-) -> Result<u8, Failure> {
+) -> Result<Exit, Failure> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!("reports/rate-{}", crate::referee::now_for_names()))
     });
@@ -256,8 +257,11 @@ fn write_report(
     };
     write_reports(&out, totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
-    say!("Report: {}", out.join("report.html").display());
-    Ok(0)
+    say!(
+        "Report: {}",
+        out.join(crate::report::files::REPORT_HTML).display()
+    );
+    Ok(Exit::Success)
 }
 
 fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {

@@ -1,10 +1,12 @@
 //! Carrying out a run (`match`, `tournament`, `run`): engines as processes, a schedule of game
 //! pairs, results journalled to the run's folder and reported there.
 
+use super::exit::Exit;
 use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
 use crate::report::write_final_positions;
+use crate::tournament::contents::Compare;
 use crate::tournament::folder::{self, MadeBeforeEngines, RunFolder};
 use crate::tournament::openings::{load_book, Opening};
 use crate::tournament::{run, RunError, RunOptions, RunSpec};
@@ -14,16 +16,6 @@ use std::path::{Path, PathBuf};
 /// thousands of engines leave out their square tables.
 const LARGE_SCHEDULE: u64 = 1_000_000;
 const MANY_ENGINES: usize = 500;
-
-/// Exit code of a run stopped by the machine rather than the input: a full disk, a folder that
-/// went away. Bad input is 2.
-pub const EXIT_RUNTIME: u8 = 5;
-
-/// Exit code of a `--strict` run stopped by an engine's fault.
-pub const EXIT_STRICT: u8 = 6;
-
-/// Exit code of a run stopped because an engine kept failing to start.
-pub const EXIT_ENGINE_START: u8 = 4;
 
 /// How the user can call arbiter again: `arbiter` when that is what is on PATH, else the path
 /// this process was started by.
@@ -99,11 +91,11 @@ pub(super) fn run_failure(e: RunError, kind: &str, out_dir: &Path) -> Failure {
     let resume = format!("{} {kind} --resume {}", self_command(), out_dir.display());
     match e {
         RunError::EngineStart(message) => Failure {
-            code: EXIT_ENGINE_START,
+            code: Exit::EngineStart,
             message: format!("{message}. Fix the engine, then continue with: {resume}"),
         },
         e @ RunError::Output { .. } => Failure {
-            code: EXIT_RUNTIME,
+            code: Exit::Runtime,
             message: format!(
                 "{e}. The games finished before it are kept: free the space (or fix the \
                  folder), then continue with: {resume}"
@@ -148,20 +140,6 @@ pub(super) fn openings(
     Ok((book, openings))
 }
 
-/// The files a run folder holds, which `--pgnout`, `--epdout` and `--log` must not overwrite.
-const RUN_FILES: &[&str] = &[
-    crate::tournament::journal::JOURNAL_FILE,
-    crate::tournament::spec::SPEC_FILE,
-    crate::tournament::proof::KEY_FILE,
-    crate::tournament::proof::SPEC_PROOF_FILE,
-    "games.pgn",
-    "games.csv",
-    "standings.csv",
-    "crosstable.csv",
-    "report.md",
-    "report.html",
-];
-
 /// Refuses an output file that is one of the run's own (`--pgnout R/games.pgn --out R` copied
 /// the PGN onto itself and left it empty; `--pgnout R/journal.jsonl` replaced the journal).
 fn refuse_outputs_onto_the_run(spec: &RunSpec, out_dir: &Path) -> Result<(), Failure> {
@@ -196,7 +174,11 @@ fn refuse_outputs_onto_the_run(spec: &RunSpec, out_dir: &Path) -> Result<(), Fai
         let Some(path) = path else { continue };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         let inside = run_folder.is_some() && folder(path) == run_folder;
-        if inside && name.as_deref().is_some_and(|n| RUN_FILES.contains(&n)) {
+        if inside
+            && name
+                .as_deref()
+                .is_some_and(crate::report::files::is_run_file)
+        {
             return Err(Failure::bad_input(format!(
                 "{flag} {}: that is a file of the run itself (in {}); write it elsewhere",
                 path.display(),
@@ -214,11 +196,12 @@ pub fn write_copies(
     epdout: Option<&Path>,
 ) -> Result<(), Failure> {
     let cannot_write = |path: &Path, e: std::io::Error| Failure {
-        code: EXIT_RUNTIME,
+        code: Exit::Runtime,
         message: format!("cannot write {}: {e}", path.display()),
     };
     if let Some(path) = pgnout {
-        std::fs::copy(run_dir.join("games.pgn"), path).map_err(|e| cannot_write(path, e))?;
+        std::fs::copy(run_dir.join(crate::report::files::GAMES_PGN), path)
+            .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = epdout {
         write_final_positions(run_dir, path).map_err(|e| cannot_write(path, e))?;
@@ -276,7 +259,7 @@ fn start_engines_once(
 
 /// Checks a run, starts its engines once, then plays it; returns the process exit code.
 /// A refused run leaves no trace.
-pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
+pub fn execute(mut job: RunJob) -> Result<Exit, Failure> {
     job.spec
         .check_all_but_programs()
         .map_err(|e| job.origin.explain(e))?;
@@ -292,6 +275,15 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     refuse_outputs_onto_the_run(&job.spec, &out_dir)?;
     if job.resume.is_none() {
         record_default_book(&mut job.spec)?;
+        job.spec.contents =
+            Some(crate::tournament::contents::of(&job.spec).map_err(Failure::bad_input)?);
+    } else {
+        let compare = match finished {
+            true => Compare::BookOnly,
+            false => Compare::BookAndPrograms,
+        };
+        crate::tournament::contents::check(&job.spec, job.spec.contents.as_ref(), compare)
+            .map_err(Failure::bad_input)?;
     }
     continue_shard(&mut job, &out_dir)?;
     let spec = &job.spec;
@@ -367,7 +359,10 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     super::summary::print(&outcome, &names, &spec.rating_options(), spec.sprt);
     super::overload::after(spec, &outcome);
-    say!("Report: {}", out_dir.join("report.html").display());
+    say!(
+        "Report: {}",
+        out_dir.join(crate::report::files::REPORT_HTML).display()
+    );
     if outcome.interrupted {
         say!(
             "Interrupted after {} games; {} still to play. Continue with: {} {kind} --resume {}",
@@ -376,7 +371,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
             self_command(),
             out_dir.display()
         );
-        return Ok(130);
+        return Ok(Exit::Interrupted);
     }
     if let Some((game, said)) = &outcome.fault {
         say!(
@@ -386,7 +381,7 @@ pub fn execute(mut job: RunJob) -> Result<u8, Failure> {
             self_command(),
             out_dir.display()
         );
-        return Ok(EXIT_STRICT);
+        return Ok(Exit::Strict);
     }
     Ok(super::summary::exit_code(
         spec.sprt.as_ref(),

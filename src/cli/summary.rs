@@ -39,11 +39,12 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
 }
 
 /// 0 when an SPRT accepted H1 (or there was none), 1 for H0, 3 when it ran out undecided.
-pub fn exit_code(sprt: Option<&Sprt>, decision: Option<Decision>) -> u8 {
+pub fn exit_code(sprt: Option<&Sprt>, decision: Option<Decision>) -> super::exit::Exit {
+    use super::exit::Exit;
     match (sprt, decision) {
-        (None, _) | (_, Some(Decision::H1)) => 0,
-        (_, Some(Decision::H0)) => 1,
-        _ => 3,
+        (None, _) | (_, Some(Decision::H1)) => Exit::Success,
+        (_, Some(Decision::H0)) => Exit::Rejected,
+        _ => Exit::Incomplete,
     }
 }
 

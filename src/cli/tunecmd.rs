@@ -2,8 +2,9 @@
 //! (each tuned one must be there, its range inside the engine's); then the tune plays into its
 //! folder, and optionally an SPRT checks the tuned values against the start values.
 
+use super::exit::Exit;
 use super::runargs::{key_values, Origin, RunArgs, RunJob};
-use super::runcmd::{self, self_command, EXIT_RUNTIME};
+use super::runcmd::{self, self_command};
 use super::Failure;
 use crate::engine::options::OptionKind;
 use crate::engine::EngineProcess;
@@ -243,7 +244,7 @@ pub fn check_before_play(mut job: TuneJob) -> Result<TuneJob, Failure> {
     Ok(job)
 }
 
-pub fn execute(job: TuneJob) -> Result<u8, Failure> {
+pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
     crate::engine::sandbox::games_at_once(job.spec.run.concurrency);
     let job = check_before_play(job)?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
@@ -303,7 +304,7 @@ pub fn execute(job: TuneJob) -> Result<u8, Failure> {
     }
     let finished = !outcome.interrupted;
     report::write(&root, &spec, &outcome.thetas, outcome.score, finished).map_err(|e| Failure {
-        code: EXIT_RUNTIME,
+        code: Exit::Runtime,
         message: format!("cannot write the tune's files in {}: {e}", root.display()),
     })?;
     let theta = outcome.thetas.last().cloned().unwrap_or_default();
@@ -330,15 +331,15 @@ pub fn execute(job: TuneJob) -> Result<u8, Failure> {
             self_command(),
             mine.display()
         );
-        return Ok(130);
+        return Ok(Exit::Interrupted);
     }
     match spec.verify {
         Some(sprt) if spec.run.shard.is_none() => verify(&spec, &theta, sprt, &root, job.quiet),
         Some(_) => {
             say!("--verify runs on one machine: `arbiter tune --resume {}` runs it once the tune is done.", root.display());
-            Ok(0)
+            Ok(Exit::Success)
         }
-        None => Ok(0),
+        None => Ok(Exit::Success),
     }
 }
 
@@ -349,7 +350,7 @@ fn verify(
     sprt: Sprt,
     root: &Path,
     quiet: bool,
-) -> Result<u8, Failure> {
+) -> Result<Exit, Failure> {
     let start = spec.spsa().start();
     let mut tuned = spec.seat(true, theta);
     tuned.name = format!("{}-tuned", spec.engine().name);

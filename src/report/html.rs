@@ -76,7 +76,11 @@ fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
         crate::referee::record::today(),
         env!("CARGO_PKG_VERSION")
     );
-    h.push_str("<nav>Files: <a href=\"games.pgn\">games.pgn</a><a href=\"games.csv\">games.csv</a><a href=\"standings.csv\">standings.csv</a><a href=\"crosstable.csv\">crosstable.csv</a><a href=\"report.md\">report.md</a></nav>");
+    h.push_str("<nav>Files: ");
+    for name in super::files::linked() {
+        let _ = write!(h, "<a href=\"{name}\">{name}</a>");
+    }
+    h.push_str("</nav>");
 }
 
 fn engines(h: &mut String, info: &RunInfo) {

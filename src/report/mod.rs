@@ -4,6 +4,7 @@
 
 pub mod board_svg;
 pub mod charts;
+pub mod files;
 mod html;
 pub mod story;
 pub mod viewer;

@@ -241,7 +241,10 @@ fn games_csv_row(entry: &journal::Entry) -> [String; 10] {
 /// gathered on the way. games.csv holds nothing that depends on the machine (durations are in
 /// the journal), so the same games give the same bytes however they were played.
 fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<Story> {
-    let (csv_path, pgn_path) = (dir.join("games.csv"), dir.join("games.pgn"));
+    let (csv_path, pgn_path) = (
+        dir.join(super::files::GAMES_CSV),
+        dir.join(super::files::GAMES_PGN),
+    );
     let (csv_tmp, pgn_tmp) = (temporary(&csv_path), temporary(&pgn_path));
     let mut games_csv =
         csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(&csv_tmp)?));
@@ -303,7 +306,7 @@ pub fn write_final_positions(dir: &Path, path: &Path) -> std::io::Result<u64> {
     Ok(lines)
 }
 
-fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
+pub(super) fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
     let mut table = vec![[
         "rank", "name", "elo", "elo_lo", "elo_hi", "games", "points", "score", "draws",
     ]
@@ -329,16 +332,17 @@ fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
     let story = write_games(dir, totals, info)?;
     let tables = Tables::of(totals, &info.rating);
-    write_atomically(&dir.join("standings.csv"), &standings_csv(&tables.rows)?)?;
-    write_atomically(&dir.join("crosstable.csv"), &crosstable_csv(totals)?)?;
-    write_atomically(
-        &dir.join("report.md"),
-        markdown(totals, info, &tables).as_bytes(),
-    )?;
-    write_atomically(
-        &dir.join("report.html"),
-        super::html::html(totals, info, &tables, &story).as_bytes(),
-    )?;
+    let report = super::files::Report {
+        totals,
+        info,
+        tables: &tables,
+        story: &story,
+    };
+    for file in super::files::RUN_FILES {
+        if let super::files::Maker::Report(make) = file.maker {
+            write_atomically(&dir.join(file.name), &make(&report)?)?;
+        }
+    }
     Ok(())
 }
 
@@ -384,7 +388,7 @@ pub const SQUARE_CROSSTABLE: usize = 200;
 
 /// Crosstable: each cell "W-L-D" of the row engine against the column engine (the order
 /// cutechess and fastchess print and the console uses).
-fn crosstable_csv(totals: &Totals) -> std::io::Result<Vec<u8>> {
+pub(super) fn crosstable_csv(totals: &Totals) -> std::io::Result<Vec<u8>> {
     let n = totals.names.len();
     if n > SQUARE_CROSSTABLE {
         let mut rows = vec![["engine", "opponent", "wins", "losses", "draws"]
@@ -464,7 +468,7 @@ fn pairing_lines(totals: &Totals) -> Vec<PairingLine> {
         .collect()
 }
 
-fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> String {
+pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> String {
     let Tables {
         rows,
         ratings,

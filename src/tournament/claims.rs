@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 pub const CLAIMS_DIR: &str = "claims";
 
 /// The file in the claims folder naming the run the claims are of.
-const IDENTITY_FILE: &str = "run.json";
+pub const IDENTITY_FILE: &str = "run.json";
 
 /// The file in the claims folder with the hint of the first pair that may be unclaimed.
 const HINT_FILE: &str = "next";

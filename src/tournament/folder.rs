@@ -3,6 +3,7 @@
 //! line says what happened (the notes); the run itself (`run::run`) then plays into it.
 
 use super::claims;
+use super::contents::{self, Compare};
 use super::journal::{self, JOURNAL_FILE};
 use super::spec::RunSpec;
 use super::{lock_run_dir, RunError, RunLock};
@@ -29,11 +30,30 @@ pub fn continues_task(spec: &RunSpec, dir: &Path) -> Result<bool, RunError> {
     }
     match RunSpec::load(dir).map_err(RunError::Setup)? {
         Some(saved) if saved.identity() == spec.identity() => Ok(true),
-        _ => Err(RunError::Setup(format!(
-            "{} holds a shard of a different run: give another --out or --name",
-            dir.display()
-        ))),
+        saved => Err(RunError::Setup(
+            saved
+                .and_then(|saved| differing_file(spec, &saved))
+                .unwrap_or_else(|| {
+                    format!(
+                        "{} holds a shard of a different run: give another --out or --name",
+                        dir.display()
+                    )
+                }),
+        )),
     }
+}
+
+/// Why a task's settings are not its run's when only a file's content differs (a node with
+/// another build of an engine, another book at the same path): the file, named.
+fn differing_file(spec: &RunSpec, run: &RunSpec) -> Option<String> {
+    let mut same_files = spec.clone();
+    same_files.contents = run.contents.clone();
+    if same_files.identity() != run.identity() {
+        return None;
+    }
+    contents::check(spec, run.contents.as_ref(), Compare::BookAndPrograms)
+        .err()
+        .map(|why| format!("this task cannot join its run: {why}"))
 }
 
 impl RunFolder {
@@ -62,7 +82,16 @@ impl RunFolder {
 fn open(spec: &RunSpec, dir: &Path, resume: bool) -> Result<RunFolder, RunError> {
     if let (Some(shard), Some(root)) = (spec.shard, dir.parent()) {
         // Before this task's folder is written: a task of another run is refused untouched.
-        claims::join_run(root, &shard.folder(), &spec.identity()).map_err(RunError::Setup)?;
+        claims::join_run(root, &shard.folder(), &spec.identity()).map_err(|why| {
+            let run =
+                std::fs::read_to_string(root.join(claims::CLAIMS_DIR).join(claims::IDENTITY_FILE))
+                    .ok()
+                    .and_then(|text| serde_json::from_str::<RunSpec>(&text).ok());
+            RunError::Setup(
+                run.and_then(|run| differing_file(spec, &run))
+                    .unwrap_or(why),
+            )
+        })?;
     }
     // Held until the run ends: a second arbiter on the same folder would play the same games.
     let lock = lock_run_dir(dir).map_err(RunError::Setup)?;

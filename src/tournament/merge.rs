@@ -227,6 +227,15 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     };
     spec.out = Some(out.to_path_buf());
     // The book when it is at hand: the openings are checked, and the schedule is the run's.
+    // Another book at the run's path would prove other games: refused, named.
+    if spec.openings.as_deref().is_some_and(Path::is_file) {
+        super::contents::check(
+            &spec,
+            spec.contents.as_ref(),
+            super::contents::Compare::BookOnly,
+        )
+        .map_err(MergeError::Input)?;
+    }
     let book = match spec.openings.as_deref() {
         Some(path) => load_book(path, entry, spec.book_plies).ok(),
         None => Some(Vec::new()),

@@ -4,6 +4,7 @@ mod affinity;
 pub use affinity::{allowed_cpus, bring_tree_here, pin_current_thread, Affinity};
 pub mod bookgen;
 pub mod claims;
+pub mod contents;
 pub mod folder;
 pub mod import;
 pub mod journal;

@@ -155,6 +155,10 @@ pub struct RunSpec {
     /// Games embedded in the report's viewer.
     #[serde(default = "default_viewer_games")]
     pub viewer_games: usize,
+    /// The book's and the engines' programs' content hashes, taken when the run was started:
+    /// what decides its games beyond their paths.
+    #[serde(default)]
+    pub contents: Option<super::contents::Contents>,
 }
 
 /// The lease of a split run's tasks, in seconds: long enough for a slow shared disk.
@@ -238,6 +242,7 @@ impl RunSpec {
             shard: None,
             lease: DEFAULT_LEASE,
             viewer_games: default_viewer_games(),
+            contents: None,
         }
     }
 

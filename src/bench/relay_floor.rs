@@ -9,7 +9,7 @@
 //! a ply (one wait and switch back, one read, one write that wakes the engine) and the caches
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
-use super::Failure;
+use super::BenchError as Failure;
 use crate::engine::watchdog::{poll_then_read, read_until, Read};
 use std::io::Write;
 use std::os::fd::AsRawFd;

@@ -1,7 +1,24 @@
 //! `arbiter bench`: perft speed of every game, and the referee's own cost with engines that reply
-//! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory.
+//! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory; SPRT
+//! and claim simulations; and the comparison with another harness (`peer`).
 
-use super::Failure;
+pub mod cold;
+pub mod peer;
+mod relay_floor;
+
+/// Why a benchmark cannot run: bad input, named.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BenchError(pub String);
+
+impl BenchError {
+    pub fn bad_input(message: impl Into<String>) -> BenchError {
+        BenchError(message.into())
+    }
+}
+
+type Failure = BenchError;
+
 use crate::engine::EngineConfig;
 use crate::game::{find_game, games, GameEntry};
 use crate::stats::percentiles;
@@ -64,42 +81,13 @@ pub struct BenchArgs {
     pub stockfish: Option<std::path::PathBuf>,
 }
 
-/// Runs the benchmark the flags choose.
-pub fn command(args: BenchArgs) -> Result<u8, Failure> {
-    match (&args.sprt_sim, args.shards, &args.peer) {
-        (Some(bounds), _, _) => sprt_simulation(bounds, args.runs),
-        (None, Some(shards), _) => shard_simulation(shards, args.games),
-        (None, None, Some(peer)) => {
-            let peer = super::peer_bench::Peer::parse(peer)?;
-            let stockfish = args
-                .stockfish
-                .clone()
-                .unwrap_or_else(super::peer_bench::default_stockfish);
-            let work = super::peer_bench::Work {
-                games: args.peer_games,
-                nodes: args.peer_nodes,
-                affinity: args.peer_affinity,
-                runs: args.peer_runs,
-            };
-            super::peer_bench::peer_bench(&peer, &stockfish, &work)
-        }
-        (None, None, None) => run_bench(
-            args.full,
-            args.game.as_deref(),
-            args.csv.as_deref(),
-            args.referee,
-        ),
-    }
-    .map(|_| 0)
+pub struct Row {
+    pub(crate) benchmark: String,
+    pub(crate) value: f64,
+    pub(crate) unit: &'static str,
 }
 
-pub(super) struct Row {
-    pub(super) benchmark: String,
-    pub(super) value: f64,
-    pub(super) unit: &'static str,
-}
-
-pub(super) fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
+pub(crate) fn row(benchmark: impl Into<String>, value: f64, unit: &'static str) -> Row {
     Row {
         benchmark: benchmark.into(),
         value,
@@ -132,7 +120,7 @@ fn perft_rows(entry: &'static GameEntry, full: bool) -> Result<Vec<Row>, Failure
 
 /// CPU time of this process alone (all its threads; child processes are not included), to the
 /// microsecond (`/proc` counts clock ticks).
-pub(super) fn own_cpu() -> Duration {
+pub(crate) fn own_cpu() -> Duration {
     // SAFETY: getrusage fills the struct it is given and nothing else.
     let usage = unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
@@ -346,7 +334,9 @@ pub fn run_bench(
 ) -> Result<(), Failure> {
     let selected: Vec<&'static GameEntry> = match only {
         _ if referee_only => Vec::new(),
-        Some(id) => vec![super::rulescmd::game_entry(id)?],
+        Some(id) => {
+            vec![find_game(id).ok_or_else(|| Failure::bad_input(format!("unknown game '{id}'")))?]
+        }
         None => games(),
     };
     let referee = only.is_none();
@@ -354,10 +344,7 @@ pub fn run_bench(
     let print = |r: &Row| say!("{:<60} {:>16.2} {}", r.benchmark, r.value, r.unit);
     for entry in selected {
         let perft = perft_rows(entry, full)?;
-        for r in perft
-            .into_iter()
-            .chain(super::cold_bench::rules_rows(entry, full)?)
-        {
+        for r in perft.into_iter().chain(cold::rules_rows(entry, full)?) {
             print(&r);
             rows.push(r);
         }

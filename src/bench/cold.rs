@@ -8,8 +8,8 @@
 //! a change that saves instructions but touches more memory loses there, which the warm figure
 //! alone would not show.
 
-use super::bench::{row, Row};
-use super::Failure;
+use super::BenchError as Failure;
+use super::{row, Row};
 use crate::game::{GameEntry, Status};
 use std::time::{Duration, Instant};
 

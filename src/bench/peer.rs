@@ -9,7 +9,7 @@
 //! counts with the engines' and the bench moves to arbiter's side.
 
 use super::relay_floor::Relayed;
-use super::Failure;
+use super::BenchError as Failure;
 use crate::game::find_game;
 use crate::pgn::read_games;
 use crate::tournament::bookgen::{generate, BookSpec};
@@ -70,7 +70,7 @@ pub fn report_harness_cpu() {
     if let Some(path) = std::env::var_os(HARNESS_CPU_FILE) {
         let line = format!(
             "{} {} {} {}\n",
-            super::bench::own_cpu().as_micros(),
+            super::own_cpu().as_micros(),
             crate::engine::keeper::spent().as_micros(),
             crate::tournament::preflight_cpu().as_micros(),
             crate::engine::overhead::sandbox_spent().as_micros(),
@@ -473,7 +473,7 @@ fn show_run(
             peer.name,
             per_ply_us(theirs) - floor.per_ply_us()
         ),
-        Err(e) => say!("the bare relay could not be measured: {}", e.message),
+        Err(e) => say!("the bare relay could not be measured: {}", e),
     }
     ratio
 }
