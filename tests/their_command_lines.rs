@@ -66,8 +66,16 @@ fn the_fastchess_readme_example_plays_chess() {
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert!(text.contains("Result of Engine1 vs Engine2"), "{text}");
-    assert!(text.contains("4 games"), "{text}");
+    // fastchess's own closing block, as its users' scripts read it.
+    assert!(
+        text.contains("Results of Engine1 vs Engine2 (1+0.01, NULL, NULL):"),
+        "{text}"
+    );
+    assert!(text.contains("Games: 4, Wins: "), "{text}");
+    assert!(
+        text.contains("Tournament finished\nFinished match\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -94,7 +102,8 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     let text = stdout(&out);
     // Six games cannot decide an SPRT at these bounds: exit 3, undecided, as documented.
     assert_eq!(out.status.code(), Some(3), "{text}{}", stderr(&out));
-    assert!(text.contains("SPRT: undecided"), "{text}");
+    let llr = text.lines().find(|l| l.starts_with("LLR: ")).unwrap_or("");
+    assert!(llr.ends_with(" (-2.94, 2.94) [0.00, 10.00]"), "{text}");
     let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 6, "{pgn}");
     // And what means nothing here is refused with its name.
@@ -245,7 +254,7 @@ fn a_fastchess_config_file_is_played_as_the_flags_that_made_it() {
     let out = play(&dir, "-config file=config.json");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert!(text.contains("Result of deep vs shallow"), "{text}");
+    assert!(text.contains("Results of deep vs shallow ("), "{text}");
     let pgn = std::fs::read_to_string(dir.join("config.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event \"From config\"]").count(), 6, "{pgn}");
     // A flag after the file replaces the file's setting: one round of two games.
@@ -551,4 +560,212 @@ fn fastchess_single_dash_version_prints_the_version() {
     let out = arbiter_in(&dir, &["-version"]);
     assert_exit(&out, 0);
     assert!(stdout(&out).starts_with("arbiter "), "{}", stdout(&out));
+}
+
+/// The numbers of a line `prefix a, b, ...]` or `prefix a - b - c`: the digits runs after
+/// `prefix`, as a regular expression's groups would take them.
+fn numbers_after(line: &str, prefix: &str) -> Option<Vec<f64>> {
+    let rest = line.strip_prefix(prefix)?;
+    let numbers: Vec<f64> = rest
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|w| !w.is_empty() && *w != ".")
+        .map(|w| w.parse().unwrap())
+        .collect();
+    Some(numbers)
+}
+
+/// fastchess's lines, read as fishtest's worker reads them: each `Games: N, Wins: W, Losses: L,
+/// Draws: D, Points: P (` line is followed by a `Ptnml(0-2): [a, b, c, d, e]` line counting
+/// exactly the same games in pairs (2 x their sum = N), one block per finished pair with
+/// `-ratinginterval 1`, each game's line names its result, and the match ends with "Finished
+/// match" after the last block.
+#[test]
+fn fastchess_lines_read_as_fishtest_reads_them() {
+    let dir = with_book("fishtest");
+    let out = played(
+        &dir,
+        "-engine name=New cmd=ENGINE depth=2 -engine name=Base cmd=ENGINE depth=1 -each proto=uci option.Style=search -repeat -games 2 -rounds 3 -ratinginterval 1 -scoreinterval 1 -report penta=true -openings file=book.epd format=epd order=random -srand 5 -concurrency 2",
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut blocks = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(wld) = numbers_after(line, "Games: ") else {
+            continue;
+        };
+        let ptnml = numbers_after(lines[i + 1], "Ptnml(0-2): ").expect("Ptnml after Games");
+        let (games, w, l, d, points) = (wld[0], wld[1], wld[2], wld[3], wld[4]);
+        assert_eq!(w + l + d, games, "{line}");
+        assert_eq!(points, w + d / 2.0, "{line}");
+        assert_eq!(
+            2.0 * ptnml[..5].iter().sum::<f64>(),
+            games,
+            "{line}\n{}",
+            lines[i + 1]
+        );
+        blocks.push(games);
+    }
+    assert_eq!(blocks, vec![2.0, 4.0, 6.0], "{text}");
+    let finished: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("Finished game "))
+        .collect();
+    assert_eq!(finished.len(), 6, "{text}");
+    for line in finished {
+        let (_, result) = line
+            .split_once("): ")
+            .expect("Finished game N (A vs B): R {why}");
+        assert!(
+            ["1-0 {", "0-1 {", "1/2-1/2 {"]
+                .iter()
+                .any(|r| result.starts_with(r))
+                && result.ends_with('}'),
+            "{line}"
+        );
+    }
+    let end = lines.iter().position(|l| *l == "Finished match");
+    let last_block = lines.iter().rposition(|l| l.starts_with("Games: "));
+    assert!(
+        end > last_block,
+        "Finished match after the last block: {text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l
+                .starts_with("Results of New vs Base (2 plies - 1 plies, NULL, NULL, book.epd):")),
+        "{text}"
+    );
+}
+
+/// cutechess-cli's lines as the scripts around it grep them: a `Score of A vs B: W - L - D
+/// [score] N` line after every game, the Elo difference and the SPRT's state at the end, then
+/// "Finished match"; fastchess's `-output format=cutechess` prints the same.
+#[test]
+fn cutechess_lines_as_scripts_grep_them() {
+    let dir = with_book("cutechess-lines");
+    for line in [
+        "-dialect cutechess -engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -repeat -openings file=book.epd format=epd order=random -srand 3 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
+        "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -openings file=book.epd format=epd order=random -srand 3 -output format=cutechess -report penta=false -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
+    ] {
+        let out = play(&dir, line);
+        assert_exit(&out, 3);
+        let text = stdout(&out);
+        let scores: Vec<Vec<f64>> = text
+            .lines()
+            .filter_map(|l| numbers_after(l, "Score of deep vs shallow: "))
+            .collect();
+        assert_eq!(scores.len(), 4, "{text}");
+        for (n, s) in scores.iter().enumerate() {
+            let (w, l, d, score, games) = (s[0], s[1], s[2], s[3], s[4]);
+            assert_eq!(games, (n + 1) as f64, "{text}");
+            assert_eq!(w + l + d, games, "{text}");
+            assert!((score - (w + d / 2.0) / games).abs() < 0.0005, "{text}");
+        }
+        assert!(
+            text.lines().any(|l| l.starts_with("Score of deep vs shallow: ")
+                && l.contains("  [")),
+            "two spaces before the score, as cutechess-cli prints it: {text}"
+        );
+        let elo = text
+            .lines()
+            .find(|l| l.starts_with("Elo difference: "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(elo.contains(" +/- ") && elo.contains(", LOS: ") && elo.ends_with(" %"), "{elo}");
+        let sprt = text.lines().find(|l| l.starts_with("SPRT: llr ")).unwrap_or("");
+        assert!(sprt.contains(", lbound -2.94, ubound 2.94"), "{text}");
+        assert!(text.contains("\nFinished match\n"), "{text}");
+        assert!(!text.contains("Ptnml"), "{text}");
+    }
+}
+
+/// Both tools add to an existing `-pgnout`/`-epdout` file: three runs into one file leave every
+/// game of the three. A run resumed rewrites its own games after what the file held when it
+/// started, never twice; fastchess's `append=false` replaces the file.
+#[test]
+fn pgnout_adds_to_the_file_as_the_tools_do() {
+    let dir = scratch("theirs", "append");
+    let line = "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 1 -pgnout file=acc.pgn -epdout file=acc.epd";
+    for _ in 0..3 {
+        played(&dir, line);
+    }
+    let games = |file: &str| {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        (text.matches("[Event ").count(), text.lines().count())
+    };
+    assert_eq!(games("acc.pgn").0, 6);
+    assert_eq!(games("acc.epd").1, 6);
+    // cutechess-cli's spelling adds too.
+    played(&dir, "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -pgnout acc.pgn -dialect cutechess");
+    assert_eq!(games("acc.pgn").0, 8);
+    // A finished run resumed leaves the copies as they are.
+    let run = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .max()
+        .unwrap();
+    let out = arbiter_in(&dir, &["match", "--resume", run.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert_eq!(games("acc.pgn").0, 8);
+    played(&dir, &format!("{line} append=false"));
+    assert_eq!(games("acc.pgn").0, 2);
+}
+
+/// `order=random` without `-srand`: both tools draw a seed, so repeated runs pooled afterwards
+/// are different samples. arbiter draws one too, says it, and records it in run.json (which
+/// `--resume` and `merge` replay).
+#[test]
+fn a_random_book_order_without_a_seed_draws_one_and_records_it() {
+    let dir = with_book("drawn-seed");
+    let line = "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 1 -openings file=book.epd format=epd order=random";
+    let mut seeds = Vec::new();
+    for _ in 0..2 {
+        let text = stdout(&played(&dir, line));
+        let seed: u64 = text
+            .split("drawn seed ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no drawn seed: {text}"));
+        seeds.push(seed);
+    }
+    assert_ne!(seeds[0], seeds[1]);
+    let recorded: Vec<u64> = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let spec = std::fs::read_to_string(e.path().join("run.json")).unwrap();
+            let value: serde_json::Value = serde_json::from_str(&spec).unwrap();
+            value["seed"].as_u64().unwrap()
+        })
+        .collect();
+    for seed in &seeds {
+        assert!(recorded.contains(seed), "{seeds:?} {recorded:?}");
+    }
+    // With -srand the seed is the user's, and nothing is drawn.
+    let text = stdout(&played(&dir, &format!("{line} -srand 9")));
+    assert!(!text.contains("drawn seed"), "{text}");
+}
+
+/// `format=pgn` says how the book reads, whatever its file is called (both tools read it so): a
+/// PGN book named `.book` plays from its openings.
+#[test]
+fn a_book_reads_as_its_format_says_whatever_its_name() {
+    let dir = scratch("theirs", "book-format");
+    std::fs::write(
+        dir.join("lines.book"),
+        "[Event \"a\"]\n\n1. e4 e5 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
+    )
+    .unwrap();
+    played(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 2 -openings file=lines.book format=pgn -pgnout file=out.pgn",
+    );
+    let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), 4, "{pgn}");
+    assert!(
+        pgn.contains("1. e4 {book} e5 {book}") && pgn.contains("1. d4 {book} d5 {book}"),
+        "{pgn}"
+    );
 }

@@ -33,6 +33,16 @@ fn state(at: &str) -> Option<String> {
     reply.starts_with("HTTP/1.1 200").then_some(reply)
 }
 
+/// The address in the watcher's first line, "Watching DIR at http://ADDRESS/ ...".
+fn address(first: &str) -> String {
+    first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .trim_end_matches('/')
+        .to_string()
+}
+
 /// Cause guarded: idle connections were kept forever, so a local program holding a few hundred
 /// open (tens of thousands at the usual limit) used up the watcher's descriptors and the page
 /// stopped answering for good. Here the watcher may open 200 descriptors and 300 connections sit
@@ -55,12 +65,7 @@ fn idle_connections_cannot_stop_the_page() {
     std::io::BufReader::new(watching.0.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
-    let at = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .trim_end_matches('/')
-        .to_string();
+    let at = address(&first);
     assert!(state(&at).is_some(), "the page does not answer at all");
     let held: Vec<TcpStream> = (0..300)
         .filter_map(|_| TcpStream::connect(&at).ok())
@@ -79,4 +84,46 @@ fn idle_connections_cannot_stop_the_page() {
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(held);
+}
+
+/// The README's recipe: a run started in the background, then `arbiter watch` on its folder at
+/// once. The watcher waits for the run to start instead of refusing "not a run folder", and
+/// its page then shows the run's games.
+#[test]
+fn a_watch_started_before_its_run_waits_for_it() {
+    let dir = scratch("watch", "early");
+    let mut watching = Killed(
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["watch", "run", "--wait", "120"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut waiting = String::new();
+    std::io::BufReader::new(watching.0.stderr.take().unwrap())
+        .read_line(&mut waiting)
+        .unwrap();
+    assert!(
+        waiting.starts_with("waiting up to 120s for a run"),
+        "{waiting}"
+    );
+    succeed_in(&dir, &deep_against_shallow(2, 1, "run"));
+    let mut first = String::new();
+    std::io::BufReader::new(watching.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let at = address(&first);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if state(&at).is_some_and(|s| s.contains("\"done\":2")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{:?}", state(&at));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Nothing to wait for where a run cannot start: refused at the end of the wait.
+    let out = common::arbiter_in(&dir, &["watch", "nowhere", "--wait", "0.5"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -20,13 +20,26 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Fail
     say!(
         "Merged {} from {} (shards {}) into {}; {} dropped.",
         counted(merged.games, "game", "games"),
-        counted(merged.folders.len() as u64, "shard folder", "shard folders"),
+        // The merged run's own journal (games played into it with --resume) is read too, but
+        // it is no shard folder.
+        counted(
+            merged
+                .folders
+                .iter()
+                .filter(|f| f.canonicalize().ok() != out.canonicalize().ok())
+                .count() as u64,
+            "shard folder",
+            "shard folders"
+        ),
         shards.join(", "),
         out.display(),
         counted(merged.duplicates, "duplicate entry", "duplicate entries")
     );
     let spec = &merged.spec;
-    super::runcmd::write_copies(out, spec.pgnout.as_deref(), spec.epdout.as_deref())?;
+    crate::tournament::launch::write_copies(out, spec).map_err(|e| Failure {
+        code: Exit::Runtime,
+        message: e.to_string(),
+    })?;
     let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
     if !quiet {
         super::summary::print(&merged.outcome, &names, &spec.rating_options(), spec.sprt);
@@ -149,7 +162,7 @@ pub fn slurm_script(
     };
     Ok(format!(
         r#"#!/bin/bash
-# Made by: arbiter slurm --shards {shards} -- {shown}
+# Made by: arbiter slurm --shards {shards}{slurm_flags} -- {shown}
 # Submit with: bash <this file>. It submits {shards} array tasks sharing the run (each claims
 # game pairs in order), {what} A requeued or resubmitted task continues where it
 # stopped; the others play what a task that died left, after its lease.
@@ -167,12 +180,50 @@ array=${{array%%;*}}
 {after}
 "#,
         shards = opts.shards,
+        slurm_flags = slurm_flags(opts),
         shown = args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "),
         base = quote(&base_text),
         cwd = quote(&cwd.display().to_string()),
         cpus = spec.concurrency,
         command = command.join(" "),
     ))
+}
+
+/// The script's own flags besides `--shards`, as the "Made by" line repeats them.
+fn slurm_flags(opts: &SlurmOptions) -> String {
+    let mut flags = format!(" --time {}", quote(&opts.time));
+    if let Some(p) = &opts.partition {
+        flags.push_str(&format!(" --partition {}", quote(p)));
+    }
+    if let Some(j) = &opts.job_name {
+        flags.push_str(&format!(" --job-name {}", quote(j)));
+    }
+    flags
+}
+
+/// Warns when no node of the cluster (of the partition, when one is named) has the CPUs a task
+/// asks for (`--cpus-per-task`, the run's concurrency): Slurm accepts such an array and leaves
+/// it pending for ever. Asked of `sinfo` where it is installed; said nothing where it is not.
+pub fn warn_if_no_node_fits(cpus: usize, partition: Option<&str>) {
+    let mut sinfo = std::process::Command::new("sinfo");
+    sinfo.args(["--noheader", "--format=%c"]);
+    if let Some(p) = partition {
+        sinfo.arg(format!("--partition={p}"));
+    }
+    let Ok(out) = sinfo.stderr(std::process::Stdio::null()).output() else {
+        return;
+    };
+    let most = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches('+').parse::<usize>().ok())
+        .max();
+    if let Some(most) = most.filter(|&most| out.status.success() && most < cpus) {
+        eprintln!(
+            "warning: each task asks for {cpus} CPUs (--concurrency {cpus}), and the largest node \
+             {} has {most}: Slurm would leave the array pending. Give --concurrency {most} or less.",
+            partition.map_or("here".to_string(), |p| format!("of partition {p}"))
+        );
+    }
 }
 
 fn check_splittable(job: &RunJob, args: &[String]) -> Result<(), Failure> {

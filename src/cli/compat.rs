@@ -5,6 +5,7 @@
 //! is played.
 
 use super::fastchess_config::{config_flags, TheirFlag};
+use super::tool_lines::{Style, ToolLines};
 use super::Failure;
 
 /// Flags of cutechess-cli and fastchess; a command line whose first word is one of them is theirs.
@@ -297,13 +298,12 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
                     .find_map(|v| v.strip_prefix("file="))
                     .unwrap_or("");
                 let ext = named.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-                // The book's format is its file's ending; a format= that says otherwise would
-                // be read as something it is not.
-                if !matches!(value, "epd" | "pgn") || ext != value {
-                    return Err(refuse(
-                        "-openings",
-                        &format!("format={value}: books are read by their name's ending (.epd, .pgn, or arbiter's own lines); name the file so"),
-                    ));
+                if !matches!(value, "epd" | "pgn") {
+                    return Err(refuse("-openings", &format!("format={value}: epd or pgn")));
+                }
+                // As the tools do: format= says how the book reads, whatever its name.
+                if ext != value {
+                    out.extend(["--book-format".to_string(), value.to_string()]);
                 }
             }
             "order" => match value {
@@ -351,6 +351,12 @@ struct Shape {
     /// The longest of fastchess's waits for an engine outside its moves (`-startup-ms`,
     /// `-ucinewgame-ms`, `-ping-ms`), which arbiter's one `handshake=` bounds.
     handshake_ms: Option<u64>,
+    /// How its progress is printed (`-output format=`, `-ratinginterval`, `-scoreinterval`,
+    /// `-report penta=`), over the tool's defaults.
+    output: Option<Style>,
+    rating_interval: Option<u64>,
+    score_interval: Option<u64>,
+    penta: Option<bool>,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min]` (cutechess).
@@ -480,6 +486,8 @@ pub struct Translation {
     pub argv: Vec<String>,
     /// One line for the banner: whose syntax, and why.
     pub reading: String,
+    /// The tool's progress lines the run prints.
+    pub lines: ToolLines,
 }
 
 /// The games each pairing plays, counted as the tool whose syntax the line is in counts them.
@@ -567,6 +575,19 @@ fn settle_engines(dialect: Dialect, shape: &mut Shape, each: &[String]) {
     }
 }
 
+/// A seed from the operating system, as the tools draw one for `order=random` without `-srand`.
+fn drawn_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    match read {
+        Ok(()) => u64::from_le_bytes(bytes) >> 1,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64 >> 1),
+    }
+}
+
 /// The arbiter command line their flags mean. `program` is the name arbiter was started under.
 pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure> {
     let mut list = with_config(args)?;
@@ -633,12 +654,45 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure>
         argv.push("--each".into());
         argv.extend(each);
     }
+    let drawn = seed_if_none(&mut out);
     argv.extend(out);
-    let reading = format!(
+    let mut reading = format!(
         "read as a {} command line ({why}): {per_pairing} games per pairing",
         dialect.name()
     );
-    Ok(Translation { argv, reading })
+    if let Some(seed) = drawn {
+        reading.push_str(&format!(
+            "; openings shuffled with the drawn seed {seed} (-srand {seed} repeats it)"
+        ));
+    }
+    Ok(Translation {
+        argv,
+        reading,
+        lines: tool_lines(dialect, &shape),
+    })
+}
+
+/// Both tools draw a seed for a shuffled book when none is given: runs pooled afterwards are
+/// then not the same sample. It is added to the flags (so run.json records it, and --resume and
+/// merge replay it) and returned, to be printed.
+fn seed_if_none(out: &mut Vec<String>) -> Option<u64> {
+    let unseeded =
+        out.iter().any(|a| a == "--random-openings") && !out.iter().any(|a| a == "--seed");
+    let seed = unseeded.then(drawn_seed)?;
+    out.extend(["--seed".to_string(), seed.to_string()]);
+    Some(seed)
+}
+
+/// The progress lines the line's tool prints, as the line sets them.
+fn tool_lines(dialect: Dialect, shape: &Shape) -> ToolLines {
+    let mut lines = ToolLines::defaults(shape.output.unwrap_or(match dialect {
+        Dialect::Cutechess => Style::Cutechess,
+        Dialect::Fastchess => Style::Fastchess,
+    }));
+    lines.rating_interval = shape.rating_interval.unwrap_or(lines.rating_interval);
+    lines.score_interval = shape.score_interval.unwrap_or(lines.score_interval);
+    lines.penta = shape.penta.unwrap_or(dialect == Dialect::Fastchess);
+    lines
 }
 
 fn translate_flag(
@@ -664,6 +718,11 @@ fn translate_flag(
         "-pgnout" | "-epdout" => {
             let file = file_of(values).ok_or_else(|| refuse(name, "needs a file"))?;
             out.extend([format!("-{name}"), file]);
+            // Both tools add to the file unless fastchess is told `append=false`.
+            let replace = "--replace-copies".to_string();
+            if pairs(values).contains(&("append", "false")) && !out.contains(&replace) {
+                out.push(replace);
+            }
         }
         "-sprt" | "-draw" => pass(&format!("-{name}")),
         "-resign" => pass("--resign"),
@@ -702,9 +761,30 @@ fn translate_flag(
         ]),
         // Shown or done differently here: the progress bar replaces the periodic ratings,
         // crashed engines are always replaced, a seed is always used.
-        "-ratinginterval" | "-scoreinterval" | "-outcomeinterval" | "-recover" | "-randomseed"
-        | "-output" | "-site" | "-autosaveinterval" | "-show-latency" | "-report" | "-config"
-        | "-quick" => {}
+        "-ratinginterval" => shape.rating_interval = Some(number(name, values)?),
+        "-scoreinterval" => shape.score_interval = Some(number(name, values)?.max(1)),
+        "-output" => {
+            shape.output = match pairs(values).iter().find(|(k, _)| *k == "format") {
+                Some((_, "cutechess")) => Some(Style::Cutechess),
+                Some((_, "fastchess")) => Some(Style::Fastchess),
+                other => {
+                    return Err(refuse(
+                        name,
+                        &format!(
+                            "'{}': format=cutechess or format=fastchess",
+                            other.map(|(_, v)| *v).unwrap_or_default()
+                        ),
+                    ))
+                }
+            }
+        }
+        "-report" => {
+            if let Some((_, v)) = pairs(values).iter().find(|(k, _)| *k == "penta") {
+                shape.penta = Some(*v == "true");
+            }
+        }
+        "-outcomeinterval" | "-recover" | "-randomseed" | "-site" | "-autosaveinterval"
+        | "-show-latency" | "-config" | "-quick" => {}
         // Nothing of what is played depends on these: a pause between games, a checksum of
         // the PGN, fastchess's outputs for OpenBench, its refusal of more games than cores.
         "-wait" | "-crc32" | "-testEnv" | "-force-concurrency" => {}
@@ -719,6 +799,8 @@ fn translate_flag(
         }
         // fastchess pins a game's engines (and the thread that runs them) to a core, as
         // --affinity does, on the CPUs listed or else on all it may use.
+        // Settings of tablebase adjudication: without -tb (refused) fastchess ignores them.
+        "-tbpieces" | "-tbignore50" => {}
         "-use-affinity" => match values {
             [] => out.push("--affinity".to_string()),
             list => out.push(format!("--affinity={}", list.join(","))),

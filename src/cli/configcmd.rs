@@ -27,6 +27,7 @@ struct TomlRun {
     concurrency: Option<usize>,
     openings: Option<String>,
     book_plies: Option<usize>,
+    book_format: Option<String>,
     random_openings: Option<bool>,
     book_start: Option<u64>,
     colours: Option<crate::tournament::Colours>,
@@ -44,6 +45,7 @@ struct TomlRun {
     sprt: Option<String>,
     pgnout: Option<String>,
     epdout: Option<String>,
+    replace_copies: Option<bool>,
     log: Option<String>,
     viewer_games: Option<usize>,
     #[serde(default)]
@@ -212,6 +214,12 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.concurrency = run.concurrency.unwrap_or(spec.concurrency);
     spec.openings = file_path(run.openings);
     spec.book_plies = run.book_plies;
+    spec.book_format = run
+        .book_format
+        .as_deref()
+        .map(crate::tournament::openings::BookFormat::parse)
+        .transpose()
+        .map_err(|e| SpecError::new("book_format", e))?;
     spec.random_openings = run.random_openings.unwrap_or(false);
     spec.book_start = run.book_start.unwrap_or(spec.book_start);
     spec.colours = run.colours.unwrap_or_default();
@@ -223,6 +231,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.event = run.event;
     spec.pgnout = file_path(run.pgnout);
     spec.epdout = file_path(run.epdout);
+    spec.replace_copies = run.replace_copies.unwrap_or(false);
     spec.log = file_path(run.log);
     spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
     spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;

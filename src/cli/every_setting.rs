@@ -89,6 +89,12 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("book_plies = 4"),
     ),
     reach(
+        "book_format",
+        "tournament",
+        &["--book-format", "pgn"],
+        Ok("book_format = \"pgn\""),
+    ),
+    reach(
         "random_openings",
         "tournament",
         &["--random-openings"],
@@ -163,6 +169,18 @@ const EVERY_SETTING: &[Reach] = &[
         "tournament",
         &["--epdout", "/g.epd"],
         Ok("epdout = \"/g.epd\""),
+    ),
+    reach(
+        "replace_copies",
+        "tournament",
+        &["--replace-copies"],
+        Ok("replace_copies = true"),
+    ),
+    reach(
+        "copy_base",
+        "match",
+        &[],
+        Err("taken from the files when the run starts: how long --pgnout and --epdout were"),
     ),
     reach(
         "event",

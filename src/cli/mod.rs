@@ -19,6 +19,7 @@ mod rulescmd;
 mod runargs;
 mod runcmd;
 mod summary;
+mod tool_lines;
 mod tunecmd;
 mod watch_conn;
 mod watchcmd;
@@ -419,6 +420,7 @@ pub fn run() -> ExitCode {
         match compat::translate(&args[0], &args[1..]) {
             Ok(ours) => {
                 let _ = compat::READING.set(ours.reading);
+                let _ = tool_lines::TOOL_LINES.set(ours.lines);
                 std::iter::once(args[0].clone()).chain(ours.argv).collect()
             }
             Err(f) => return finish(Err(f)),
@@ -697,6 +699,15 @@ fn make_book(
             .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?,
         None => say_inline!("{text}"),
     }
+    if let Some(path) = out {
+        // The book went to a file: say what was made, where the command would otherwise be silent.
+        say!(
+            "Wrote {} openings for {} to {}",
+            lines.len(),
+            entry.id,
+            path.display()
+        );
+    }
     Ok(Exit::Success)
 }
 
@@ -728,6 +739,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
             quiet: job.quiet,
             resume: None,
         };
+        cluster::warn_if_no_node_fits(run_job.spec.concurrency, opts.partition.as_deref());
         say_inline!("{}", cluster::slurm_script(&run_job, run, opts, false)?);
         return Ok(Exit::Success);
     }
@@ -743,6 +755,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
     // Everything a task will check, checked before anything is submitted: settings, book,
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
+    cluster::warn_if_no_node_fits(job.spec.concurrency, opts.partition.as_deref());
     say_inline!("{}", cluster::slurm_script(&job, run, opts, true)?);
     Ok(Exit::Success)
 }

@@ -1,6 +1,7 @@
 //! What a run shows while it plays: a banner at once (what is played, by whom, where the output
 //! goes), then a progress bar from 0/N on a terminal, or one line per game elsewhere.
 
+use super::tool_lines::{Printer, TOOL_LINES};
 use crate::engine::EngineConfig;
 use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
 use crate::tournament::{Colours, Progress};
@@ -25,6 +26,7 @@ pub struct Plan<'a> {
     pub book_start: u64,
     pub colours: Colours,
     pub out_dir: &'a Path,
+    pub sprt: Option<crate::stats::Sprt>,
 }
 
 pub fn banner(plan: &Plan) -> String {
@@ -87,6 +89,8 @@ pub struct Reporter {
     already: u64,
     /// Lines of games synced together, written at once after the last of them.
     pending: std::cell::RefCell<String>,
+    /// The lines of the tool whose command line this is, printed instead of arbiter's.
+    tool: std::cell::RefCell<Option<Printer>>,
 }
 
 impl Reporter {
@@ -95,7 +99,15 @@ impl Reporter {
         if !quiet {
             say_inline!("{}", banner(plan));
         }
-        let bar = (!quiet && std::io::stdout().is_terminal()).then(|| {
+        let tool = TOOL_LINES.get().map(|lines| {
+            Printer::new(
+                *lines,
+                plan.engines,
+                plan.sprt,
+                plan.openings.map(|(book, _)| book),
+            )
+        });
+        let bar = (!quiet && tool.is_none() && std::io::stdout().is_terminal()).then(|| {
             let target =
                 ProgressDrawTarget::term_like(Box::new(ShortOfTheEdge(console::Term::stderr())));
             let bar = ProgressBar::with_draw_target(Some(plan.games), target);
@@ -115,6 +127,16 @@ impl Reporter {
             started: Instant::now(),
             already: plan.already,
             pending: std::cell::RefCell::new(String::new()),
+            tool: std::cell::RefCell::new(tool),
+        }
+    }
+
+    /// The tool's closing lines, when its lines are printed.
+    pub fn end(&self, llr: Option<f64>) {
+        if let Some(printer) = &*self.tool.borrow() {
+            if !self.quiet {
+                say_inline!("{}", printer.end(llr));
+            }
         }
     }
 
@@ -152,11 +174,16 @@ impl Reporter {
             None if !self.quiet => {
                 let r = p.record;
                 let mut pending = self.pending.borrow_mut();
-                let _ = writeln!(
-                    pending,
-                    "Finished game {} ({} vs {}): {} {{{}}} [{}/{}] {standing}{llr}",
-                    p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
-                );
+                match &mut *self.tool.borrow_mut() {
+                    Some(printer) => pending.push_str(&printer.game(p)),
+                    None => {
+                        let _ = writeln!(
+                            pending,
+                            "Finished game {} ({} vs {}): {} {{{}}} [{}/{}] {standing}{llr}",
+                            p.game, r.white, r.black, r.outcome, r.detail, p.done, p.total
+                        );
+                    }
+                }
                 if !p.more_follow {
                     say_inline!("{pending}");
                     pending.clear();

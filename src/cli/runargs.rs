@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Use only the first N plies of each book line.
     #[arg(long)]
     pub book_plies: Option<usize>,
+    /// Read the book as epd, pgn or lines (arbiter's own), whatever its file's name; by
+    /// default its ending says (.epd, .pgn, anything else lines).
+    #[arg(long, value_name = "FORMAT", value_parser = crate::tournament::openings::BookFormat::parse)]
+    pub book_format: Option<crate::tournament::openings::BookFormat>,
     /// Take openings in a seeded random order instead of book order.
     #[arg(long)]
     pub random_openings: bool,
@@ -116,13 +120,17 @@ pub struct RunArgs {
     /// PGN Event tag and report title.
     #[arg(long)]
     pub event: Option<String>,
-    /// Also write every game to this PGN file.
+    /// Also write every game to this PGN file, after what it held before the run (as
+    /// cutechess-cli and fastchess add to it); --replace-copies to replace it.
     #[arg(long)]
     pub pgnout: Option<PathBuf>,
     /// Also write the final position of every game to this file, one line each: for chess EPD
     /// as fastchess writes it (`<fields> hmvc N; fmvn N;`), for the other games their FEN.
     #[arg(long)]
     pub epdout: Option<PathBuf>,
+    /// --pgnout and --epdout replace the files' contents instead of adding to them.
+    #[arg(long)]
+    pub replace_copies: bool,
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
@@ -307,7 +315,7 @@ fn mit_key(setting: &str) -> &str {
     match setting {
         "concurrency" => "cpus",
         "games" | "rounds" => "game_rounds",
-        "openings" | "book_plies" => "book",
+        "openings" | "book_plies" | "book_format" => "book",
         "max_plies" => "adjudicate",
         "name" | "event" => "title",
         "engine" => "player",
@@ -386,6 +394,7 @@ impl RunArgs {
         };
         spec.openings = self.openings.clone();
         spec.book_plies = self.book_plies;
+        spec.book_format = self.book_format;
         spec.random_openings = self.random_openings;
         spec.book_start = self.book_start;
         spec.colours = self.colours;
@@ -401,6 +410,7 @@ impl RunArgs {
         spec.log = self.log.clone();
         spec.pgnout = self.pgnout.clone();
         spec.epdout = self.epdout.clone();
+        spec.replace_copies = self.replace_copies;
         spec.event = self.event.clone();
         self.split.apply(&mut spec)?;
         spec.viewer_games = self.viewer_games;

@@ -20,12 +20,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
     say!("Terminations: {}", ends.join(", "));
-    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
-        say!(
-            "Referee turnaround per move (from reading a move to asking for the reply, {} moves): median {median} us, p99 {p99} us, max {max} us",
-            outcome.latency_us.len()
-        );
-    }
+    turnaround(outcome);
     if let Some(s) = sprt {
         let last = outcome.llr.last().copied().unwrap_or(0.0);
         let (lo, hi) = s.bounds();
@@ -34,6 +29,16 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
             describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
             crate::report::counted(outcome.llr.len() as u64, "pair", "pairs")
+        );
+    }
+}
+
+/// The referee's turnaround per move, when moves were timed.
+pub fn turnaround(outcome: &RunOutcome) {
+    if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
+        say!(
+            "Referee turnaround per move (from reading a move to asking for the reply, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            outcome.latency_us.len()
         );
     }
 }

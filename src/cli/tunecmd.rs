@@ -122,7 +122,7 @@ fn folders(job: &TuneJob) -> (PathBuf, PathBuf) {
     let root = match (&spec.out, &spec.name) {
         (Some(out), _) => out.clone(),
         (None, Some(name)) => Path::new("reports").join(name),
-        (None, None) => runcmd::default_dir("tune", &spec.game),
+        (None, None) => crate::tournament::launch::default_dir("tune", &spec.game),
     };
     let mine = match spec.shard {
         Some(shard) => root.join(shard.folder()),
@@ -237,18 +237,41 @@ pub fn check_before_play(mut job: TuneJob) -> Result<TuneJob, Failure> {
     };
     checked.map_err(|e| job.origin.explain(e))?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
-    runcmd::openings(&job.spec.run, entry)?;
+    crate::tournament::launch::book_of(&job.spec.run, entry)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
     if !finished {
         check_engine_options(&runtime()?, &mut job.spec, entry.id)?;
     }
     Ok(job)
 }
 
+/// The tune's book, recorded as a run records it (the default book by absolute path in
+/// tune.json), with a warning when there is none.
+fn tune_book(
+    job: &mut TuneJob,
+    entry: &'static crate::game::GameEntry,
+) -> Result<(Option<PathBuf>, Vec<crate::tournament::openings::Opening>), Failure> {
+    let failed = |e: crate::tournament::RunError| Failure::bad_input(e.to_string());
+    if job.resume.is_none() {
+        crate::tournament::launch::record_default_book(&mut job.spec.run).map_err(failed)?;
+    }
+    let (book, openings) =
+        crate::tournament::launch::book_of(&job.spec.run, entry).map_err(failed)?;
+    if book.is_none() && !job.quiet {
+        eprintln!(
+            "warning: no book: every pair starts from the start position, and with engines that \
+             play the same moves each time a pair's two games only swap sides, so its result \
+             says little; give --openings (openings/<game>.txt is used when it is in the folder)"
+        );
+    }
+    Ok((book, openings))
+}
+
 pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
     crate::engine::sandbox::games_at_once(job.spec.run.concurrency);
-    let job = check_before_play(job)?;
+    let mut job = check_before_play(job)?;
     let entry = super::rulescmd::game_entry(&job.spec.run.game)?;
-    let (book, openings) = runcmd::openings(&job.spec.run, entry)?;
+    let (book, openings) = tune_book(&mut job, entry)?;
     let runtime = runtime()?;
     let (root, mine) = folders(&job);
     let _lock = open_folder(&job, &mine)?;
@@ -315,7 +338,12 @@ pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
         outcome.score[1],
         outcome.score[2]
     );
-    say!("Tuned values: {}", report::flags(&spec, &theta));
+    // Stopped early, theta is where the tune had got to, not its result.
+    let label = match outcome.interrupted {
+        true => "Values so far (not tuned yet)",
+        false => "Tuned values",
+    };
+    say!("{label}: {}", report::flags(&spec, &theta));
     say!(
         "Files: {} ({}, {}, {})",
         root.display(),

@@ -38,6 +38,10 @@ pub struct WatchArgs {
     /// stream sends a keep-alive every 15 s, so an open page is never idle)
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub idle_timeout: f64,
+    /// Seconds to wait for the run to start when the folder holds none yet (a run just started
+    /// in the background writes its run.json once its engines have started)
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub wait: f64,
 }
 
 struct Shared {
@@ -48,13 +52,51 @@ struct Shared {
 }
 
 pub fn run(args: WatchArgs) -> Result<(), Failure> {
-    let followed = Watched::open(&args.dir).map_err(Failure::bad_input)?;
+    let followed = open_when_started(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| Failure::io(format!("cannot start: {e}")))?;
     runtime.block_on(serve(args, followed))
+}
+
+/// The run in the folder, waited for up to `--wait` seconds while the folder holds none yet.
+fn open_when_started(args: &WatchArgs) -> Result<Watched, Failure> {
+    let deadline =
+        std::time::Instant::now() + Duration::from_secs_f64(args.wait.clamp(0.0, 86_400.0));
+    let mut said = false;
+    loop {
+        match Watched::open(&args.dir) {
+            Ok(followed) => return Ok(followed),
+            Err(why) if std::time::Instant::now() >= deadline || holds_a_run(&args.dir) => {
+                return Err(Failure::bad_input(why))
+            }
+            Err(_) => {
+                if !said {
+                    eprintln!(
+                        "waiting up to {}s for a run to start in {}",
+                        args.wait,
+                        args.dir.display()
+                    );
+                    said = true;
+                }
+                std::thread::sleep(REFRESH);
+            }
+        }
+    }
+}
+
+/// Whether a run has started in `dir`: its run.json, or a task's, is there (a run that then
+/// cannot be read is an error at once, not something to wait for).
+fn holds_a_run(dir: &std::path::Path) -> bool {
+    let spec = crate::tournament::spec::SPEC_FILE;
+    dir.join(spec).exists()
+        || std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().join(spec).exists())
 }
 
 async fn serve(args: WatchArgs, mut followed: Watched) -> Result<(), Failure> {

@@ -52,10 +52,8 @@ impl TimeControl {
                 let m: u32 = m
                     .parse()
                     .map_err(|_| err("the move count is not a number"))?;
-                if m == 0 {
-                    return Err(err("the move count must be positive"));
-                }
-                (Some(m), rest)
+                // cutechess-cli and fastchess read `0/` as no move count: one period for the game.
+                ((m > 0).then_some(m), rest)
             }
             None => (None, text),
         };
@@ -161,6 +159,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_move_count_of_zero_is_none_as_the_tools_read_it() {
+        assert_eq!(
+            TimeControl::parse("0/10+0.1").unwrap(),
+            TimeControl::parse("10+0.1").unwrap()
+        );
+    }
+
+    #[test]
     fn parses_cutechess_time_controls() {
         let tc = TimeControl::parse("40/60+0.5").unwrap();
         assert_eq!(tc.moves, Some(40));
@@ -180,7 +186,7 @@ mod tests {
             Duration::from_secs(3605)
         );
         for bad in [
-            "", "abc", "0/10", "10+x", "-5", "0+0", "x/10", "1:2:3:4", ":5", "1::5",
+            "", "abc", "10+x", "-5", "0+0", "x/10", "1:2:3:4", ":5", "1::5",
         ] {
             assert!(TimeControl::parse(bad).is_err(), "{bad}");
         }

@@ -284,12 +284,10 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
     Ok(story)
 }
 
-/// The final position of every game in `dir`'s journal, in the order of the games' numbers, to
-/// `path` (whole or not at all): chess as EPD with fastchess's `hmvc`/`fmvn` opcodes, the other
-/// games as their FEN. Returns the number of lines written.
-pub fn write_final_positions(dir: &Path, path: &Path) -> std::io::Result<u64> {
+/// The final position of every game in `dir`'s journal, in the order of the games' numbers, a
+/// line each: chess as EPD with fastchess's `hmvc`/`fmvn` opcodes, the other games as their FEN.
+pub fn final_positions(dir: &Path) -> std::io::Result<String> {
     let mut text = String::new();
-    let mut lines = 0;
     journal::read_in_order(&dir.join(journal::JOURNAL_FILE), |entry| {
         let Some(fen) = entry.record.final_fen() else {
             return;
@@ -299,11 +297,9 @@ pub fn write_final_positions(dir: &Path, path: &Path) -> std::io::Result<u64> {
             None => text.push_str(&fen),
         }
         text.push('\n');
-        lines += 1;
     })
     .map_err(std::io::Error::other)?;
-    write_atomically(path, text.as_bytes())?;
-    Ok(lines)
+    Ok(text)
 }
 
 pub(super) fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {

@@ -6,7 +6,6 @@
 
 use super::claims;
 use super::journal::{self, Place, JOURNAL_FILE};
-use super::openings::load_book;
 use super::run::{report_journal, RunOptions, RunOutcome};
 use super::runner::Schedule;
 use super::spec::{RunSpec, Shard, SPEC_FILE};
@@ -111,11 +110,16 @@ fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), Merg
     Ok((spec, shards))
 }
 
+/// Journal entries by their place and the index of the folder holding them.
+type Entries = Vec<(Place, usize)>;
+
 /// Every game's entry once, in number order, with the folder it is read from. Two entries for
 /// one game with different results: the one from the task holding the game's claim stands (the
 /// other was played by a task that looked dead and was taken over); with no claim to decide,
-/// the merge is refused.
-fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), MergeError> {
+/// the merge is refused. Returns the entries kept, the copies of kept games left out (same
+/// result: to be proved like the kept ones, a copy is a line like any other), and how many
+/// entries were left out in all.
+fn choose_entries(folders: &[PathBuf]) -> Result<(Entries, Entries, u64), MergeError> {
     let mut all: Vec<(Place, usize)> = Vec::new();
     for (f, folder) in folders.iter().enumerate() {
         let (places, _) = journal::places(&folder.join(JOURNAL_FILE)).map_err(MergeError::Input)?;
@@ -128,12 +132,14 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
         Some(folder.file_name()?.to_string_lossy() == owner)
     };
     let mut kept: Vec<(Place, usize)> = Vec::with_capacity(all.len());
-    let mut duplicates = 0;
+    let mut copies = Vec::new();
+    let mut left_out = 0;
     for (place, f) in all {
         match kept.last_mut() {
             Some((first, g)) if first.index == place.index => {
-                duplicates += 1;
+                left_out += 1;
                 if (first.outcome, first.termination) == (place.outcome, place.termination) {
+                    copies.push((place, f));
                     continue;
                 }
                 match (claim_holder(place.index, *g), claim_holder(place.index, f)) {
@@ -151,7 +157,21 @@ fn choose_entries(folders: &[PathBuf]) -> Result<(Vec<(Place, usize)>, u64), Mer
             _ => kept.push((place, f)),
         }
     }
-    Ok((kept, duplicates))
+    Ok((kept, copies, left_out))
+}
+
+/// Proves the entries a merge leaves out as duplicates like the ones it keeps: a line that is
+/// no game of the run is refused with its file and line, whether or not it would count.
+fn prove_dropped(
+    folders: &[PathBuf],
+    dropped: &[(Place, usize)],
+    check: &mut RunCheck,
+) -> Result<(), MergeError> {
+    let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
+    for (place, f) in dropped {
+        proven_entry(&mut files, folders, place, *f, check)?;
+    }
+    Ok(())
 }
 
 /// The folder a merge writes: locked against a run playing there and a second merge; empty, or
@@ -215,12 +235,18 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     if let Ok(Some(first)) = RunSpec::load(&folders[0]) {
         spec.pgnout = first.pgnout;
         spec.epdout = first.epdout;
+        spec.replace_copies = first.replace_copies;
     }
     let entry = find_game(&spec.game)
         .ok_or_else(|| MergeError::Input(format!("unknown game '{}'", spec.game)))?;
     let (resumed, folder) = target(out, &spec)?;
+    // The copies go after what their files held at the first merge of this run, every time.
+    spec.copy_base = match RunSpec::load(out) {
+        Ok(Some(merged)) if merged.copy_base.is_some() => merged.copy_base,
+        _ => Some(super::spec::CopyBase::now(&spec)),
+    };
     folders.extend(resumed);
-    let (kept, duplicates) = choose_entries(&folders)?;
+    let (kept, copies, duplicates) = choose_entries(&folders)?;
     let output = |path: &Path, e: &dyn std::fmt::Display| MergeError::Output {
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -237,7 +263,13 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         .map_err(MergeError::Input)?;
     }
     let book = match spec.openings.as_deref() {
-        Some(path) => load_book(path, entry, spec.book_plies).ok(),
+        Some(path) => super::openings::load_book_as(
+            path,
+            super::launch::book_format(&spec, path),
+            entry,
+            spec.book_plies,
+        )
+        .ok(),
         None => Some(Vec::new()),
     };
     let opts = RunOptions::of(
@@ -249,6 +281,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let schedule = opts.schedule();
     let names = spec.engines.iter().map(|e| e.name.clone()).collect();
     let mut check = RunCheck::new(entry, names, schedule.clone(), spec.rules.clone(), book);
+    prove_dropped(&folders, &copies, &mut check)?;
     let journal_tmp = write_journal(out, &folders, &kept, &mut check)?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
@@ -301,6 +334,36 @@ fn write_journal(
     written.map(|()| tmp)
 }
 
+/// The entry at `place` in folder `f`'s journal (files opened once, kept in `files`), proved a
+/// game of the run; `None` for a line that no longer reads whole.
+fn proven_entry(
+    files: &mut [Option<File>],
+    folders: &[PathBuf],
+    place: &Place,
+    f: usize,
+    check: &mut RunCheck,
+) -> Result<Option<journal::Entry>, MergeError> {
+    let source = folders[f].join(JOURNAL_FILE);
+    let unreadable =
+        |e: std::io::Error| MergeError::Input(format!("cannot read {}: {e}", source.display()));
+    if files[f].is_none() {
+        files[f] = Some(File::open(&source).map_err(unreadable)?);
+    }
+    let file = files[f].as_mut().expect("opened above");
+    let Some(entry) = journal::read_at(file, place).map_err(unreadable)? else {
+        return Ok(None);
+    };
+    check.check(&entry).map_err(|why| {
+        MergeError::Input(format!(
+            "{}:{}: game {} is not a game of this run: {why}",
+            source.display(),
+            place.line,
+            u128::from(entry.index) + 1
+        ))
+    })?;
+    Ok(Some(entry))
+}
+
 fn write_entries(
     tmp: &Path,
     folders: &[PathBuf],
@@ -316,25 +379,9 @@ fn write_entries(
     let key = super::proof::Key::load_or_make(folder).map_err(output)?;
     let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
     for (place, f) in kept {
-        let source = folders[*f].join(JOURNAL_FILE);
-        let unreadable = |e: &dyn std::fmt::Display| {
-            MergeError::Input(format!("cannot read {}: {e}", source.display()))
-        };
-        if files[*f].is_none() {
-            files[*f] = Some(File::open(&source).map_err(|e| unreadable(&e))?);
-        }
-        let file = files[*f].as_mut().expect("opened above");
-        let Some(entry) = journal::read_at(file, place).map_err(|e| unreadable(&e))? else {
+        let Some(entry) = proven_entry(&mut files, folders, place, *f, check)? else {
             continue;
         };
-        check.check(&entry).map_err(|why| {
-            MergeError::Input(format!(
-                "{}:{}: game {} is not a game of this run: {why}",
-                source.display(),
-                place.line,
-                u128::from(entry.index) + 1
-            ))
-        })?;
         let line = journal::sealed_line(&entry, &key).map_err(output)?;
         writer.write_all(&line).map_err(output)?;
     }

@@ -8,6 +8,7 @@ pub mod contents;
 pub mod folder;
 pub mod import;
 pub mod journal;
+pub mod launch;
 pub(crate) mod ledger;
 pub mod live;
 pub mod merge;
@@ -27,6 +28,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use folder::RunFolder;
+pub use launch::{OpenRun, Run};
 pub use run::{run, Progress, RunOptions, RunOutcome};
 pub use schedule::{Colours, Format};
 pub use spec::{RunKind, RunSpec, SpecError};
@@ -37,6 +39,9 @@ pub enum RunError {
     Output { path: String, reason: String },
     #[error("{0}")]
     Setup(String),
+    /// A setting that cannot be played, for the caller to name as the user wrote it.
+    #[error("{0}")]
+    Spec(SpecError),
     /// An engine could not start, again and again, during the run: no result is reported from
     /// a set-up that does not work. The games finished before it are kept.
     #[error("{0}")]

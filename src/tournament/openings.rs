@@ -177,8 +177,51 @@ fn non_empty(openings: Vec<Opening>, path: &str) -> Result<Vec<Opening>, BookErr
 }
 
 /// Reads a book in the format its name says: `.epd`, `.pgn`, else arbiter's own.
+/// How a book's text reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BookFormat {
+    Epd,
+    Pgn,
+    /// arbiter's own: a position or moves per line.
+    Lines,
+}
+
+impl BookFormat {
+    pub fn parse(text: &str) -> Result<BookFormat, String> {
+        match text {
+            "epd" => Ok(BookFormat::Epd),
+            "pgn" => Ok(BookFormat::Pgn),
+            "lines" | "txt" => Ok(BookFormat::Lines),
+            other => Err(format!("'{other}': epd, pgn or lines")),
+        }
+    }
+
+    /// The format a file's name says: `.epd`, `.pgn`, else arbiter's lines.
+    pub fn of_name(path: &Path) -> BookFormat {
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match extension.as_deref() {
+            Some("epd") => BookFormat::Epd,
+            Some("pgn") => BookFormat::Pgn,
+            _ => BookFormat::Lines,
+        }
+    }
+}
+
 pub fn load_book(
     path: &Path,
+    entry: &GameEntry,
+    max_plies: Option<usize>,
+) -> Result<Vec<Opening>, BookError> {
+    load_book_as(path, BookFormat::of_name(path), entry, max_plies)
+}
+
+/// The book in `path` read as `format`, whatever its name.
+pub fn load_book_as(
+    path: &Path,
+    format: BookFormat,
     entry: &GameEntry,
     max_plies: Option<usize>,
 ) -> Result<Vec<Opening>, BookError> {
@@ -189,13 +232,10 @@ pub fn load_book(
     })?;
     // Editors on Windows start UTF-8 files with a byte order mark: it is no part of the book.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let extension = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    match extension.as_deref() {
-        Some("epd") => parse_epd(text, &name, entry),
-        Some("pgn") => parse_pgn_book(text, &name, entry, max_plies),
-        _ => parse_book(text, &name, entry, max_plies),
+    match format {
+        BookFormat::Epd => parse_epd(text, &name, entry),
+        BookFormat::Pgn => parse_pgn_book(text, &name, entry, max_plies),
+        BookFormat::Lines => parse_book(text, &name, entry, max_plies),
     }
 }
 

@@ -356,6 +356,31 @@ fn run_info<'a>(
     RunInfo::of_run(&opts.spec, llr, interrupted, decision)
 }
 
+/// A task's place among the tasks of a split run, shared with its workers.
+type SharedSplit = Option<Arc<Mutex<Split>>>;
+
+/// The run's past: the games already in its journal counted (each proved a game of the run)
+/// and which they are, and for a task of a split run its place among the tasks, started.
+fn past_games(
+    opts: &RunOptions,
+    names: &[String],
+    total: u64,
+    journal_path: &std::path::Path,
+) -> Result<(Ledger, SharedSplit, Bitset), RunError> {
+    let mut ledger = Ledger::new(names.to_vec(), opts.spec.sprt);
+    let mut split = join_split(opts, names, total)?;
+    let mut check = run_check(opts, names);
+    let done = count_past_games(journal_path, &mut check, &mut ledger, split.as_mut())?;
+    let split = match split {
+        Some(mut s) => {
+            s.start().map_err(RunError::Setup)?;
+            Some(Arc::new(Mutex::new(s)))
+        }
+        None => None,
+    };
+    Ok((ledger, split, done))
+}
+
 pub async fn run(
     mut opts: RunOptions,
     mut on_game: impl FnMut(Progress),
@@ -365,17 +390,7 @@ pub async fn run(
     let journal_path = opts.folder.journal();
     let schedule = Arc::new(opts.schedule());
     let total = schedule.len();
-    let mut ledger = Ledger::new(names.clone(), opts.spec.sprt);
-    let mut split = join_split(&opts, &names, total)?;
-    let mut check = run_check(&opts, &names);
-    let done = count_past_games(&journal_path, &mut check, &mut ledger, split.as_mut())?;
-    let split = match split {
-        Some(mut s) => {
-            s.start().map_err(RunError::Setup)?;
-            Some(Arc::new(Mutex::new(s)))
-        }
-        None => None,
-    };
+    let (ledger, split, done) = past_games(&opts, &names, total, &journal_path)?;
     let mut journal = Journal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
     let log = (opts.spec.log.as_ref())
         .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
@@ -423,75 +438,28 @@ pub async fn run(
     let mut journal_syncs = 0;
     while open || !unsynced.is_empty() {
         let mut finished = Vec::new();
-        if open && holds_games && sync_due.is_some() {
-            tokio::select! {
-                _ = signals.recv() => interrupted = true,
-                _ = sleep_until_due(sync_due) => {}
-                _ = wake.notified() => {}
-            }
-            loop {
-                match rx.try_recv() {
-                    Ok(more) => finished.push(more),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        open = false;
-                        break;
-                    }
-                }
-            }
-            open &= !interrupted;
-        } else if open {
-            tokio::select! {
-                next = rx.recv() => match next {
-                    Some(first) => finished.push(first),
-                    None => open = false,
-                },
-                _ = signals.recv() => { interrupted = true; open = false; }
-                _ = sleep_until_due(sync_due) => {}
-            }
-            // The games that finished meanwhile are written with this one.
-            if open {
-                while let Ok(more) = rx.try_recv() {
-                    finished.push(more);
-                }
-            }
-        }
-        let mut sync_now = !open;
-        let mut journal_error = None;
-        for (index, result) in finished {
-            let record = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    setup_error.get_or_insert(e);
-                    stop.store(true, Ordering::SeqCst);
-                    sync_now = true;
-                    continue;
-                }
+        if open {
+            let waits = Waits {
+                hold: holds_games && sync_due.is_some(),
+                sync_due,
+                wake: &wake,
             };
-            if !tally.still_holds(index) {
-                eprintln!(
-                    "game {} was taken over by another task while this one looked dead; its \
-                     result here is left out",
-                    index + 1
-                );
-                continue;
-            }
-            let strict_fault = opts.spec.strict && record.termination.is_fault();
-            if strict_fault {
-                // As fastchess stops at once: no game starts once a fault is known, and the
-                // games in progress are abandoned (--resume plays them again). The fault
-                // counts, and is reported, once it is synced below.
-                stop.store(true, Ordering::SeqCst);
-                workers.cancel();
-            }
-            let entry = Entry { index, record };
-            if let Err(e) = journal.stage(&entry) {
-                journal_error = Some(e);
-                break;
-            }
-            sync_now |= !waits_for_company || strict_fault;
-            unsynced.push(entry);
+            let (still_open, stopped) =
+                receive_games(&mut rx, &mut signals, waits, &mut finished).await;
+            open = still_open;
+            interrupted |= stopped;
         }
+        let staging = Staging {
+            setup_error: &mut setup_error,
+            stop: &stop,
+            tally: &tally,
+            strict: opts.spec.strict,
+            workers: &workers,
+            journal: &mut journal,
+            waits_for_company,
+        };
+        let (mut sync_now, mut journal_error) = staging.stage(finished, &mut unsynced);
+        sync_now |= !open;
         let now = tokio::time::Instant::now();
         if !unsynced.is_empty() {
             let due = *sync_due.get_or_insert(now + GROUP_WINDOW);
@@ -514,27 +482,14 @@ pub async fn run(
             continue;
         }
         sync_due = None;
-        let batch = unsynced.len();
-        for (i, entry) in unsynced.drain(..).enumerate() {
-            tally.count_new(entry.index, &entry.record);
-            if tally.decision().is_some() {
-                stop.store(true, Ordering::SeqCst);
-            }
-            if opts.spec.strict && entry.record.termination.is_fault() && fault.is_none() {
-                let r = &entry.record;
-                let said = format!("{} - {}: {}", r.white, r.black, r.detail);
-                fault = Some((entry.index + 1, said));
-            }
-            on_game(Progress {
-                game: entry.index + 1,
-                done: tally.ledger.played,
-                total,
-                record: &entry.record,
-                totals: &tally.ledger.totals,
-                llr: tally.last_llr(),
-                more_follow: i + 1 < batch,
-            });
-        }
+        let counted = Counted {
+            tally: &mut tally,
+            stop: &stop,
+            strict: opts.spec.strict,
+            fault: &mut fault,
+            total,
+        };
+        counted.synced(unsynced.drain(..), &mut on_game);
     }
     if interrupted {
         // Games in progress are abandoned: their engines are dropped, which kills them.
@@ -560,6 +515,160 @@ pub async fn run(
     outcome.fault = fault;
     outcome.journal_syncs = journal_syncs;
     Ok(outcome)
+}
+
+/// What writing finished games into the journal (before their sync) touches.
+struct Staging<'a> {
+    setup_error: &'a mut Option<GameError>,
+    stop: &'a AtomicBool,
+    tally: &'a Tally,
+    strict: bool,
+    workers: &'a runner::Workers,
+    journal: &'a mut Journal,
+    /// Games wait for others to share a sync (no SPRT, no split run).
+    waits_for_company: bool,
+}
+
+impl Staging<'_> {
+    /// Writes the finished games into the journal, unsynced, and adds them to `unsynced`.
+    /// Returns whether they must be synced at once (an engine that could not start, a strict
+    /// run's fault, a run whose every game may end it) and the journal's error, if any.
+    fn stage(
+        self,
+        finished: Vec<runner::Finished>,
+        unsynced: &mut Vec<Entry>,
+    ) -> (bool, Option<std::io::Error>) {
+        let mut sync_now = false;
+        for (index, result) in finished {
+            let record = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    self.setup_error.get_or_insert(e);
+                    self.stop.store(true, Ordering::SeqCst);
+                    sync_now = true;
+                    continue;
+                }
+            };
+            if !self.tally.still_holds(index) {
+                eprintln!(
+                    "game {} was taken over by another task while this one looked dead; its \
+                     result here is left out",
+                    index + 1
+                );
+                continue;
+            }
+            let strict_fault = self.strict && record.termination.is_fault();
+            if strict_fault {
+                // As fastchess stops at once: no game starts once a fault is known, and the
+                // games in progress are abandoned (--resume plays them again). The fault
+                // counts, and is reported, once it is synced.
+                self.stop.store(true, Ordering::SeqCst);
+                self.workers.cancel();
+            }
+            let entry = Entry { index, record };
+            if let Err(e) = self.journal.stage(&entry) {
+                return (sync_now, Some(e));
+            }
+            sync_now |= !self.waits_for_company || strict_fault;
+            unsynced.push(entry);
+        }
+        (sync_now, None)
+    }
+}
+
+/// What counting a synced game changes: the tally (and so the SPRT, which may stop the run),
+/// and a strict run's first fault.
+struct Counted<'a> {
+    tally: &'a mut Tally,
+    stop: &'a AtomicBool,
+    strict: bool,
+    fault: &'a mut Option<(u64, String)>,
+    total: u64,
+}
+
+impl Counted<'_> {
+    /// Counts games just synced, in the order they were staged, telling `on_game` of each.
+    fn synced(
+        self,
+        entries: impl ExactSizeIterator<Item = Entry>,
+        on_game: &mut impl FnMut(Progress),
+    ) {
+        let batch = entries.len();
+        for (i, entry) in entries.enumerate() {
+            self.tally.count_new(entry.index, &entry.record);
+            if self.tally.decision().is_some() {
+                self.stop.store(true, Ordering::SeqCst);
+            }
+            if self.strict && entry.record.termination.is_fault() && self.fault.is_none() {
+                let r = &entry.record;
+                let said = format!("{} - {}: {}", r.white, r.black, r.detail);
+                *self.fault = Some((entry.index + 1, said));
+            }
+            on_game(Progress {
+                game: entry.index + 1,
+                done: self.tally.ledger.played,
+                total: self.total,
+                record: &entry.record,
+                totals: &self.tally.ledger.totals,
+                llr: self.tally.last_llr(),
+                more_follow: i + 1 < batch,
+            });
+        }
+    }
+}
+
+/// How the run's thread waits for finished games: holding them in the channel until the sync
+/// window's end (`hold`), or taking the first that comes.
+struct Waits<'a> {
+    hold: bool,
+    sync_due: Option<tokio::time::Instant>,
+    wake: &'a tokio::sync::Notify,
+}
+
+/// Waits for finished games, a stop signal or the sync's time, and takes into `finished` every
+/// game the channel holds by then. Returns whether the channel is still open (no worker left:
+/// closed) and whether a signal asked the run to stop.
+async fn receive_games(
+    rx: &mut mpsc::Receiver<runner::Finished>,
+    signals: &mut StopSignals,
+    waits: Waits<'_>,
+    finished: &mut Vec<runner::Finished>,
+) -> (bool, bool) {
+    let mut open = true;
+    let mut interrupted = false;
+    if waits.hold {
+        tokio::select! {
+            _ = signals.recv() => interrupted = true,
+            _ = sleep_until_due(waits.sync_due) => {}
+            _ = waits.wake.notified() => {}
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(more) => finished.push(more),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        return (open && !interrupted, interrupted);
+    }
+    tokio::select! {
+        next = rx.recv() => match next {
+            Some(first) => finished.push(first),
+            None => open = false,
+        },
+        _ = signals.recv() => { interrupted = true; open = false; }
+        _ = sleep_until_due(waits.sync_due) => {}
+    }
+    // The games that finished meanwhile are written with this one.
+    if open {
+        while let Ok(more) = rx.try_recv() {
+            finished.push(more);
+        }
+    }
+    (open, interrupted)
 }
 
 /// The longest a finished game waits for others to share its journal sync: the progress shown

@@ -116,6 +116,10 @@ pub struct RunSpec {
     pub affinity: super::Affinity,
     pub openings: Option<PathBuf>,
     pub book_plies: Option<usize>,
+    /// How the book reads: `epd`, `pgn` or `lines` (arbiter's own); by default its file's
+    /// ending says.
+    #[serde(default)]
+    pub book_format: Option<super::openings::BookFormat>,
     pub random_openings: bool,
     /// The book's opening the first round plays (1-based; cutechess-cli's and fastchess's
     /// `start=`).
@@ -144,6 +148,14 @@ pub struct RunSpec {
     /// The final position of every game, one per line.
     #[serde(default)]
     pub epdout: Option<PathBuf>,
+    /// `pgnout` and `epdout` replace what their files held before the run, instead of being
+    /// added to it (as cutechess-cli and fastchess add to them).
+    #[serde(default)]
+    pub replace_copies: bool,
+    /// How long `pgnout` and `epdout` were when the run started: its games go after that, so a
+    /// resumed run or a second merge rewrites its own games, never anything before them.
+    #[serde(default)]
+    pub copy_base: Option<CopyBase>,
     pub event: Option<String>,
     /// The part of the run this process plays, when it is split over machines.
     #[serde(default)]
@@ -177,6 +189,28 @@ fn default_book_start() -> u64 {
 
 fn default_viewer_games() -> usize {
     crate::report::viewer::MAX_SHOWN
+}
+
+/// The lengths of `pgnout` and `epdout` when the run started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CopyBase {
+    pub pgn: u64,
+    pub epd: u64,
+}
+
+impl CopyBase {
+    /// What the run's copies go after: the files' lengths now, or nothing when they are
+    /// replaced.
+    pub fn now(spec: &RunSpec) -> CopyBase {
+        let len = |p: &Option<PathBuf>| match (p, spec.replace_copies) {
+            (Some(path), false) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            _ => 0,
+        };
+        CopyBase {
+            pgn: len(&spec.pgnout),
+            epd: len(&spec.epdout),
+        }
+    }
 }
 
 /// A setting that cannot be played, and why.
@@ -222,6 +256,7 @@ impl RunSpec {
             affinity: super::Affinity::default(),
             openings: None,
             book_plies: None,
+            book_format: None,
             random_openings: false,
             book_start: default_book_start(),
             colours: Colours::default(),
@@ -238,6 +273,8 @@ impl RunSpec {
             log: None,
             pgnout: None,
             epdout: None,
+            replace_copies: false,
+            copy_base: None,
             event: None,
             shard: None,
             lease: DEFAULT_LEASE,
@@ -446,6 +483,8 @@ impl RunSpec {
         "log",
         "pgnout",
         "epdout",
+        "replace_copies",
+        "copy_base",
         "concurrency",
         "affinity",
         "lease",

@@ -284,10 +284,8 @@ impl Split {
             self.hold(pair, claim.generation);
             return true;
         }
-        if !matches!(
-            self.claims.look(&claim.owner),
-            Liveness::Dead | Liveness::Ended
-        ) {
+        let liveness = self.claims.look(&claim.owner);
+        if !matches!(liveness, Liveness::Dead | Liveness::Ended) {
             return false;
         }
         // Finished after all: its last games may be in its journal.
@@ -297,8 +295,12 @@ impl Split {
         }
         match self.claims.take_over(pair, claim) {
             Ok(true) => {
+                let why = match liveness {
+                    Liveness::Ended => "which ended without finishing it",
+                    _ => "silent for a whole lease",
+                };
                 eprintln!(
-                    "{}: took over game pair {} from {}, silent for a whole lease",
+                    "{}: took over game pair {} from {}, {why}",
                     self.claims.me(),
                     pair + 1,
                     claim.owner

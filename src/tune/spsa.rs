@@ -167,6 +167,9 @@ pub struct Spsa {
     pub window: u64,
 }
 
+/// Keeps the rounding's draws apart from the flips', which use the same seed.
+const ROUNDING: u64 = 0x726f_756e_6469_6e67;
+
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -175,8 +178,9 @@ fn mix(mut z: u64) -> u64 {
 }
 
 impl Spsa {
+    /// fishtest's `A`: the share of the pairs, a whole number (truncated).
     fn big_a(&self) -> f64 {
-        self.gains.a_ratio * self.pairs as f64
+        (self.gains.a_ratio * self.pairs as f64).trunc()
     }
 
     /// The probe's half-width for parameter `i` at pair `k` (from 0).
@@ -225,13 +229,32 @@ impl Spsa {
             self.params
                 .iter()
                 .enumerate()
-                .map(|(i, p)| p.clamp(theta[i] + sign * self.c_k(i, k) * flips[i]))
+                .map(|(i, p)| {
+                    let value = p.clamp(theta[i] + sign * self.c_k(i, k) * flips[i]);
+                    self.whole(i, k, sign, value)
+                })
                 .collect()
         };
         Probe {
             plus: side(1.0),
             minus: side(-1.0),
         }
+    }
+
+    /// A spin option's value rounded as fishtest rounds it, stochastically: up with the
+    /// probability of its fraction (`floor(value + u)`, `u` uniform in [0, 1) from the seed, the
+    /// pair, the parameter and the side), so that the value sent is the probe on average. Rounded
+    /// to the nearest, both sides of a pair get the same value once `c_k` is under 0.5, and the
+    /// pair carries no signal. Other values are sent as they are.
+    fn whole(&self, i: usize, k: u64, sign: f64, value: f64) -> f64 {
+        let p = &self.params[i];
+        if !p.integer {
+            return value;
+        }
+        let side = if sign > 0.0 { 0 } else { 1 };
+        let bits = mix(self.seed ^ mix(k ^ mix(((i as u64 + 1) << 1 | side) ^ ROUNDING)));
+        let u = (bits >> 11) as f64 / (1u64 << 53) as f64;
+        p.clamp((value + u).floor())
     }
 
     /// Moves `theta` by pair `k`'s result (the plus engine's wins minus losses).
@@ -286,6 +309,31 @@ mod tests {
         assert_eq!(theta[0], 100.0);
         let probe = s.probe(3, &[100.0]);
         assert!(probe.plus[0] <= 100.0 && probe.minus[0] <= 100.0);
+    }
+
+    /// A spin option whose probe is narrower than a half: rounded to the nearest, both sides
+    /// sent the same value; rounded stochastically, they differ about as often as the probe's
+    /// width says (2 x 0.4 here), and on average each side is sent its real value.
+    #[test]
+    fn spin_values_round_stochastically_to_the_probe_on_average() {
+        let mut s = spsa(1);
+        s.params = vec![Param {
+            integer: true,
+            ..Param::parse("Focus=100,0,200,0.4,0.5").unwrap()
+        }];
+        let pairs = 4000;
+        let (mut differ, mut plus_sum, mut exact_sum) = (0, 0.0, 0.0);
+        for k in 0..pairs {
+            let probe = s.probe(k, &[100.0]);
+            assert_eq!(probe.plus[0].fract(), 0.0);
+            differ += usize::from(probe.plus[0] != probe.minus[0]);
+            plus_sum += probe.plus[0];
+            exact_sum += 100.0 + s.c_k(0, k) * s.flips(k)[0];
+        }
+        let share = differ as f64 / pairs as f64;
+        assert!(share > 0.5, "sides differ in {share} of the pairs");
+        assert!((plus_sum - exact_sum).abs() / (pairs as f64) < 0.05);
+        assert_eq!(s.probe(17, &[100.0]), s.probe(17, &[100.0]), "seeded");
     }
 
     #[test]

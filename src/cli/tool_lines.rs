@@ -1,0 +1,485 @@
+//! The lines cutechess-cli and fastchess print while they play, printed the same way when a
+//! command line is read as theirs: programs that drive those tools (fishtest's worker, CI
+//! scripts, test servers) read them from standard output. Field order, spacing and number
+//! formats are the tools' own; the statistics are the usual ones (a score's 95% interval mapped
+//! to Elo, nElo from the score's spread, LOS from the normal distribution).
+
+use crate::engine::EngineConfig;
+use crate::game::{Outcome, Termination};
+use crate::referee::GameRecord;
+use crate::stats::Sprt;
+use crate::tournament::Progress;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Whose lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Cutechess,
+    Fastchess,
+}
+
+/// Which tool's lines a run prints, and how often.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolLines {
+    pub style: Style,
+    /// Ratings every this many games (pairs with `penta`); 0: only at the end.
+    pub rating_interval: u64,
+    /// The score line every this many games.
+    pub score_interval: u64,
+    /// Statistics over game pairs (fastchess's `-report penta=true`).
+    pub penta: bool,
+}
+
+impl ToolLines {
+    /// The tool's defaults: cutechess-cli rates at the end only, fastchess every 10 pairs.
+    pub fn defaults(style: Style) -> ToolLines {
+        match style {
+            Style::Cutechess => ToolLines {
+                style,
+                rating_interval: 0,
+                score_interval: 1,
+                penta: false,
+            },
+            Style::Fastchess => ToolLines {
+                style,
+                rating_interval: 10,
+                score_interval: 1,
+                penta: true,
+            },
+        }
+    }
+}
+
+/// Set when the command line was read as a tool's: the run prints its lines.
+pub static TOOL_LINES: std::sync::OnceLock<ToolLines> = std::sync::OnceLock::new();
+
+const Z95: f64 = 1.959963984540054;
+
+/// A sample of results (value, count): a game's 1, ½, 0, or a pair's 1, ¾, ½, ¼, 0.
+struct Sample {
+    n: f64,
+    score: f64,
+    /// The spread of one result.
+    variance: f64,
+}
+
+impl Sample {
+    fn of(results: &[(f64, u64)]) -> Sample {
+        let n: u64 = results.iter().map(|r| r.1).sum();
+        let n = n as f64;
+        let score = results.iter().map(|&(v, c)| v * c as f64).sum::<f64>() / n;
+        let variance = results
+            .iter()
+            .map(|&(v, c)| c as f64 * (v - score).powi(2))
+            .sum::<f64>()
+            / n;
+        Sample { n, score, variance }
+    }
+
+    fn elo(score: f64) -> f64 {
+        -400.0 * (1.0 / score - 1.0).log10()
+    }
+
+    fn bounds(&self) -> (f64, f64) {
+        let half = Z95 * (self.variance / self.n).sqrt();
+        (self.score - half, self.score + half)
+    }
+
+    /// The Elo difference and half its 95% interval.
+    fn elo_and_error(&self) -> (f64, f64) {
+        let (lo, hi) = self.bounds();
+        (Self::elo(self.score), (Self::elo(hi) - Self::elo(lo)) / 2.0)
+    }
+
+    /// Normalized Elo and half its interval; `spread` is the variance's factor (2 for pairs).
+    fn nelo_and_error(&self, spread: f64) -> (f64, f64) {
+        let nelo = |s: f64| {
+            (s - 0.5) / (spread * self.variance).sqrt() * (800.0 / std::f64::consts::LN_10)
+        };
+        let (lo, hi) = self.bounds();
+        (nelo(self.score), (nelo(hi) - nelo(lo)) / 2.0)
+    }
+
+    fn los(&self) -> f64 {
+        let z = (self.score - 0.5) / (2.0 * self.variance / self.n).sqrt();
+        (1.0 + statrs::function::erf::erf(z)) / 2.0
+    }
+}
+
+/// The first engine's results against the second, as the tools count them.
+#[derive(Default)]
+struct Count {
+    wins: u64,
+    losses: u64,
+    draws: u64,
+    /// Pairs by the first engine's points: LL, LD, WL, DD, WD, WW.
+    ll: u64,
+    ld: u64,
+    wl: u64,
+    dd: u64,
+    wd: u64,
+    ww: u64,
+}
+
+impl Count {
+    fn add(&mut self, points: f64) {
+        if points == 1.0 {
+            self.wins += 1;
+        } else if points == 0.0 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+    }
+
+    fn games(&self) -> u64 {
+        self.wins + self.losses + self.draws
+    }
+
+    fn pairs(&self) -> u64 {
+        self.ll + self.ld + self.wl + self.dd + self.wd + self.ww
+    }
+
+    fn points(&self) -> f64 {
+        self.wins as f64 + self.draws as f64 / 2.0
+    }
+
+    fn games_sample(&self) -> Sample {
+        Sample::of(&[(1.0, self.wins), (0.5, self.draws), (0.0, self.losses)])
+    }
+
+    fn pairs_sample(&self) -> Sample {
+        Sample::of(&[
+            (1.0, self.ww),
+            (0.75, self.wd),
+            (0.5, self.wl + self.dd),
+            (0.25, self.ld),
+            (0.0, self.ll),
+        ])
+    }
+}
+
+/// Prints a run's progress as the tool prints it.
+pub struct Printer {
+    lines: ToolLines,
+    names: Vec<String>,
+    sprt: Option<Sprt>,
+    /// `(tc, threads, hash[, book])` of fastchess's "Results of" line.
+    setup: String,
+    count: Count,
+    /// Pairs with one game in: the first engine's points in it.
+    open_pairs: HashMap<u64, f64>,
+    pairs_rated: u64,
+    games_rated: u64,
+    /// Games counted in the last score line printed.
+    scored_at: u64,
+}
+
+impl Printer {
+    pub fn new(
+        lines: ToolLines,
+        engines: &[EngineConfig],
+        sprt: Option<Sprt>,
+        book: Option<&std::path::Path>,
+    ) -> Printer {
+        let both = |f: &dyn Fn(&EngineConfig) -> String| {
+            let (a, b) = (f(&engines[0]), engines.get(1).map(f).unwrap_or_default());
+            if a == b {
+                a
+            } else {
+                format!("{a} - {b}")
+            }
+        };
+        let option = |name: &'static str, unit: &'static str| {
+            move |e: &EngineConfig| {
+                e.options
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| format!("{v}{unit}"))
+                    .unwrap_or_else(|| "NULL".into())
+            }
+        };
+        let mut setup = format!(
+            "{}, {}, {}",
+            both(&time_control),
+            both(&option("Threads", "t")),
+            both(&option("Hash", "MB"))
+        );
+        if let Some(name) = book.and_then(|b| b.file_name()) {
+            let _ = write!(setup, ", {}", name.to_string_lossy());
+        }
+        Printer {
+            lines,
+            names: engines.iter().map(|e| e.name.clone()).collect(),
+            sprt,
+            setup,
+            count: Count::default(),
+            open_pairs: HashMap::new(),
+            pairs_rated: 0,
+            games_rated: 0,
+            scored_at: 0,
+        }
+    }
+
+    /// The lines after a finished game: the game, then the score and the ratings when due.
+    pub fn game(&mut self, p: &Progress) -> String {
+        let r = p.record;
+        let mut out = format!(
+            "Finished game {} ({} vs {}): {} {{{}}}\n",
+            p.game,
+            r.white,
+            r.black,
+            r.outcome,
+            annotation(r)
+        );
+        if self.names.len() != 2 {
+            return out;
+        }
+        self.count_game(p.game - 1, r);
+        let all = p.done >= p.total;
+        let games = self.count.games();
+        if self.lines.style == Style::Cutechess
+            && games > self.scored_at
+            && (all || games.is_multiple_of(self.lines.score_interval.max(1)))
+        {
+            out.push_str(&self.score_line());
+            self.scored_at = games;
+        }
+        let interval = self.lines.rating_interval;
+        let due = if self.lines.penta {
+            let pairs = self.count.pairs();
+            let due = interval > 0 && pairs > self.pairs_rated && pairs.is_multiple_of(interval);
+            self.pairs_rated = pairs;
+            due
+        } else {
+            let due = interval > 0 && games > self.games_rated && games.is_multiple_of(interval);
+            self.games_rated = games;
+            due
+        };
+        if due && !all {
+            out.push_str(&self.ratings(p.llr));
+        }
+        out
+    }
+
+    /// The lines a finished run ends with: the ratings, then "Finished match".
+    pub fn end(&self, llr: Option<f64>) -> String {
+        let mut out = String::new();
+        if self.names.len() == 2 && self.count.games() > 0 {
+            if self.lines.style == Style::Cutechess && self.scored_at != self.count.games() {
+                out.push_str(&self.score_line());
+            }
+            out.push_str(&self.ratings(llr));
+        }
+        if self.lines.style == Style::Fastchess {
+            out.push_str("Tournament finished\n");
+        }
+        out.push_str("Finished match\n");
+        out
+    }
+
+    /// Counts a game for the first engine. Over pairs (`penta`), a game counts once its pair is
+    /// complete, as the tools count it: every `Games:` line is then twice its `Ptnml` pairs.
+    fn count_game(&mut self, index: u64, r: &GameRecord) {
+        let first_white = r.white == self.names[0];
+        let points = match (r.outcome, first_white) {
+            (Outcome::Draw, _) => 0.5,
+            (Outcome::WhiteWins, true) | (Outcome::BlackWins, false) => 1.0,
+            _ => 0.0,
+        };
+        if !self.lines.penta {
+            self.count.add(points);
+            return;
+        }
+        let pair = index / 2;
+        let Some(first) = self.open_pairs.remove(&pair) else {
+            self.open_pairs.insert(pair, points);
+            return;
+        };
+        let c = &mut self.count;
+        c.add(first);
+        c.add(points);
+        match (first, points) {
+            (a, b) if a + b == 2.0 => c.ww += 1,
+            (a, b) if a + b == 1.5 => c.wd += 1,
+            (a, b) if a == 0.5 && b == 0.5 => c.dd += 1,
+            (a, b) if a + b == 1.0 => c.wl += 1,
+            (a, b) if a + b == 0.5 => c.ld += 1,
+            _ => c.ll += 1,
+        }
+    }
+
+    fn score_line(&self) -> String {
+        let c = &self.count;
+        format!(
+            "Score of {} vs {}: {} - {} - {}  [{:.3}] {}\n",
+            self.names[0],
+            self.names[1],
+            c.wins,
+            c.losses,
+            c.draws,
+            c.points() / c.games() as f64,
+            c.games()
+        )
+    }
+
+    fn ratings(&self, llr: Option<f64>) -> String {
+        match self.lines.style {
+            Style::Cutechess => self.cutechess_ratings(llr),
+            Style::Fastchess => self.fastchess_ratings(llr),
+        }
+    }
+
+    fn cutechess_ratings(&self, llr: Option<f64>) -> String {
+        let sample = self.count.games_sample();
+        let (elo, error) = sample.elo_and_error();
+        let draws = self.count.draws as f64 / self.count.games() as f64;
+        let mut out = format!(
+            "Elo difference: {elo:.1} +/- {error:.1}, LOS: {:.1} %, DrawRatio: {:.1} %\n",
+            sample.los() * 100.0,
+            draws * 100.0
+        );
+        if let (Some(sprt), Some(llr)) = (self.sprt, llr) {
+            let (lower, upper) = sprt.bounds();
+            let share = if llr < 0.0 { llr / lower } else { llr / upper };
+            let verdict = if llr >= upper {
+                " - H1 was accepted"
+            } else if llr < lower {
+                " - H0 was accepted"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "SPRT: llr {llr:.2} ({:.1}%), lbound {lower:.2}, ubound {upper:.2}{verdict}",
+                share * 100.0
+            );
+        }
+        out
+    }
+
+    fn fastchess_ratings(&self, llr: Option<f64>) -> String {
+        let c = &self.count;
+        let rule = "--------------------------------------------------\n";
+        let (sample, spread) = match self.lines.penta && c.pairs() > 0 {
+            true => (c.pairs_sample(), 2.0),
+            false => (c.games_sample(), 1.0),
+        };
+        let (elo, error) = sample.elo_and_error();
+        let (nelo, nerror) = sample.nelo_and_error(spread);
+        let mut out = format!(
+            "{rule}Results of {} vs {} ({}):\nElo: {elo:.2} +/- {error:.2}, nElo: {nelo:.2} +/- {nerror:.2}\n",
+            self.names[0], self.names[1], self.setup
+        );
+        let games = c.games() as f64;
+        if self.lines.penta {
+            let pairs = c.pairs() as f64;
+            let _ = writeln!(
+                out,
+                "LOS: {:.2} %, DrawRatio: {:.2} %, PairsRatio: {:.2}",
+                sample.los() * 100.0,
+                (c.wl + c.dd) as f64 / pairs * 100.0,
+                (c.ww + c.wd) as f64 / (c.ld + c.ll) as f64
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "LOS: {:.2} %, DrawRatio: {:.2} %",
+                sample.los() * 100.0,
+                c.draws as f64 / games * 100.0
+            );
+        }
+        let _ = writeln!(
+            out,
+            "Games: {}, Wins: {}, Losses: {}, Draws: {}, Points: {:.1} ({:.2} %)",
+            c.games(),
+            c.wins,
+            c.losses,
+            c.draws,
+            c.points(),
+            c.points() / games * 100.0
+        );
+        if self.lines.penta {
+            let _ = writeln!(
+                out,
+                "Ptnml(0-2): [{}, {}, {}, {}, {}], WL/DD Ratio: {:.2}",
+                c.ll,
+                c.ld,
+                c.wl + c.dd,
+                c.wd,
+                c.ww,
+                c.wl as f64 / c.dd as f64
+            );
+        }
+        if let (Some(sprt), Some(llr)) = (self.sprt, llr) {
+            let (lower, upper) = sprt.bounds();
+            let share = if llr >= 0.0 {
+                llr / upper
+            } else {
+                -llr / lower
+            };
+            let _ = writeln!(
+                out,
+                "LLR: {llr:.2} ({:.1}%) ({lower:.2}, {upper:.2}) [{:.2}, {:.2}]",
+                share * 100.0,
+                sprt.elo0,
+                sprt.elo1
+            );
+        }
+        out.push_str(rule);
+        out
+    }
+}
+
+/// fastchess's time control text: `moves/base+inc`, `N/move`, `N nodes`, `N plies`.
+fn time_control(e: &EngineConfig) -> String {
+    let l = &e.limits;
+    if let Some(tc) = l.tc {
+        return tc.pgn();
+    }
+    if let Some(st) = l.movetime {
+        return format!("{}/move", st.as_secs_f64());
+    }
+    if let Some(depth) = l.depth {
+        return format!("{depth} plies");
+    }
+    l.nodes.map(|n| format!("{n} nodes")).unwrap_or_default()
+}
+
+/// Why a game ended, in the words the tools use where scripts look for them ("on time",
+/// "disconnects", "stalls", "illegal move"), else arbiter's own.
+fn annotation(r: &GameRecord) -> String {
+    let loser = match r.outcome {
+        Outcome::WhiteWins => "Black",
+        Outcome::BlackWins => "White",
+        Outcome::Draw => return r.detail.clone(),
+    };
+    match r.termination {
+        Termination::TimeForfeit => format!("{loser} loses on time"),
+        Termination::EngineCrash | Termination::MemoryLimit => format!("{loser} disconnects"),
+        Termination::EngineStall => format!("{loser}'s connection stalls"),
+        Termination::IllegalMove => format!("{loser} makes an illegal move"),
+        Termination::Checkmate => {
+            let winner = if loser == "Black" { "White" } else { "Black" };
+            format!("{winner} mates")
+        }
+        _ => r.detail.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statistics_are_the_usual_ones() {
+        // 60 wins, 20 draws, 20 losses: score 0.7.
+        let s = Sample::of(&[(1.0, 60), (0.5, 20), (0.0, 20)]);
+        assert!((s.score - 0.7).abs() < 1e-12);
+        let (elo, error) = s.elo_and_error();
+        assert!((elo - 147.19).abs() < 0.01, "{elo}");
+        assert!(error > 50.0 && error < 90.0, "{error}");
+        assert!(s.los() > 0.999);
+    }
+}
