@@ -108,6 +108,26 @@ pub fn signed(value: f64) -> String {
     }
 }
 
+/// An interval's end, with the decimals its width needs: 100,000 drawn games give an interval
+/// of about a hundredth of an Elo, which one decimal would print as an overconfident "0.0 ..
+/// 0.0".
+fn bound_text(value: f64, width: f64) -> String {
+    if !(width > 0.0 && width < 0.5 && value.is_finite()) {
+        return signed(value);
+    }
+    let decimals = (1.0 - width.log10()).ceil().clamp(2.0, 6.0) as usize;
+    let text = format!("{value:+.decimals$}");
+    if text
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        "0.0".into()
+    } else {
+        text
+    }
+}
+
 /// A number with `decimals` decimals that never reads `-0.000`.
 pub fn fixed(value: f64, decimals: usize) -> String {
     let text = format!("{value:.decimals$}");
@@ -148,8 +168,8 @@ impl EloEstimate {
                 format!(
                     "{} (95% {} .. {})",
                     signed(elo),
-                    signed(lower),
-                    signed(upper)
+                    bound_text(lower, upper - lower),
+                    bound_text(upper, upper - lower)
                 )
             }
             EloEstimate::NoGames => "no games played yet".into(),
@@ -354,6 +374,34 @@ mod tests {
                 losses: 0
             }),
             None
+        );
+    }
+
+    /// 100,000 drawn games pin the difference down to about a hundredth of an Elo, not to
+    /// nothing: the interval is printed with the decimals that show its width.
+    #[test]
+    fn every_game_drawn_gives_a_narrow_interval_not_none() {
+        let wdl = Wdl {
+            wins: 0,
+            draws: 100_000,
+            losses: 0,
+        };
+        let EloEstimate::Estimate { lower, upper, .. } = trinomial_elo(wdl) else {
+            panic!("an estimate");
+        };
+        assert!(lower < 0.0 && upper > 0.0, "{lower} .. {upper}");
+        let text = trinomial_elo(wdl).describe();
+        assert!(!text.contains("0.0 .. 0.0"), "{text}");
+        assert!(text.starts_with("0.0 (95% -0.0"), "{text}");
+        let few = Wdl {
+            wins: 0,
+            draws: 100,
+            losses: 0,
+        };
+        assert!(
+            trinomial_elo(few).describe().contains(" .. +"),
+            "{}",
+            trinomial_elo(few).describe()
         );
     }
 

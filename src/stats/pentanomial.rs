@@ -26,6 +26,10 @@ pub struct NormalizedElo {
 
 impl NormalizedElo {
     pub fn describe(&self) -> String {
+        // nElo divides by the pairs' spread: with every pair scored alike there is none.
+        if !self.nelo.is_finite() || (self.lower.is_infinite() && self.upper.is_infinite()) {
+            return "not defined (every pair scored alike)".into();
+        }
         format!(
             "{} (95% {} .. {})",
             signed(self.nelo),
@@ -103,6 +107,16 @@ impl Pentanomial {
 mod tests {
     use super::*;
     use crate::stats::elo_from_score;
+
+    /// Every pair scored alike has no spread to divide by: nElo is said to be undefined, not
+    /// printed as `+inf (95% -inf .. +inf)`.
+    #[test]
+    fn nelo_of_pairs_all_alike_is_not_a_number_printed() {
+        if let Some(n) = Pentanomial([0, 0, 50, 0, 0]).normalized_elo() {
+            let text = n.describe();
+            assert!(!text.contains("-inf .. +inf"), "{text}");
+        }
+    }
 
     #[test]
     fn a_symmetric_sample_is_centred_on_zero() {
