@@ -52,10 +52,7 @@ pub enum RunError {
 /// on PATH when the engine starts.
 pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
     if cfg.cmd.contains('/') {
-        let path = match &cfg.dir {
-            Some(dir) if !cfg.cmd.starts_with('/') => std::path::Path::new(dir).join(&cfg.cmd),
-            _ => PathBuf::from(&cfg.cmd),
-        };
+        let path = contents::program_of(cfg).unwrap_or_default();
         if !path.is_file() {
             return Err(format!(
                 "engine '{}': no such program {}",
