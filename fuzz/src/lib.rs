@@ -20,8 +20,8 @@ pub fn engine_lines(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     for line in text.lines() {
         let _ = arbiter::engine::protocol::parse_line(line);
-        let _ = arbiter::engine::protocol::parse_xboard_line(line);
-        let _ = arbiter::engine::protocol::parse_features(line);
+        let _ = arbiter::engine::dialect::cecp::parse_line(line);
+        let _ = arbiter::engine::dialect::cecp::parse_features(line);
     }
 }
 

@@ -142,7 +142,7 @@ fn check_engine_options(
     let offered = runtime.block_on(async {
         match EngineProcess::start(&cfg, game, None).await {
             Ok(engine) => {
-                let offered = engine.offered.clone();
+                let offered = engine.offered().to_vec();
                 engine.quit().await;
                 Ok(offered)
             }

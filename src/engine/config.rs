@@ -1,30 +1,10 @@
 //! How to run an engine: `--engine cmd=./player name=new tc=10+0.1 option.Hash=64 ...`.
 
+pub use super::dialect::Proto;
 use super::sandbox::{parse_size, Confinement, SandboxMode};
 use crate::referee::clock::{parse_seconds, TimeControl};
 use std::time::Duration;
 use thiserror::Error;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Proto {
-    /// UCI, with `UCI_Variant` when the engine offers it (Fairy-Stockfish, the bundled engine).
-    Uci,
-    /// The MIT 6.172 Leiserchess player: `go depth`/`go time .. inc ..`, no `ucinewgame`.
-    Leiserchess,
-    /// CECP, the xboard/WinBoard protocol 2: `usermove`, `time`/`otim`, `level`/`st`/`sd`.
-    Xboard,
-}
-
-impl Proto {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Proto::Uci => "uci",
-            Proto::Leiserchess => "leiserchess",
-            Proto::Xboard => "xboard",
-        }
-    }
-}
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -158,12 +138,8 @@ impl EngineConfig {
             "arg" => self.args.push(value.to_string()),
             "dir" => self.dir = Some(value.to_string()),
             "proto" => {
-                self.proto = match value {
-                    "uci" => Proto::Uci,
-                    "leiserchess" | "mit" => Proto::Leiserchess,
-                    "xboard" | "cecp" => Proto::Xboard,
-                    _ => return Err(bad("expected uci, leiserchess or xboard")),
-                }
+                self.proto = Proto::from_name(value)
+                    .ok_or_else(|| bad(&format!("expected {}", Proto::choices())))?;
             }
             // cutechess and fastchess: no clock; another limit (nodes=, depth=, st=) must stop
             // the search.
@@ -270,7 +246,7 @@ impl EngineConfig {
         if l.tc.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
             return Err(ConfigError::NoLimit(self.name));
         }
-        if self.proto != Proto::Uci && l.nodes.is_some() {
+        if !self.proto.takes_nodes() && l.nodes.is_some() {
             return Err(ConfigError::NodesUnsupported(self.name));
         }
         Ok(self)

@@ -17,8 +17,8 @@ pub mod sandbox;
 pub mod sched;
 pub mod watchdog;
 
-pub use config::{ConfigError, EngineConfig, Proto, SearchLimits};
-pub use dialect::{ClockReading, Turn};
+pub use config::{ConfigError, EngineConfig, SearchLimits};
+pub use dialect::{ClockReading, Proto, Turn};
 pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};
 pub use reader::{each_line, Line, MAX_LINE};

@@ -2,13 +2,11 @@
 //! stdout read on the referee's runtime (see `reader`).
 
 use super::cgroup::{self, EngineGroup, Freezer};
-use super::config::{EngineConfig, Proto};
-use super::dialect::{write_go_command, xboard_new_game, PositionCommand, Turn, XboardGame};
+use super::config::EngineConfig;
+use super::dialect::{Dialect, Speaker, Turn};
 use super::log::IoLog;
-use super::options::{check_options, OfferedOption, OptionKind};
-use super::protocol::{
-    merge_info, parse_features, parse_line, parse_owned_line, parse_xboard_line, EngineLine, Info,
-};
+use super::options::OfferedOption;
+use super::protocol::{merge_info, EngineLine, Info};
 use super::reader::{Line, LineReader, Waited};
 use super::sandbox;
 use super::watchdog::Alarm;
@@ -108,15 +106,22 @@ async fn copy_stderr(mut err: tokio::process::ChildStderr, name: String, log: Io
     }
 }
 
-/// What `next_line` waits for during the handshake, which `handshake=` bounds as a whole.
-const HANDSHAKE_STEPS: &[&str] = &["uci", "isready", "protover", "ping"];
-/// What a search's lines are read for, as `next_line` is told.
+/// What a search's lines are read for, as `next_line` is told. Every other wait is a step of
+/// the handshake or a sync, which `handshake=` bounds as a whole.
 const SEARCH: &str = "go";
 
 /// The most options (or CECP features) kept from one engine's handshake.
-const MAX_OFFERED_OPTIONS: usize = 4096;
+pub(super) const MAX_OFFERED_OPTIONS: usize = 4096;
 
+/// A running engine: its process and the dialect it is spoken to in.
 pub struct EngineProcess {
+    io: EngineIo,
+    dialect: Speaker,
+}
+
+/// An engine's process: spawned, written to and read from line by line. What the lines say is
+/// its dialect's (`dialect/`).
+pub struct EngineIo {
     pub config: EngineConfig,
     child: Child,
     stdin: ChildStdin,
@@ -128,16 +133,6 @@ pub struct EngineProcess {
     pub offered: Vec<OfferedOption>,
     /// Set once the process has been waited for: its pid may then belong to someone else.
     reaped: bool,
-    /// The game so far as this engine was last told it.
-    position: PositionCommand,
-    /// The last `go` command, its buffer kept for the next.
-    go: String,
-    /// The same for a CECP engine, which keeps its own board.
-    xboard: XboardGame,
-    /// The game id it was started for (CECP names the variant at every new game).
-    game: String,
-    /// The last `ping` number sent to a CECP engine.
-    pings: u32,
     /// The bytes of the last request written, kept for the next one's.
     out: Vec<u8>,
     /// The engine's pid, which is also its process group's id (`Child::id` forgets it once the
@@ -192,7 +187,7 @@ impl Confined {
 /// from then on.
 const IDLE_GRACE: Duration = Duration::from_millis(5);
 
-impl Drop for EngineProcess {
+impl Drop for EngineIo {
     /// An engine dropped without `quit`/`kill` (a run cancelled by Ctrl-C) takes its process
     /// tree with it: its keeper ends the tree at once, and the group is killed shortly after in
     /// case the keeper could not. After `quit`/`kill` the tree was already ended.
@@ -378,7 +373,7 @@ impl EngineProcess {
         ensure_non_blocking(stdin.as_raw_fd());
         let stdout = child.stdout.take().expect("stdout is piped");
         let lines = LineReader::new(stdout, config.name.clone(), log.clone());
-        let mut engine = EngineProcess {
+        let mut io = EngineIo {
             config: config.clone(),
             child,
             stdin,
@@ -387,25 +382,24 @@ impl EngineProcess {
             id_name: None,
             offered: Vec::new(),
             reaped: false,
-            position: PositionCommand::default(),
-            go: String::new(),
             out: Vec::new(),
-            xboard: XboardGame::default(),
-            game: game.to_string(),
-            pings: 0,
             pgid: None,
             confined,
             // Slow until seen to be quick: its first long think is frozen at the grace too.
             slow: true,
         };
-        engine.pgid = engine.child.id();
-        match engine.handshake(game).await {
+        io.pgid = io.child.id();
+        let mut engine = EngineProcess {
+            io,
+            dialect: config.proto.speaker(),
+        };
+        match engine.dialect.handshake(&mut engine.io, game).await {
             Ok(()) => {
-                engine.confined.rest();
+                engine.io.confined.rest();
                 if sandboxed {
                     sandbox::proven();
                 }
-                if let Some(keeper) = engine.pgid {
+                if let Some(keeper) = engine.io.pgid {
                     super::overhead::count_sandbox(keeper);
                 }
                 Ok(engine)
@@ -417,279 +411,103 @@ impl EngineProcess {
         }
     }
 
-    async fn handshake(&mut self, game: &str) -> Result<(), EngineError> {
-        match self.config.proto {
-            Proto::Xboard => self.handshake_xboard(game).await,
-            Proto::Uci | Proto::Leiserchess => self.handshake_uci(game).await,
-        }
+    /// The engine's name (`id name`, CECP's `myname`), when it gave one.
+    pub fn id_name(&self) -> Option<&str> {
+        self.io.id_name.as_deref()
     }
 
-    /// CECP: `xboard`, `protover 2`, the engine's `feature` lines up to `done=1`; the game must be
-    /// among its `variants`; options as `option Name=Value`; then `ping` until `pong`.
-    async fn handshake_xboard(&mut self, game: &str) -> Result<(), EngineError> {
-        let deadline = Instant::now() + self.config.handshake;
-        self.send_lines(&["xboard", "protover 2"]).await?;
-        let mut features: Vec<(String, String)> = Vec::new();
-        while !features.iter().any(|(k, v)| k == "done" && v == "1") {
-            let line = self.next_line(deadline, "protover").await?;
-            for (key, value) in parse_features(&line.text).unwrap_or_default() {
-                // A repeated feature replaces the earlier one (options are many, each once):
-                // an engine repeating itself cannot grow our memory.
-                if key != "option" {
-                    features.retain(|(k, _)| *k != key);
-                }
-                if features.len() < MAX_OFFERED_OPTIONS || key == "done" {
-                    features.push((key, value));
-                }
-            }
-        }
-        if let Some((_, name)) = features.iter().find(|(k, _)| k == "myname") {
-            self.id_name = Some(name.clone());
-        }
-        let variants = features
-            .iter()
-            .find(|(k, _)| k == "variants")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
-        if !variants
-            .split(',')
-            .any(|v| v.trim().eq_ignore_ascii_case(game))
-        {
-            return Err(EngineError::Variant {
-                name: self.config.name.clone(),
-                game: game.to_string(),
-                reason: format!("its CECP variants are '{variants}'"),
-            });
-        }
-        let offered: Vec<OfferedOption> = features
-            .iter()
-            .filter(|(k, _)| k == "option")
-            .filter_map(|(_, v)| OfferedOption::from_cecp(v))
-            .collect();
-        check_options(&offered, &self.config.options).map_err(|reason| EngineError::Option {
-            name: self.config.name.clone(),
-            reason,
-        })?;
-        self.offered = offered;
-        let mut lines: Vec<String> = features
-            .iter()
-            .filter(|(k, _)| k != "done")
-            .map(|(k, _)| format!("accepted {k}"))
-            .collect();
-        lines.extend(
-            self.config
-                .options
-                .iter()
-                .map(|(name, value)| format!("option {name}={value}")),
-        );
-        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        self.send_lines(&refs).await?;
-        self.ping(deadline).await
+    /// The options the engine offered in its handshake.
+    pub fn offered(&self) -> &[OfferedOption] {
+        &self.io.offered
     }
 
-    /// CECP's `ping N` until `pong N`.
-    async fn ping(&mut self, deadline: Instant) -> Result<(), EngineError> {
-        self.pings += 1;
-        let expected = format!("pong {}", self.pings);
-        self.send(&format!("ping {}", self.pings)).await?;
-        loop {
-            if self.next_line(deadline, "ping").await?.text.trim() == expected {
-                return Ok(());
-            }
-        }
+    pub fn config(&self) -> &EngineConfig {
+        &self.io.config
     }
 
-    async fn handshake_uci(&mut self, game: &str) -> Result<(), EngineError> {
-        let deadline = Instant::now() + self.config.handshake;
-        self.send("uci").await?;
-        let mut offered = self.read_uci_options(deadline).await?;
-        let engine_name = self.config.name.clone();
-        let variant_error = |reason: String| EngineError::Variant {
-            name: engine_name.clone(),
-            game: game.to_string(),
-            reason,
-        };
-        let mit_games = || {
-            crate::game::games()
-                .into_iter()
-                .filter(|g| g.mit_dialect)
-                .map(|g| g.id)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if self.config.proto == Proto::Leiserchess
-            && !crate::game::find_game(game).is_some_and(|g| g.mit_dialect)
-        {
-            return Err(variant_error(format!(
-                "the leiserchess protocol (the MIT player's) plays only {}",
-                mit_games()
-            )));
-        }
-        check_options(&offered, &self.config.options).map_err(|reason| EngineError::Option {
-            name: self.config.name.clone(),
-            reason,
-        })?;
-        for (name, value) in self.config.options.clone() {
-            self.send(&format!("setoption name {name} value {value}"))
-                .await?;
-        }
-        // Fairy-Stockfish learns its variants from the file VariantPath names, and lists them in
-        // UCI_Variant only when asked again: a second `uci` before the variant is chosen.
-        if self
-            .config
-            .options
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("VariantPath"))
-        {
-            self.send("uci").await?;
-            offered = self.read_uci_options(deadline).await?;
-        }
-        self.offered = offered.clone();
-        let variants = offered.iter().find_map(|o| match &o.kind {
-            OptionKind::Combo { vars } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
-                Some(vars.clone())
-            }
-            _ => None,
-        });
-        let mut need_confirmation = false;
-        if let Some(vars) = &variants {
-            if !vars.is_empty() && !vars.iter().any(|v| v.eq_ignore_ascii_case(game)) {
-                return Err(variant_error(format!(
-                    "its UCI_Variant offers {} (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)",
-                    vars.join(", ")
-                )));
-            }
-            self.send(&format!("setoption name UCI_Variant value {game}"))
-                .await?;
-            need_confirmation = true;
-        }
-        // Fairy-Stockfish ignores an unknown variant silently and stays on chess: only its
-        // `info string variant <name>` line shows that the variant was taken.
-        let confirmed = self.ready_collecting(deadline, game, &[], false).await?;
-        if need_confirmation && !confirmed {
-            return Err(variant_error(format!(
-                "it did not confirm the variant with 'info string variant {game}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
-            )));
-        }
-        Ok(())
+    /// Waits until the engine has read everything sent so far (`isready`, CECP's `ping`),
+    /// within the handshake time.
+    pub async fn sync(&mut self) -> Result<(), EngineError> {
+        self.dialect.sync(&mut self.io).await
     }
 
-    /// The `option` lines up to `uciok`, and the engine's `id name`.
-    async fn read_uci_options(
-        &mut self,
-        deadline: Instant,
-    ) -> Result<Vec<OfferedOption>, EngineError> {
-        let mut offered: Vec<OfferedOption> = Vec::new();
-        loop {
-            match parse_line(&self.next_line(deadline, "uci").await?.text) {
-                EngineLine::UciOk => return Ok(offered),
-                EngineLine::IdName(name) => self.id_name = Some(name),
-                // An engine repeating an option is not allowed to grow our memory with it.
-                EngineLine::Option(o) if offered.len() < MAX_OFFERED_OPTIONS => {
-                    offered.retain(|x| !x.name.eq_ignore_ascii_case(&o.name));
-                    offered.push(o);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// `isready` until `readyok`; reports whether `info string variant <game>` was seen.
-    async fn ready_collecting(
-        &mut self,
-        deadline: Instant,
-        game: &str,
-        before: &[&str],
-        soon: bool,
-    ) -> Result<bool, EngineError> {
-        // Whatever goes before `isready` shares its write: one wake-up of the engine.
-        let mut lines = before.to_vec();
-        lines.push("isready");
-        self.send_lines(&lines).await?;
-        let mut confirmed = false;
-        loop {
-            // A started engine answers soon; one just started (loading its network, say) may
-            // not, and its handshake may share the runtime with another's.
-            let line = if soon {
-                self.next_line_soon(deadline, "isready").await?
-            } else {
-                self.next_line(deadline, "isready").await?
-            };
-            match parse_line(&line.text) {
-                EngineLine::ReadyOk => return Ok(confirmed),
-                EngineLine::Info(info) => {
-                    if let Some(s) = info.string {
-                        let mut words = s.split_whitespace();
-                        if words.next() == Some("variant")
-                            && words.next().is_some_and(|v| v.eq_ignore_ascii_case(game))
-                        {
-                            confirmed = true;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
+    /// Prepares the engine for a new game, as its dialect does.
+    pub async fn new_game(&mut self) -> Result<(), EngineError> {
+        self.dialect.new_game(&mut self.io).await
     }
 
     /// The freezer the opponent's referee uses to stop this engine while it is not on move;
     /// `None` where there is none, or with `freeze=off`.
     pub fn idle_freezer(&self) -> Option<&Arc<Freezer>> {
-        self.confined.idle_freezer()
+        self.io.confined.idle_freezer()
     }
 
     /// Moves the running engine onto the CPUs of the calling thread, as if that thread had
     /// started it; its cpuset follows, so the engine cannot widen its mask again.
     pub fn move_here(&self) {
-        if let Some(group) = &self.confined.group {
+        if let Some(group) = &self.io.confined.group {
             let _ = group.pin_here();
         }
-        if let Some(root) = self.pgid {
+        if let Some(root) = self.io.pgid {
             crate::tournament::bring_tree_here(root);
         }
     }
 
-    /// `isready`/`readyok` (CECP: `ping`/`pong`) within the handshake time.
-    pub async fn sync(&mut self) -> Result<(), EngineError> {
-        self.sync_after(&[]).await
+    /// Asks for a move on this turn and waits for it until `allowed` has passed since the
+    /// request was written. The reply's time is when its line was read, on this thread.
+    /// `idle` is the opponent's freezer: frozen once this engine has thought for `IDLE_GRACE`.
+    pub async fn think(
+        &mut self,
+        turn: &Turn<'_>,
+        allowed: Duration,
+        idle: Option<&Freezer>,
+    ) -> Result<Thought, EngineError> {
+        self.io.drain();
+        // Woken before its clock starts: the thaw is the referee's time, not the engine's.
+        self.io.confined.wake();
+        // The engine's time runs from before the write: once written, the request may let the
+        // engine run first, up to its reply, before this thread looks at the clock again.
+        let sent = self.dialect.ask_move(&mut self.io, turn).await?;
+        let dialect = &self.dialect;
+        self.io
+            .await_move(sent, allowed, idle, |text| dialect.read_reply(text))
+            .await
     }
 
-    /// `sync`, with `before` written in the same write as `isready` (not for CECP).
-    async fn sync_after(&mut self, before: &[&str]) -> Result<(), EngineError> {
-        let deadline = Instant::now() + self.config.handshake;
-        match self.config.proto {
-            Proto::Xboard => self.ping(deadline).await,
-            _ => self
-                .ready_collecting(deadline, "", before, true)
-                .await
-                .map(|_| ()),
-        }
+    /// Drops lines already waiting (late `info` from a search that ended).
+    pub fn drain(&mut self) {
+        self.io.drain();
     }
 
-    /// Prepares for a new game: `ucinewgame` for UCI, nothing for the MIT player, and for CECP
-    /// `new`, the variant, force mode and the game's limits.
-    pub async fn new_game(&mut self) -> Result<(), EngineError> {
-        self.position.reset();
-        self.xboard.reset();
-        match self.config.proto {
-            // One write for both, as for every game: the engine wakes once.
-            Proto::Uci => self.sync_after(&["ucinewgame"]).await,
-            Proto::Leiserchess => self.sync().await,
-            Proto::Xboard => {
-                let lines = xboard_new_game(&self.config, &self.game);
-                let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-                self.send_lines(&refs).await?;
-                self.sync().await
+    /// Kills the engine and everything it started, and reaps it.
+    pub async fn kill(self) {
+        let mut io = self.io;
+        io.end_tree().await;
+    }
+
+    /// Asks the engine to quit; ends it and its tree if it has not exited after a short grace
+    /// period. When the engine exits by itself, its keeper ends whatever it left behind.
+    pub async fn quit(self) {
+        let mut io = self.io;
+        let _ = io.send("quit").await;
+        match tokio::time::timeout(QUIT_GRACE, io.child.wait()).await {
+            Ok(status) => {
+                // The keeper has ended what the engine left; the group goes too, to be sure.
+                io.kill_group();
+                io.keeper_reaped(status.ok());
             }
+            Err(_) => io.end_tree().await,
         }
     }
+}
 
-    pub async fn send(&mut self, line: &str) -> Result<(), EngineError> {
+impl EngineIo {
+    pub(super) async fn send(&mut self, line: &str) -> Result<(), EngineError> {
         self.send_lines(&[line]).await
     }
 
     /// Sends several lines in one write: one system call and one wake-up of the engine.
-    pub async fn send_lines(&mut self, lines: &[&str]) -> Result<(), EngineError> {
+    pub(super) async fn send_lines(&mut self, lines: &[&str]) -> Result<(), EngineError> {
         self.confined.wake();
         // The buffer of the last write is reused: a request is written at every move.
         let mut bytes = std::mem::take(&mut self.out);
@@ -740,7 +558,7 @@ impl EngineProcess {
     /// The next line, waited for on this thread alone for up to `QUICK_REPLY` (as a move is,
     /// see `think`), then on the runtime until `deadline`: a `readyok` before each game costs
     /// one plain wake-up rather than a pass of the runtime with its timer.
-    async fn next_line_soon(
+    pub(super) async fn next_line_soon(
         &mut self,
         deadline: Instant,
         waiting_for: &str,
@@ -758,7 +576,7 @@ impl EngineProcess {
     }
 
     /// The next line, or an error at end of output or at `deadline`.
-    pub async fn next_line(
+    pub(super) async fn next_line(
         &mut self,
         deadline: Instant,
         waiting_for: &str,
@@ -780,7 +598,7 @@ impl EngineProcess {
             Ok(None) => Err(self.exited()),
             // The handshake's steps share one allowance: name it whole, not what was left of
             // it when the last step began.
-            Err(_) if HANDSHAKE_STEPS.contains(&waiting_for) => {
+            Err(_) if waiting_for != SEARCH => {
                 Err(self.timeout_error(waiting_for, self.config.handshake))
             }
             Err(_) => Err(self.timeout_error(waiting_for, waited)),
@@ -795,39 +613,16 @@ impl EngineProcess {
         }
     }
 
-    /// Asks for a move on this turn and waits for it until `allowed` has passed since the
-    /// request was written. The reply's time is when its line was read, on this thread.
-    /// `idle` is the opponent's freezer: frozen once this engine has thought for `IDLE_GRACE`.
-    pub async fn think(
+    /// Waits for the reply to a request written at `sent` until `allowed` has passed, each line
+    /// read as `read` reads it. `idle` is the opponent's freezer: frozen once this engine has
+    /// thought for `IDLE_GRACE`.
+    async fn await_move(
         &mut self,
-        turn: &Turn<'_>,
+        sent: Instant,
         allowed: Duration,
         idle: Option<&Freezer>,
+        read: impl Fn(String) -> EngineLine,
     ) -> Result<Thought, EngineError> {
-        self.drain();
-        // Woken before its clock starts: the thaw is the referee's time, not the engine's.
-        self.confined.wake();
-        let xboard = self.config.proto == Proto::Xboard;
-        // The engine's time runs from before the write: once written, the request may let the
-        // engine run first, up to its reply, before this thread looks at the clock again.
-        let sent;
-        if xboard {
-            let lines = self.xboard.turn(turn);
-            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-            sent = Instant::now();
-            self.send_lines(&refs).await?;
-        } else {
-            // Both taken out for the write, so the commands are neither copied nor rebuilt.
-            let mut go = std::mem::take(&mut self.go);
-            write_go_command(&self.config, turn, &mut go);
-            let mut position = std::mem::take(&mut self.position);
-            let update = position.update(turn);
-            sent = Instant::now();
-            let written = self.send_lines(&[update, &go]).await;
-            self.position = position;
-            self.go = go;
-            written?;
-        }
         let deadline = sent + allowed;
         // A quick reply is waited for on this thread alone (see `next_blocking`); with --log
         // the runtime must also copy the engine's stderr meanwhile, so it waits there.
@@ -869,12 +664,7 @@ impl EngineProcess {
                 }
             };
             merge_info(&mut info, line.info);
-            let parsed = if xboard {
-                parse_xboard_line(&line.text)
-            } else {
-                parse_owned_line(line.text)
-            };
-            let (text, resigned) = match parsed {
+            let (text, resigned) = match read(line.text) {
                 EngineLine::BestMove(text) => (text, false),
                 EngineLine::Resign => (None, true),
                 EngineLine::Info(i) => {
@@ -952,25 +742,6 @@ impl EngineProcess {
             unsafe {
                 libc::kill(-(pid as i32), libc::SIGKILL);
             }
-        }
-    }
-
-    /// Kills the engine and everything it started, and reaps it.
-    pub async fn kill(mut self) {
-        self.end_tree().await;
-    }
-
-    /// Asks the engine to quit; ends it and its tree if it has not exited after a short grace
-    /// period. When the engine exits by itself, its keeper ends whatever it left behind.
-    pub async fn quit(mut self) {
-        let _ = self.send("quit").await;
-        match tokio::time::timeout(QUIT_GRACE, self.child.wait()).await {
-            Ok(status) => {
-                // The keeper has ended what the engine left; the group goes too, to be sure.
-                self.kill_group();
-                self.keeper_reaped(status.ok());
-            }
-            Err(_) => self.end_tree().await,
         }
     }
 }

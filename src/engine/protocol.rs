@@ -272,59 +272,6 @@ pub fn parse_line(line: &str) -> EngineLine {
     }
 }
 
-/// Parses one line of a CECP (xboard) engine: `move <m>`, `resign`, `pong <n>`, and the thinking
-/// output `<ply> <score> <time in centiseconds> <nodes> <pv>` as `Info`.
-pub fn parse_xboard_line(line: &str) -> EngineLine {
-    let words: Vec<&str> = line.split_ascii_whitespace().collect();
-    match words.as_slice() {
-        ["move", mv, ..] => EngineLine::BestMove(Some(mv.to_string())),
-        ["resign", ..] => EngineLine::Resign,
-        ["pong", ..] => EngineLine::ReadyOk,
-        [ply, score, cs, nodes, ..] => {
-            let ply = ply.trim_end_matches(['.', '&']).parse::<u32>();
-            match (
-                ply,
-                score.parse::<i32>(),
-                cs.parse::<u64>(),
-                nodes.parse::<u64>(),
-            ) {
-                (Ok(depth), Ok(cp), Ok(cs), Ok(nodes)) => EngineLine::Info(Info {
-                    depth: Some(depth),
-                    score: Some(Score::Centipawns(cp)),
-                    nodes: Some(nodes),
-                    time_us: Some(cs.saturating_mul(10_000)),
-                    string: None,
-                }),
-                _ => EngineLine::Other(line.to_string()),
-            }
-        }
-        _ => EngineLine::Other(line.to_string()),
-    }
-}
-
-/// The `key=value` pairs of a CECP `feature` line (values may be quoted and hold spaces), or
-/// `None` for another line.
-pub fn parse_features(line: &str) -> Option<Vec<(String, String)>> {
-    let mut rest = line.trim().strip_prefix("feature")?.trim_start();
-    let mut features = Vec::new();
-    while let Some((key, after)) = rest.split_once('=') {
-        let key = key.trim().to_string();
-        let (value, next) = match after.strip_prefix('"') {
-            Some(quoted) => match quoted.split_once('"') {
-                Some((v, n)) => (v.to_string(), n),
-                None => (quoted.to_string(), ""),
-            },
-            None => match after.split_once(char::is_whitespace) {
-                Some((v, n)) => (v.to_string(), n),
-                None => (after.to_string(), ""),
-            },
-        };
-        features.push((key, value));
-        rest = next.trim_start();
-    }
-    Some(features)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,10 +283,6 @@ mod tests {
     fn a_huge_reported_time_saturates() {
         let huge = format!("info depth 1 time {}", u64::MAX);
         match parse_line(&huge) {
-            EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
-            other => panic!("{other:?}"),
-        }
-        match parse_xboard_line(&format!("5 12 {} 100 e2e4", u64::MAX / 100)) {
             EngineLine::Info(info) => assert_eq!(info.time_us, Some(u64::MAX)),
             other => panic!("{other:?}"),
         }
@@ -600,40 +543,5 @@ mod tests {
             parse_line("bestmove w-4"),
             EngineLine::BestMove(Some("w-4".into()))
         );
-    }
-
-    #[test]
-    fn xboard_lines_and_features() {
-        assert_eq!(
-            parse_xboard_line("move g4g5"),
-            EngineLine::BestMove(Some("g4g5".into()))
-        );
-        assert_eq!(parse_xboard_line("resign"), EngineLine::Resign);
-        assert_eq!(parse_xboard_line("pong 3"), EngineLine::ReadyOk);
-        let EngineLine::Info(info) = parse_xboard_line("7 -35 120 40000 g4g5 e6e7") else {
-            panic!()
-        };
-        assert_eq!(
-            (info.depth, info.score, info.time_us, info.nodes),
-            (
-                Some(7),
-                Some(Score::Centipawns(-35)),
-                Some(1_200_000),
-                Some(40_000)
-            )
-        );
-        let f = parse_features("feature myname=\"my engine\" usermove=1 variants=\"a,b\" done=1")
-            .unwrap();
-        assert_eq!(
-            f,
-            [
-                ("myname", "my engine"),
-                ("usermove", "1"),
-                ("variants", "a,b"),
-                ("done", "1")
-            ]
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-        );
-        assert_eq!(parse_features("move e2e4"), None);
     }
 }

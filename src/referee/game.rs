@@ -40,7 +40,7 @@ impl Player {
     /// Plays with an engine already started with this player's configuration (the start-up
     /// check's).
     pub fn adopt(&mut self, engine: EngineProcess) {
-        debug_assert!(engine.config == self.config && self.process.is_none());
+        debug_assert!(*engine.config() == self.config && self.process.is_none());
         self.process = Some(engine);
     }
 

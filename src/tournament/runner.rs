@@ -260,7 +260,7 @@ async fn worker(
     let adoptable = settings.log.is_none();
     for (i, engine) in kept {
         match players.get_mut(i) {
-            Some(player) if adoptable && player.config == engine.config => {
+            Some(player) if adoptable && player.config == *engine.config() => {
                 if settings.affinity.is_on() {
                     engine.move_here();
                 }

@@ -412,9 +412,6 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// Endings this game has beyond the shared [`Termination`]s, as they are written in
     /// journals and reports; `board_status`/`judge` return them as [`Termination::Own`].
     const ENDINGS: &'static [&'static str] = &[];
-    /// Played over the MIT 6.172 player's dialect (`proto=leiserchess`) by that player's
-    /// engines.
-    const MIT_DIALECT: bool = false;
 
     fn from_fen(fen: &str) -> Result<Self, FenError>;
     fn fen(&self) -> String;

@@ -143,8 +143,6 @@ pub struct GameEntry {
     pub rule_options: &'static [(&'static str, &'static [&'static str])],
     /// Endings of this game's own (see `Position::ENDINGS`).
     pub endings: &'static [&'static str],
-    /// Whether the MIT player's dialect plays it (see `Position::MIT_DIALECT`).
-    pub mit_dialect: bool,
     /// How a picture of the board reads the FEN (see `Position::DRAWING`).
     pub drawing: super::Drawing,
     /// Perft depths `arbiter bench` times (see `Position::BENCH_DEPTHS`).
@@ -168,7 +166,6 @@ impl GameEntry {
             setups: P::SETUPS,
             rule_options: P::RULE_OPTIONS,
             endings: P::ENDINGS,
-            mit_dialect: P::MIT_DIALECT,
             drawing: P::DRAWING,
             bench_depths: P::BENCH_DEPTHS,
             position_line: P::position_line,

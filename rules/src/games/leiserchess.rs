@@ -126,7 +126,6 @@ impl Position for Leiserchess {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess";
-    const MIT_DIALECT: bool = true;
     const DRAWING: Drawing = super::laser_board::leiser_drawing(8);
     const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =

@@ -90,7 +90,6 @@ impl Position for Leiserchess2012 {
     type Move = LaserMove;
 
     const ID: &'static str = "leiserchess2012";
-    const MIT_DIALECT: bool = true;
     const DRAWING: Drawing = super::laser_board::leiser_drawing(10);
     const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
