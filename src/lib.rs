@@ -8,6 +8,7 @@ mod out;
 
 pub mod bench;
 pub mod cli;
+pub mod compat;
 pub mod engine;
 pub mod huge_text;
 pub mod pgn;

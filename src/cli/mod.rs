@@ -5,13 +5,11 @@
 
 mod benchcmd;
 mod cluster;
-mod compat;
 mod compliance;
 mod configcmd;
 #[cfg(test)]
 mod every_setting;
 mod exit;
-mod fastchess_config;
 mod overload;
 mod progress;
 mod ratecmd;
@@ -19,11 +17,11 @@ mod rulescmd;
 mod runargs;
 mod runcmd;
 mod summary;
-mod tool_lines;
 mod tunecmd;
 mod watch_conn;
 mod watchcmd;
 
+use crate::compat::{self, tool_lines};
 use crate::tune::spec::TUNE_FILE;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -396,16 +394,16 @@ pub mod fuzzing {
 
     /// A fastchess `config.json`: the arbiter command line it stands for.
     pub fn fastchess_config(text: &str) -> Result<Vec<String>, String> {
-        let flags = super::fastchess_config::flags_of_json(text, "config.json", true)
-            .map_err(|f| f.message)?;
+        let flags = crate::compat::fastchess_config::flags_of_json(text, "config.json", true)
+            .map_err(|f| f.0)?;
         let mut args: Vec<String> = Vec::new();
         for (name, values) in flags {
             args.push(name);
             args.extend(values);
         }
-        super::compat::translate("fastchess", &args)
+        crate::compat::translate("fastchess", &args)
             .map(|t| t.argv)
-            .map_err(|f| f.message)
+            .map_err(|f| f.0)
     }
 }
 
@@ -423,7 +421,7 @@ pub fn run() -> ExitCode {
                 let _ = tool_lines::TOOL_LINES.set(ours.lines);
                 std::iter::once(args[0].clone()).chain(ours.argv).collect()
             }
-            Err(f) => return finish(Err(f)),
+            Err(refused) => return finish(Err(Failure::bad_input(refused.0))),
         }
     } else {
         args

@@ -1,7 +1,7 @@
 //! What a run shows while it plays: a banner at once (what is played, by whom, where the output
 //! goes), then a progress bar from 0/N on a terminal, or one line per game elsewhere.
 
-use super::tool_lines::{Printer, TOOL_LINES};
+use crate::compat::tool_lines::{Printer, TOOL_LINES};
 use crate::engine::EngineConfig;
 use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
 use crate::tournament::{Colours, Progress};
@@ -39,7 +39,7 @@ pub fn banner(plan: &Plan) -> String {
         plan.games,
         plan.concurrency
     );
-    if let Some(reading) = super::compat::READING.get() {
+    if let Some(reading) = crate::compat::READING.get() {
         text.push_str(&format!("  {reading}\n"));
     }
     if plan.already > 0 {

@@ -115,7 +115,7 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
         say!("--pgnout/--epdout are written by `arbiter merge`, with every shard's games.");
     }
     // A tool's command line ends with the tool's own lines, which its scripts read.
-    if super::tool_lines::TOOL_LINES.get().is_some() {
+    if crate::compat::tool_lines::TOOL_LINES.get().is_some() {
         super::summary::turnaround(&outcome);
         reporter.end(outcome.llr.last().copied());
     } else {

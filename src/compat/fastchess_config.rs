@@ -6,7 +6,7 @@
 //! continues only runs it journaled itself. A file with results is refused unless `stats=false`
 //! says to start afresh, as fastchess's own option means.
 
-use super::Failure;
+use super::Refused;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -316,8 +316,8 @@ fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
 /// The flags `-config file=F [stats=false] [discard=] [outname=]` stands for; `None` when it
 /// loads no file (`-config outname=F` only names the file fastchess would save its state to,
 /// which arbiter keeps in its own run.json).
-pub fn config_flags(values: &[&str]) -> Result<Option<Vec<TheirFlag>>, Failure> {
-    let refuse = |why: String| Failure::bad_input(format!("-config: {why}"));
+pub fn config_flags(values: &[&str]) -> Result<Option<Vec<TheirFlag>>, Refused> {
+    let refuse = |why: String| Refused(format!("-config: {why}"));
     let mut file = None;
     let mut keep_stats = true;
     for v in values {
@@ -346,8 +346,8 @@ pub fn config_flags(values: &[&str]) -> Result<Option<Vec<TheirFlag>>, Failure> 
 }
 
 /// The flags a fastchess `config.json` (its text, read from `file`) stands for.
-pub fn flags_of_json(text: &str, file: &str, keep_stats: bool) -> Result<Vec<TheirFlag>, Failure> {
-    let refuse = |why: String| Failure::bad_input(format!("-config: {why}"));
+pub fn flags_of_json(text: &str, file: &str, keep_stats: bool) -> Result<Vec<TheirFlag>, Refused> {
+    let refuse = |why: String| Refused(format!("-config: {why}"));
     let config: Config =
         serde_json::from_str(text).map_err(|e| refuse(format!("{file}:{}: {e}", e.line())))?;
     if let Some(why) = refusal(&config, keep_stats) {

@@ -4,9 +4,16 @@
 //! meaning here is refused with a sentence saying so, never silently dropped where it changes what
 //! is played.
 
-use super::fastchess_config::{config_flags, TheirFlag};
-use super::tool_lines::{Style, ToolLines};
-use super::Failure;
+pub mod fastchess_config;
+pub mod tool_lines;
+
+use fastchess_config::{config_flags, TheirFlag};
+use tool_lines::{Style, ToolLines};
+
+/// Another tool's command line or configuration that cannot be read here, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
 
 /// Flags of cutechess-cli and fastchess; a command line whose first word is one of them is theirs.
 const THEIR_FLAGS: &[&str] = &[
@@ -109,8 +116,8 @@ fn flags(args: &[String]) -> Vec<Flag<'_>> {
     out
 }
 
-fn refuse(flag: &str, why: &str) -> Failure {
-    Failure::bad_input(format!("{flag}: {why}"))
+fn refuse(flag: &str, why: &str) -> Refused {
+    Refused(format!("{flag}: {why}"))
 }
 
 /// `key=value` words as pairs; a bare word is `(word, "")`.
@@ -207,7 +214,7 @@ fn markers(list: &[TheirFlag]) -> (Vec<String>, Vec<String>) {
 /// The dialect of a line: named by `-dialect`, by the name arbiter was started under (a link
 /// called `fastchess` or `cutechess-cli`), or by what the line shows; fastchess's when nothing
 /// tells. Also the sentence saying why, for the banner.
-fn dialect_of(program: &str, list: &mut Vec<TheirFlag>) -> Result<(Dialect, String), Failure> {
+fn dialect_of(program: &str, list: &mut Vec<TheirFlag>) -> Result<(Dialect, String), Refused> {
     let parse = |v: &str| match v {
         "fastchess" | "fast-chess" => Some(Dialect::Fastchess),
         "cutechess" | "cutechess-cli" => Some(Dialect::Cutechess),
@@ -230,7 +237,7 @@ fn dialect_of(program: &str, list: &mut Vec<TheirFlag>) -> Result<(Dialect, Stri
     match (fast.is_empty(), cute.is_empty()) {
         (false, true) => Ok((Dialect::Fastchess, format!("it uses {}", fast.join(", ")))),
         (true, false) => Ok((Dialect::Cutechess, format!("it uses {}", cute.join(", ")))),
-        (false, false) => Err(Failure::bad_input(format!(
+        (false, false) => Err(Refused(format!(
             "this line mixes fastchess's {} with cutechess-cli's {}, which count games \
              differently: add -dialect fastchess or -dialect cutechess",
             fast.join(", "),
@@ -244,7 +251,7 @@ fn dialect_of(program: &str, list: &mut Vec<TheirFlag>) -> Result<(Dialect, Stri
 }
 
 /// What their engine settings become: the same keys where arbiter has them.
-fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Failure> {
+fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> {
     let mut out = Vec::new();
     for (key, value) in pairs(values) {
         match key {
@@ -288,7 +295,7 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Failure> 
 }
 
 /// Their `-openings file= format= order= plies= start= policy=`.
-fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Failure> {
+fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Refused> {
     for (key, value) in pairs(values) {
         match key {
             "file" => out.extend(["--openings".to_string(), value.to_string()]),
@@ -373,7 +380,7 @@ fn file_of(values: &[&str]) -> Option<String> {
         })
 }
 
-fn number(flag: &str, values: &[&str]) -> Result<u64, Failure> {
+fn number(flag: &str, values: &[&str]) -> Result<u64, Refused> {
     values
         .first()
         .and_then(|v| v.parse().ok())
@@ -383,7 +390,7 @@ fn number(flag: &str, values: &[&str]) -> Result<u64, Failure> {
 /// Their flags with fastchess's `-config file=` opened: as in fastchess, the file replaces
 /// what came before it, and a flag after it replaces the file's setting of that flag (engines
 /// and `-each` add up instead).
-fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
+fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Refused> {
     let mut list: Vec<TheirFlag> = Vec::new();
     for Flag { name, values } in flags(args) {
         if name == "-config" {
@@ -410,7 +417,7 @@ fn with_config(args: &[String]) -> Result<Vec<TheirFlag>, Failure> {
 
 /// fastchess's `-quick cmd=A cmd=B book=F`: the flags it stands for (10+0.1, the book in random
 /// order, 25,000 rounds of 2 games, all CPUs but two, draw adjudication 30/8/8).
-fn quick_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Failure> {
+fn quick_flags(values: &[&str]) -> Result<Vec<TheirFlag>, Refused> {
     let owned = |v: &[String]| v.to_vec();
     let mut cmds = Vec::new();
     let mut book = None;
@@ -491,7 +498,7 @@ pub struct Translation {
 }
 
 /// The games each pairing plays, counted as the tool whose syntax the line is in counts them.
-fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Failure> {
+fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Refused> {
     match dialect {
         Dialect::Cutechess => {
             // -repeat reuses an opening; it does not add games.
@@ -589,7 +596,7 @@ fn drawn_seed() -> u64 {
 }
 
 /// The arbiter command line their flags mean. `program` is the name arbiter was started under.
-pub fn translate(program: &str, args: &[String]) -> Result<Translation, Failure> {
+pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused> {
     let mut list = with_config(args)?;
     let (dialect, why) = dialect_of(program, &mut list)?;
     let mut out: Vec<String> = Vec::new();
@@ -701,7 +708,7 @@ fn translate_flag(
     out: &mut Vec<String>,
     each: &mut Vec<String>,
     shape: &mut Shape,
-) -> Result<(), Failure> {
+) -> Result<(), Refused> {
     let mut pass = |flag: &str| {
         out.push(flag.to_string());
         out.extend(values.iter().map(|v| v.to_string()));
@@ -806,7 +813,7 @@ fn translate_flag(
             list => out.push(format!("--affinity={}", list.join(","))),
         },
         "" => {
-            return Err(Failure::bad_input(format!(
+            return Err(Refused(format!(
                 "'{}' belongs to no flag",
                 values.join(" ")
             )))
@@ -909,7 +916,7 @@ mod tests {
             &words(&format!("{two} proto=xboard -log file=x")),
         )
         .unwrap_err();
-        assert!(mixed.message.contains("-dialect"), "{}", mixed.message);
+        assert!(mixed.0.contains("-dialect"), "{}", mixed.0);
     }
 
     #[test]
@@ -958,7 +965,7 @@ mod tests {
             1
         );
         let err = translate("fastchess", &words(&format!("{line} -ucinewgame-ms x"))).unwrap_err();
-        assert!(err.message.contains("-ucinewgame-ms"), "{}", err.message);
+        assert!(err.0.contains("-ucinewgame-ms"), "{}", err.0);
     }
 
     #[test]
@@ -980,13 +987,9 @@ mod tests {
     fn what_has_no_meaning_here_is_refused_by_name() {
         let err =
             translate("arbiter", &words("-engine cmd=a -engine cmd=b -tb /syzygy")).unwrap_err();
-        assert!(
-            err.message.starts_with("-tb: has no equivalent"),
-            "{}",
-            err.message
-        );
+        assert!(err.0.starts_with("-tb: has no equivalent"), "{}", err.0);
         let err = translate("arbiter", &words("-engine cmd=a conf=Fruit")).unwrap_err();
-        assert!(err.message.contains("conf="), "{}", err.message);
+        assert!(err.0.contains("conf="), "{}", err.0);
         assert!(is_theirs(&words("-engine cmd=a")));
         assert!(!is_theirs(&words("match --engine cmd=a")));
     }
