@@ -96,6 +96,7 @@ pub struct SlurmOptions {
 /// and the merge as a job that waits for every task, however it ended. Every value from the
 /// user is quoted for bash and given to `sbatch` as an argument, never as a `#SBATCH` line or
 /// unquoted text: a newline, `;`, `$(...)` or a space in a name or path stays a character.
+///
 /// The job script for `args` split over `opts.shards` array tasks; with `merge`, a job that
 /// waits for them and merges their folders (a tune's tasks write its files themselves).
 pub fn slurm_script(
@@ -115,25 +116,9 @@ pub fn slurm_script(
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(spec.name.clone().unwrap_or_default()));
     let base = cwd.join(base);
-    let name = opts
-        .job_name
-        .clone()
-        .unwrap_or_else(|| format!("arbiter-{}", spec.game));
-    let mut command: Vec<String> = args.iter().map(|a| quote(a)).collect();
-    command.extend(["--shard".into(), "slurm".into()]);
-    if !args.iter().any(|a| a == "--quiet") {
-        // A task's log is a file: the final result, not a progress line per game.
-        command.push("--quiet".into());
-    }
+    let command = task_command(args);
     let base_text = base.display().to_string();
-    let mut common = vec![
-        format!("--time={}", quote(&opts.time)),
-        format!("--job-name={}", quote(&name)),
-    ];
-    if let Some(p) = &opts.partition {
-        common.push(format!("--partition={}", quote(p)));
-    }
-    let common = common.join(" ");
+    let common = sbatch_flags(opts, &spec.game);
     let exe = quote(&exe.display().to_string());
     let merge_command = format!(
         "cd {} && {exe} merge {} {}",
@@ -187,6 +172,33 @@ array=${{array%%;*}}
         cpus = spec.concurrency,
         command = command.join(" "),
     ))
+}
+
+/// What each array task runs: the run's command line as a task of a split run, quiet.
+fn task_command(args: &[String]) -> Vec<String> {
+    let mut command: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    command.extend(["--shard".into(), "slurm".into()]);
+    if !args.iter().any(|a| a == "--quiet") {
+        // A task's log is a file: the final result, not a progress line per game.
+        command.push("--quiet".into());
+    }
+    command
+}
+
+/// The `sbatch` flags of both jobs: time, name and partition.
+fn sbatch_flags(opts: &SlurmOptions, game: &str) -> String {
+    let name = opts
+        .job_name
+        .clone()
+        .unwrap_or_else(|| format!("arbiter-{game}"));
+    let mut common = vec![
+        format!("--time={}", quote(&opts.time)),
+        format!("--job-name={}", quote(&name)),
+    ];
+    if let Some(p) = &opts.partition {
+        common.push(format!("--partition={}", quote(p)));
+    }
+    common.join(" ")
 }
 
 /// The script's own flags besides `--shards`, as the "Made by" line repeats them.

@@ -293,7 +293,8 @@ fn last_info(scored: bool) -> Step<'static> {
 }
 
 /// Runs the steps; 0 when all passed, 1 at the first that failed.
-pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, Failure> {
+/// `--option NAME=VALUE` as the `setoption` lines it sends.
+fn setoption_lines(options: &[String]) -> Result<Vec<String>, Failure> {
     let mut settings = Vec::new();
     for option in options {
         let Some((name, value)) = option.split_once('=') else {
@@ -307,8 +308,12 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, 
             value.trim()
         ));
     }
-    let mut engine = Engine::start(program, &arguments(args)).map_err(Failure::bad_input)?;
-    let steps: Vec<Step> = vec![
+    Ok(settings)
+}
+
+/// The steps, in order; the options given are set in the fourth.
+fn steps(settings: Vec<String>) -> Vec<Step<'static>> {
+    let mut steps: Vec<Step> = vec![
         (
             "Start the engine and send uci",
             Box::new(|e: &mut Engine| {
@@ -348,6 +353,14 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, 
                 e.ready()
             }),
         ),
+    ];
+    steps.extend(search_steps());
+    steps
+}
+
+/// The searches, each checked for a legal move, some for a scored `info` before it; then quit.
+fn search_steps() -> Vec<Step<'static>> {
+    vec![
         searching(
             "go wtime 100: a legal bestmove",
             Some(MIDDLEGAME),
@@ -390,7 +403,13 @@ pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, 
         ),
         last_info(!SCORED),
         ("quit: the engine leaves", Box::new(Engine::quit)),
-    ];
+    ]
+}
+
+pub fn run(program: &Path, args: &[String], options: &[String]) -> Result<Exit, Failure> {
+    let settings = setoption_lines(options)?;
+    let mut engine = Engine::start(program, &arguments(args)).map_err(Failure::bad_input)?;
+    let steps = steps(settings);
     for (number, (what, mut step)) in steps.into_iter().enumerate() {
         let number = number + 1;
         match step(&mut engine) {

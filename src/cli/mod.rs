@@ -558,49 +558,9 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
             engine,
             args,
         } => compliance::run(&engine, &args, &options),
-        Command::Run {
-            ref file,
-            quiet,
-            ref out,
-            ref resume,
-            ref split,
-        } => {
-            // A TOML file with a [tune] section, or a tune's folder, is a tune.
-            if let Some(dir) = resume.as_ref().filter(|d| d.join(TUNE_FILE).is_file()) {
-                let spec = crate::tune::TuneSpec::load(dir).map_err(Failure::bad_input)?;
-                return tunecmd::execute(tunecmd::TuneJob {
-                    spec,
-                    origin: runargs::Origin::Saved(dir.join(TUNE_FILE)),
-                    quiet,
-                    resume: Some(dir.clone()),
-                });
-            }
-            if let (None, Some(file)) = (resume, file) {
-                if let Some(mut job) = configcmd::tune_job_of(file, quiet, out.as_deref())? {
-                    split
-                        .apply(&mut job.spec.run)
-                        .map_err(|e| runargs::Origin::CommandLine.explain(e))?;
-                    return tunecmd::execute(job);
-                }
-            }
-            runcmd::execute(run_job(command, matches)?)
-        }
+        Command::Run { .. } => run_file(command, matches),
         Command::Match(_) | Command::Tournament(_) => runcmd::execute(run_job(command, matches)?),
-        Command::Tune(args) => {
-            let sub = matches
-                .subcommand_matches("tune")
-                .expect("the tune command's matches");
-            let mut job = tunecmd::job(&args, engine_groups(sub))?;
-            if job.resume.is_some() {
-                // Only how the rest is played may change on resume, as for a run.
-                let (quiet, concurrency) = resume_overrides("tune", sub)?;
-                job.quiet |= quiet;
-                if let Some(c) = concurrency {
-                    job.spec.run.concurrency = c;
-                }
-            }
-            tunecmd::execute(job)
-        }
+        Command::Tune(args) => tune(&args, matches),
         Command::Rate(args) => ratecmd::run(args),
         Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
@@ -629,6 +589,55 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
         } => make_book(&game, count, plies, seed, max_imbalance, out.as_deref()),
         Command::Bench(args) => benchcmd::command(args),
     }
+}
+
+/// `arbiter run`: a run's file or folder, or a tune's (a TOML file with a [tune] section, or a
+/// tune's folder).
+fn run_file(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failure> {
+    let Command::Run {
+        ref file,
+        quiet,
+        ref out,
+        ref resume,
+        ref split,
+    } = command
+    else {
+        unreachable!("run_file is given the run command")
+    };
+    if let Some(dir) = resume.as_ref().filter(|d| d.join(TUNE_FILE).is_file()) {
+        let spec = crate::tune::TuneSpec::load(dir).map_err(Failure::bad_input)?;
+        return tunecmd::execute(tunecmd::TuneJob {
+            spec,
+            origin: runargs::Origin::Saved(dir.join(TUNE_FILE)),
+            quiet,
+            resume: Some(dir.clone()),
+        });
+    }
+    if let (None, Some(file)) = (resume, file) {
+        if let Some(mut job) = configcmd::tune_job_of(file, quiet, out.as_deref())? {
+            split
+                .apply(&mut job.spec.run)
+                .map_err(|e| runargs::Origin::CommandLine.explain(e))?;
+            return tunecmd::execute(job);
+        }
+    }
+    runcmd::execute(run_job(command, matches)?)
+}
+
+/// `arbiter tune`; on resume only how the rest is played may change, as for a run.
+fn tune(args: &tunecmd::TuneArgs, matches: &clap::ArgMatches) -> Result<Exit, Failure> {
+    let sub = matches
+        .subcommand_matches("tune")
+        .expect("the tune command's matches");
+    let mut job = tunecmd::job(args, engine_groups(sub))?;
+    if job.resume.is_some() {
+        let (quiet, concurrency) = resume_overrides("tune", sub)?;
+        job.quiet |= quiet;
+        if let Some(c) = concurrency {
+            job.spec.run.concurrency = c;
+        }
+    }
+    tunecmd::execute(job)
 }
 
 fn finish(result: Result<Exit, Failure>) -> ExitCode {

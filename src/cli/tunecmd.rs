@@ -277,21 +277,12 @@ pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
     let _lock = open_folder(&job, &mine)?;
     let spec = job.spec.clone();
     if !job.quiet {
-        say!(
-            "Tuning {} in {} ({}): {} game pairs, {} at a time, from {}; {}",
-            spec.engine().name,
-            entry.id,
-            spec.engine().limits_summary(),
-            spec.pairs,
-            spec.run.concurrency,
-            book.as_deref()
-                .map_or("the start position".to_string(), |b| format!(
-                    "{} ({} openings)",
-                    b.display(),
-                    openings.len()
-                )),
-            mine.display()
-        );
+        let from = book
+            .as_deref()
+            .map_or("the start position".to_string(), |b| {
+                format!("{} ({} openings)", b.display(), openings.len())
+            });
+        banner(&spec, entry.id, &from, &mine);
     }
     let bar = progress_bar(spec.pairs, job.quiet);
     let opts = TuneOptions {
@@ -311,46 +302,16 @@ pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
     }));
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| runcmd::run_failure(e, "tune", &mine))?;
-    if outcome.resumed > 0 && !job.quiet {
-        say!(
-            "{} pairs were already played (read back from {}).",
-            outcome.resumed,
-            PAIRS_FILE
-        );
-    }
-    if !outcome.damaged.is_empty() {
-        eprintln!(
-            "{}: lines {:?} held no whole pair (cut off by a kill); those pairs were played again",
-            mine.join(PAIRS_FILE).display(),
-            outcome.damaged
-        );
-    }
+    say_read_back(&outcome, &mine, job.quiet);
     let finished = !outcome.interrupted;
-    report::write(&root, &spec, &outcome.thetas, outcome.score, finished).map_err(|e| Failure {
-        code: Exit::Runtime,
-        message: format!("cannot write the tune's files in {}: {e}", root.display()),
+    report::write(&root, &spec, &outcome.thetas, outcome.score, finished).map_err(|e| {
+        Failure::io(format!(
+            "cannot write the tune's files in {}: {e}",
+            root.display()
+        ))
     })?;
     let theta = outcome.thetas.last().cloned().unwrap_or_default();
-    say!(
-        "{} pairs: plus side {} wins, {} losses, {} draws",
-        outcome.done,
-        outcome.score[0],
-        outcome.score[1],
-        outcome.score[2]
-    );
-    // Stopped early, theta is where the tune had got to, not its result.
-    let label = match outcome.interrupted {
-        true => "Values so far (not tuned yet)",
-        false => "Tuned values",
-    };
-    say!("{label}: {}", report::flags(&spec, &theta));
-    say!(
-        "Files: {} ({}, {}, {})",
-        root.display(),
-        TUNED_FILE,
-        THETA_CSV,
-        REPORT_FILE
-    );
+    say_result(&outcome, &spec, &theta, &root);
     if outcome.interrupted {
         say!(
             "Stopped after {} of {} pairs. Continue with: {} tune --resume {}",
@@ -368,6 +329,61 @@ pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
             Ok(Exit::Success)
         }
         None => Ok(Exit::Success),
+    }
+}
+
+fn banner(spec: &TuneSpec, game: &str, from: &str, folder: &Path) {
+    say!(
+        "Tuning {} in {} ({}): {} game pairs, {} at a time, from {}; {}",
+        spec.engine().name,
+        game,
+        spec.engine().limits_summary(),
+        spec.pairs,
+        spec.run.concurrency,
+        from,
+        folder.display()
+    );
+}
+
+/// The tune's score, its values (tuned, or so far) and its files.
+fn say_result(outcome: &crate::tune::TuneOutcome, spec: &TuneSpec, theta: &[f64], root: &Path) {
+    say!(
+        "{} pairs: plus side {} wins, {} losses, {} draws",
+        outcome.done,
+        outcome.score[0],
+        outcome.score[1],
+        outcome.score[2]
+    );
+    // Stopped early, theta is where the tune had got to, not its result.
+    let label = match outcome.interrupted {
+        true => "Values so far (not tuned yet)",
+        false => "Tuned values",
+    };
+    say!("{label}: {}", report::flags(spec, theta));
+    say!(
+        "Files: {} ({}, {}, {})",
+        root.display(),
+        TUNED_FILE,
+        THETA_CSV,
+        REPORT_FILE
+    );
+}
+
+/// What a resumed tune found in its journal: pairs already played, lines cut off by a kill.
+fn say_read_back(outcome: &crate::tune::TuneOutcome, folder: &Path, quiet: bool) {
+    if outcome.resumed > 0 && !quiet {
+        say!(
+            "{} pairs were already played (read back from {}).",
+            outcome.resumed,
+            PAIRS_FILE
+        );
+    }
+    if !outcome.damaged.is_empty() {
+        eprintln!(
+            "{}: lines {:?} held no whole pair (cut off by a kill); those pairs were played again",
+            folder.join(PAIRS_FILE).display(),
+            outcome.damaged
+        );
     }
 }
 

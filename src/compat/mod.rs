@@ -595,31 +595,10 @@ fn drawn_seed() -> u64 {
     }
 }
 
-/// The arbiter command line their flags mean. `program` is the name arbiter was started under.
-pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused> {
-    let mut list = with_config(args)?;
-    let (dialect, why) = dialect_of(program, &mut list)?;
-    let mut out: Vec<String> = Vec::new();
-    let mut each: Vec<String> = Vec::new();
-    let mut shape = Shape::default();
-    for (name, values) in list {
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
-    }
-    let colours = match (shape.noswap, shape.reverse) {
-        (false, false) => None,
-        (false, true) => Some("reverse"),
-        (true, false) => Some("first-white"),
-        (true, true) => Some("second-white"),
-    };
-    out.extend(colours.map(|c| format!("--colours={c}")));
-    if let Some(ms) = shape.handshake_ms {
-        each.push(format!("handshake={}", ms as f64 / 1000.0));
-    }
-    settle_engines(dialect, &mut shape, &each);
-    let per_pairing = games_per_pairing(dialect, &shape)?;
+/// The arbiter command and its game count: a match for two engines, else a tournament.
+fn command_of(shape: &Shape, per_pairing: u64) -> Vec<String> {
     let players = shape.engines.len() as u64;
-    let mut argv = if players == 2 && !shape.gauntlet {
+    if players == 2 && !shape.gauntlet {
         vec![
             "match".to_string(),
             "--games".into(),
@@ -648,7 +627,33 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
             v.extend(["--format".into(), "gauntlet".into()]);
         }
         v
+    }
+}
+
+/// The arbiter command line their flags mean. `program` is the name arbiter was started under.
+pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused> {
+    let mut list = with_config(args)?;
+    let (dialect, why) = dialect_of(program, &mut list)?;
+    let mut out: Vec<String> = Vec::new();
+    let mut each: Vec<String> = Vec::new();
+    let mut shape = Shape::default();
+    for (name, values) in list {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
+    }
+    let colours = match (shape.noswap, shape.reverse) {
+        (false, false) => None,
+        (false, true) => Some("reverse"),
+        (true, false) => Some("first-white"),
+        (true, true) => Some("second-white"),
     };
+    out.extend(colours.map(|c| format!("--colours={c}")));
+    if let Some(ms) = shape.handshake_ms {
+        each.push(format!("handshake={}", ms as f64 / 1000.0));
+    }
+    settle_engines(dialect, &mut shape, &each);
+    let per_pairing = games_per_pairing(dialect, &shape)?;
+    let mut argv = command_of(&shape, per_pairing);
     argv.extend([
         "--game".into(),
         shape.game.clone().unwrap_or_else(|| "chess".into()),
@@ -702,6 +707,90 @@ fn tool_lines(dialect: Dialect, shape: &Shape) -> ToolLines {
     lines
 }
 
+/// Flags read and dropped, for nothing of what is played depends on them.
+const IGNORED: &[&str] = &[
+    // Shown or done differently here: crashed engines are always replaced, a seed is always
+    // used, the run's journal is always kept.
+    "-outcomeinterval",
+    "-recover",
+    "-randomseed",
+    "-site",
+    "-autosaveinterval",
+    "-show-latency",
+    "-config",
+    "-quick",
+    // A pause between games, a checksum of the PGN, fastchess's outputs for OpenBench, its
+    // refusal of more games than cores.
+    "-wait",
+    "-crc32",
+    "-testEnv",
+    "-force-concurrency",
+    // cutechess-cli's layout of its result table, and how it reads Polyglot books (book= is
+    // refused on its own).
+    "-resultformat",
+    "-bookmode",
+    // Settings of tablebase adjudication: without -tb (refused) fastchess ignores them.
+    "-tbpieces",
+    "-tbignore50",
+];
+
+/// `-variant` and `-tournament`: the game, and a gauntlet or a round robin.
+fn game_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Refused> {
+    match name {
+        "-variant" => {
+            let game = match values.first().copied() {
+                Some("standard") | None => "chess",
+                Some("fischerandom") => return Err(refuse(
+                    name,
+                    "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)",
+                )),
+                Some(other) => other,
+            };
+            shape.game = Some(game.to_string());
+        }
+        "-tournament" => match values.first().copied() {
+            Some("gauntlet") => shape.gauntlet = true,
+            Some("round-robin") | Some("roundrobin") | None => {}
+            Some(other) => {
+                return Err(refuse(name, &format!("'{other}': round-robin or gauntlet")))
+            }
+        },
+        _ => unreachable!("game_flag is given -variant or -tournament"),
+    }
+    Ok(())
+}
+
+/// The flags of the tools' output lines: how often ratings and scores are printed, in which
+/// tool's format, and whether pairs are counted.
+fn output_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Refused> {
+    match name {
+        "-ratinginterval" => shape.rating_interval = Some(number(name, values)?),
+        "-scoreinterval" => shape.score_interval = Some(number(name, values)?.max(1)),
+        "-output" => {
+            shape.output = match pairs(values).iter().find(|(k, _)| *k == "format") {
+                Some((_, "cutechess")) => Some(Style::Cutechess),
+                Some((_, "fastchess")) => Some(Style::Fastchess),
+                other => {
+                    return Err(refuse(
+                        name,
+                        &format!(
+                            "'{}': format=cutechess or format=fastchess",
+                            other.map(|(_, v)| *v).unwrap_or_default()
+                        ),
+                    ))
+                }
+            }
+        }
+        "-report" => {
+            if let Some((_, v)) = pairs(values).iter().find(|(k, _)| *k == "penta") {
+                shape.penta = Some(*v == "true");
+            }
+        }
+        _ => unreachable!("output_flag is given an output flag"),
+    }
+    Ok(())
+}
+
 fn translate_flag(
     name: &str,
     values: &[&str],
@@ -741,24 +830,11 @@ fn translate_flag(
         ),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
-        "-variant" => {
-            let game = match values.first().copied() {
-                Some("standard") | None => "chess",
-                Some("fischerandom") => return Err(refuse(
-                    name,
-                    "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)",
-                )),
-                Some(other) => other,
-            };
-            shape.game = Some(game.to_string());
+        "-variant" | "-tournament" => game_flag(name, values, shape)?,
+        "-ratinginterval" | "-scoreinterval" | "-output" | "-report" => {
+            output_flag(name, values, shape)?
         }
-        "-tournament" => match values.first().copied() {
-            Some("gauntlet") => shape.gauntlet = true,
-            Some("round-robin") | Some("roundrobin") | None => {}
-            Some(other) => {
-                return Err(refuse(name, &format!("'{other}': round-robin or gauntlet")))
-            }
-        },
+        _ if IGNORED.contains(&name) => {}
         "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
         "-reverse" => shape.reverse = true,
@@ -766,38 +842,6 @@ fn translate_flag(
             "--max-plies".to_string(),
             (2 * number(name, values)?).to_string(),
         ]),
-        // Shown or done differently here: the progress bar replaces the periodic ratings,
-        // crashed engines are always replaced, a seed is always used.
-        "-ratinginterval" => shape.rating_interval = Some(number(name, values)?),
-        "-scoreinterval" => shape.score_interval = Some(number(name, values)?.max(1)),
-        "-output" => {
-            shape.output = match pairs(values).iter().find(|(k, _)| *k == "format") {
-                Some((_, "cutechess")) => Some(Style::Cutechess),
-                Some((_, "fastchess")) => Some(Style::Fastchess),
-                other => {
-                    return Err(refuse(
-                        name,
-                        &format!(
-                            "'{}': format=cutechess or format=fastchess",
-                            other.map(|(_, v)| *v).unwrap_or_default()
-                        ),
-                    ))
-                }
-            }
-        }
-        "-report" => {
-            if let Some((_, v)) = pairs(values).iter().find(|(k, _)| *k == "penta") {
-                shape.penta = Some(*v == "true");
-            }
-        }
-        "-outcomeinterval" | "-recover" | "-randomseed" | "-site" | "-autosaveinterval"
-        | "-show-latency" | "-config" | "-quick" => {}
-        // Nothing of what is played depends on these: a pause between games, a checksum of
-        // the PGN, fastchess's outputs for OpenBench, its refusal of more games than cores.
-        "-wait" | "-crc32" | "-testEnv" | "-force-concurrency" => {}
-        // cutechess-cli's layout of its result table, and how it reads Polyglot books (book=
-        // is refused on its own).
-        "-resultformat" | "-bookmode" => {}
         // One allowance here for what fastchess times separately; the longest is kept, so no
         // engine is cut short that fastchess would have waited for.
         "-startup-ms" | "-ucinewgame-ms" | "-ping-ms" => {
@@ -806,8 +850,6 @@ fn translate_flag(
         }
         // fastchess pins a game's engines (and the thread that runs them) to a core, as
         // --affinity does, on the CPUs listed or else on all it may use.
-        // Settings of tablebase adjudication: without -tb (refused) fastchess ignores them.
-        "-tbpieces" | "-tbignore50" => {}
         "-use-affinity" => match values {
             [] => out.push("--affinity".to_string()),
             list => out.push(format!("--affinity={}", list.join(","))),

@@ -172,6 +172,39 @@ pub struct EngineGroup {
     procs: Vec<CString>,
 }
 
+/// Each hierarchy that holds limits, with the files that set them (none without `limits`; a
+/// name ending in `?` may be missing).
+fn limit_files<'a>(
+    h: &'a Hierarchies,
+    limits: Option<&Limits>,
+) -> [(&'a PathBuf, Vec<(&'static str, String)>); 3] {
+    let period = 100_000u64;
+    let Some(limits) = limits else {
+        return [&h.memory, &h.pids, &h.cpu].map(|parent| (parent, Vec::new()));
+    };
+    [
+        (
+            &h.memory,
+            vec![
+                ("memory.limit_in_bytes", limits.memory.to_string()),
+                // Where the kernel counts swap, swap counts too ("-try": it may not).
+                ("memory.memsw.limit_in_bytes?", limits.memory.to_string()),
+            ],
+        ),
+        (&h.pids, vec![("pids.max", limits.processes.to_string())]),
+        (
+            &h.cpu,
+            vec![
+                ("cpu.cfs_period_us", period.to_string()),
+                (
+                    "cpu.cfs_quota_us",
+                    (period * u64::from(limits.cpus.max(1))).to_string(),
+                ),
+            ],
+        ),
+    ]
+}
+
 impl EngineGroup {
     /// Makes the groups for one engine process, with `limits` or none.
     pub fn create(limits: Option<&Limits>) -> std::io::Result<EngineGroup> {
@@ -190,42 +223,11 @@ impl EngineGroup {
             cpuset: None,
             procs: Vec::new(),
         };
-        let period = 100_000u64;
-        let unlimited = Limits {
-            memory: 0,
-            processes: 0,
-            cpus: 0,
-        };
-        let (limits, limited) = match limits {
-            Some(l) => (l, true),
-            None => (&unlimited, false),
-        };
-        let settings: [(&PathBuf, Vec<(&str, String)>); 3] = [
-            (
-                &h.memory,
-                vec![
-                    ("memory.limit_in_bytes", limits.memory.to_string()),
-                    // Where the kernel counts swap, swap counts too ("-try": it may not).
-                    ("memory.memsw.limit_in_bytes?", limits.memory.to_string()),
-                ],
-            ),
-            (&h.pids, vec![("pids.max", limits.processes.to_string())]),
-            (
-                &h.cpu,
-                vec![
-                    ("cpu.cfs_period_us", period.to_string()),
-                    (
-                        "cpu.cfs_quota_us",
-                        (period * u64::from(limits.cpus.max(1))).to_string(),
-                    ),
-                ],
-            ),
-        ];
-        for (parent, files) in settings {
+        for (parent, files) in limit_files(h, limits) {
             let dir = parent.join(&name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
-            for (file, value) in files.into_iter().filter(|_| limited) {
+            for (file, value) in files {
                 let (file, optional) = match file.strip_suffix('?') {
                     Some(f) => (f, true),
                     None => (file, false),

@@ -76,6 +76,46 @@ pub const DEFAULT_STALL: Duration = Duration::from_secs(60);
 /// Time allowed for `uci`/`uciok`, `isready`/`readyok` and variant selection.
 pub const DEFAULT_HANDSHAKE: Duration = Duration::from_secs(10);
 
+/// One `key=value` setting, and how its value reads.
+struct Setting<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl Setting<'_> {
+    fn bad(&self, reason: &str) -> ConfigError {
+        ConfigError::BadValue {
+            key: self.key.to_string(),
+            value: self.value.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    fn positive(&self) -> Result<u64, ConfigError> {
+        self.value
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| self.bad("expected a positive whole number"))
+    }
+
+    fn positive_u32(&self) -> Result<u32, ConfigError> {
+        u32::try_from(self.positive()?).map_err(|_| self.bad("expected a positive whole number"))
+    }
+
+    fn seconds(&self) -> Result<Duration, ConfigError> {
+        parse_seconds(self.value).ok_or_else(|| self.bad("expected seconds"))
+    }
+
+    fn on_off(&self) -> Result<bool, ConfigError> {
+        match self.value {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            _ => Err(self.bad("expected on or off")),
+        }
+    }
+}
+
 impl EngineConfig {
     /// Builds a config from `key=value` settings; `each` (from `--each`) comes first, so an
     /// engine's own settings override it.
@@ -112,25 +152,13 @@ impl EngineConfig {
 
     /// Applies one `key=value` setting.
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let bad = |reason: &str| ConfigError::BadValue {
-            key: key.to_string(),
-            value: value.to_string(),
-            reason: reason.to_string(),
-        };
-        let positive = || {
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| bad("expected a positive whole number"))
-        };
-        let seconds = || parse_seconds(value).ok_or_else(|| bad("expected seconds"));
+        let v = Setting { key, value };
         // An engine reads lines: a newline in an option would send it a command of our
         // choosing (`quit`, `uci`), and names end up in PGN tags and report tables.
         if (key == "name" || key.starts_with("option."))
             && (key.chars().chain(value.chars())).any(char::is_control)
         {
-            return Err(bad("holds a control character (a newline or the like), which would reach the engine or the PGN as a line of its own"));
+            return Err(v.bad("holds a control character (a newline or the like), which would reach the engine or the PGN as a line of its own"));
         }
         match key {
             "cmd" => self.cmd = value.to_string(),
@@ -139,93 +167,82 @@ impl EngineConfig {
             "dir" => self.dir = Some(value.to_string()),
             "proto" => {
                 self.proto = Proto::from_name(value)
-                    .ok_or_else(|| bad(&format!("expected {}", Proto::choices())))?;
+                    .ok_or_else(|| v.bad(&format!("expected {}", Proto::choices())))?;
             }
             // cutechess and fastchess: no clock; another limit (nodes=, depth=, st=) must stop
             // the search.
             "tc" if value == "inf" => self.limits.tc = None,
-            "tc" => self.limits.tc = Some(TimeControl::parse(value).map_err(|e| bad(&e.reason))?),
-            "st" => self.limits.movetime = Some(seconds()?),
-            "depth" => {
-                let depth = positive()?;
-                self.limits.depth = Some(
-                    u32::try_from(depth).map_err(|_| bad("expected a positive whole number"))?,
-                )
-            }
-            "nodes" => self.limits.nodes = Some(positive()?),
+            "tc" => self.limits.tc = Some(TimeControl::parse(value).map_err(|e| v.bad(&e.reason))?),
+            "st" => self.limits.movetime = Some(v.seconds()?),
+            "depth" => self.limits.depth = Some(v.positive_u32()?),
+            "nodes" => self.limits.nodes = Some(v.positive()?),
             "timemargin" => {
                 // Bounded: a margin of centuries would wait forever on a stalled engine.
                 let ms: u64 = value
                     .parse()
                     .ok()
                     .filter(|&ms| ms <= MAX_TIMEMARGIN_MS)
-                    .ok_or_else(|| bad("expected milliseconds, at most 3600000 (an hour)"))?;
+                    .ok_or_else(|| v.bad("expected milliseconds, at most 3600000 (an hour)"))?;
                 self.timemargin = Duration::from_millis(ms);
             }
-            "stall" => self.stall = seconds()?,
-            "handshake" => self.handshake = seconds()?,
-            "restart" => {
-                self.restart = match value {
-                    "on" => true,
-                    "off" | "auto" => false,
-                    _ => return Err(bad("expected on or off")),
-                }
-            }
-            "sandbox" => {
-                self.sandbox.mode = match value {
-                    "auto" => SandboxMode::Auto,
-                    "on" => SandboxMode::On,
-                    "off" => SandboxMode::Off,
-                    _ => return Err(bad("expected auto, on or off")),
-                }
-            }
-            "memory" => {
-                self.sandbox.memory = Some(
-                    parse_size(value)
-                        .ok_or_else(|| bad("expected a size of at least 1M, like 512M or 2G"))?,
-                )
-            }
-            "freeze" => {
-                self.sandbox.unfrozen = match value {
-                    "on" => false,
-                    "off" => true,
-                    _ => return Err(bad("expected on or off")),
-                }
-            }
-            "readable" => self.sandbox.readable.push(value.to_string()),
-            "writable" => self.sandbox.writable.push(value.to_string()),
-            "processes" => {
-                self.sandbox.processes = Some(
-                    u32::try_from(positive()?)
-                        .map_err(|_| bad("expected a positive whole number"))?,
-                )
-            }
-            "threads" => {
-                self.sandbox.threads = Some(
-                    u32::try_from(positive()?)
-                        .ok()
-                        .filter(|&n| n <= 1024)
-                        .ok_or_else(|| bad("expected CPU cores, 1 to 1024"))?,
-                )
-            }
-            _ if key.starts_with("env.") => {
-                let name = &key["env.".len()..];
-                let fine = !name.is_empty()
-                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-                if !fine {
-                    return Err(bad(
-                        "expected env.NAME=value, NAME of letters, digits and _",
-                    ));
-                }
-                self.sandbox.env.retain(|(n, _)| n != name);
-                self.sandbox.env.push((name.to_string(), value.to_string()));
-            }
+            "stall" => self.stall = v.seconds()?,
+            "handshake" => self.handshake = v.seconds()?,
+            "restart" if value == "auto" => self.restart = false,
+            "restart" => self.restart = v.on_off()?,
             _ => match key.strip_prefix("option.") {
                 Some(name) if !name.is_empty() => {
                     self.options.retain(|(n, _)| n != name);
                     self.options.push((name.to_string(), value.to_string()));
                 }
-                _ => return Err(ConfigError::UnknownKey(key.to_string())),
+                Some(_) => return Err(ConfigError::UnknownKey(key.to_string())),
+                None => return self.set_confinement(&v),
+            },
+        }
+        Ok(())
+    }
+
+    /// Applies one setting of the sandbox and its limits.
+    fn set_confinement(&mut self, v: &Setting) -> Result<(), ConfigError> {
+        let (key, value) = (v.key, v.value);
+        let sandbox = &mut self.sandbox;
+        match key {
+            "sandbox" => {
+                sandbox.mode = match value {
+                    "auto" => SandboxMode::Auto,
+                    "on" => SandboxMode::On,
+                    "off" => SandboxMode::Off,
+                    _ => return Err(v.bad("expected auto, on or off")),
+                }
+            }
+            "memory" => {
+                sandbox.memory = Some(
+                    parse_size(value)
+                        .ok_or_else(|| v.bad("expected a size of at least 1M, like 512M or 2G"))?,
+                )
+            }
+            "freeze" => sandbox.unfrozen = !v.on_off()?,
+            "readable" => sandbox.readable.push(value.to_string()),
+            "writable" => sandbox.writable.push(value.to_string()),
+            "processes" => sandbox.processes = Some(v.positive_u32()?),
+            "threads" => {
+                sandbox.threads = Some(
+                    u32::try_from(v.positive()?)
+                        .ok()
+                        .filter(|&n| n <= 1024)
+                        .ok_or_else(|| v.bad("expected CPU cores, 1 to 1024"))?,
+                )
+            }
+            _ => match key.strip_prefix("env.") {
+                Some(name) => {
+                    let fine = !name.is_empty()
+                        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                    if !fine {
+                        return Err(v.bad("expected env.NAME=value, NAME of letters, digits and _"));
+                    }
+                    sandbox.env.retain(|(n, _)| n != name);
+                    sandbox.env.push((name.to_string(), value.to_string()));
+                }
+                None => return Err(ConfigError::UnknownKey(key.to_string())),
             },
         }
         Ok(())

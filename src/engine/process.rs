@@ -241,6 +241,102 @@ fn ensure_non_blocking(fd: std::os::fd::RawFd) {
     }
 }
 
+impl Confined {
+    /// The control groups an engine is started in. Where the machine allows, the engine's tree
+    /// is in a control group of its own even without a sandbox (then with no limits unless some
+    /// were asked for): whatever is left in it when the engine is done is killed, however its
+    /// keeper ended.
+    fn make(config: &EngineConfig, sandboxed: bool) -> Result<Confined, String> {
+        let mut confined = Confined {
+            unfrozen: config.sandbox.unfrozen,
+            ..Confined::default()
+        };
+        let asked = &config.sandbox;
+        let limits_asked =
+            asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
+        let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
+        if cgroup::support().is_none() && limits_asked {
+            return Err(
+            "memory=, processes= and threads= need a control group arbiter may make (cgroup v1, e.g. as root), and there is none here".into(),
+        );
+        }
+        if cgroup::support().is_some() {
+            confined.group = Some(
+                EngineGroup::create(limits.as_ref())
+                    .map_err(|e| format!("cannot make its control group: {e}"))?,
+            );
+            confined.memory = limits.map(|l| l.memory);
+        }
+        Ok(confined)
+    }
+}
+
+/// The engine's command: its program (inside bubblewrap when sandboxed), its clean environment,
+/// its pipes (stderr only when it is `logged`), and what it does before exec: the scheduling
+/// policy back, the keeper split off, its control groups joined.
+fn spawn_command(
+    config: &EngineConfig,
+    sandboxed: bool,
+    confined: &mut Confined,
+    logged: bool,
+) -> Result<Command, String> {
+    let mut cmd = if sandboxed {
+        let wrapped = sandbox::wrap(config, &config.hidden)?;
+        let mut cmd = Command::new(&wrapped.bwrap);
+        cmd.args(&wrapped.args);
+        confined.scratch = wrapped.scratch;
+        cmd
+    } else {
+        let mut cmd = Command::new(&config.cmd);
+        if let Some(dir) = &config.dir {
+            cmd.current_dir(dir);
+        }
+        cmd
+    };
+    // stderr goes to --log when there is one (marked `!`), and nowhere otherwise.
+    let stderr = if logged {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    cmd.env_clear()
+        .envs(sandbox::environment(config, sandboxed))
+        .args(&config.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .process_group(0);
+    // A keeper process stands between us and the engine and holds its whole process tree:
+    // nothing the engine starts outlives it, even when the referee is killed with SIGKILL.
+    // The engine (the sandbox, when there is one) joins its control groups before exec.
+    let groups = confined
+        .group
+        .as_ref()
+        .map(EngineGroup::procs_files)
+        .unwrap_or_default();
+    let freezer = confined.group.as_ref().and_then(EngineGroup::freezer_state);
+    super::keeper::prepare();
+    if cgroup::support().is_none() {
+        super::orphans::adopt();
+    }
+    let policy = super::sched::engine_policy();
+    // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
+    // calls, as pre_exec requires.
+    unsafe {
+        let referee = libc::getpid();
+        cmd.pre_exec(move || {
+            if let Some(policy) = policy {
+                super::sched::restore(policy)?;
+            }
+            super::keeper::split(referee, freezer.as_ref())?;
+            cgroup::join(&groups)?;
+            sandbox::close_inherited_files();
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
 impl EngineProcess {
     /// Starts the engine and completes the handshake for `game`: `uci`/`uciok`, options, the
     /// variant (confirmed by the engine when it offers `UCI_Variant`), `isready`/`readyok`.
@@ -281,83 +377,9 @@ impl EngineProcess {
             cmd: config.cmd.clone(),
             reason,
         };
-        let mut confined = Confined {
-            unfrozen: config.sandbox.unfrozen,
-            ..Confined::default()
-        };
-        // Where the machine allows, the engine's tree is in a control group of its own even
-        // without a sandbox (then with no limits unless some were asked for): whatever is left
-        // in it when the engine is done is killed, however its keeper ended.
-        let asked = &config.sandbox;
-        let limits_asked =
-            asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
-        let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
-        if cgroup::support().is_none() && limits_asked {
-            return Err(spawn_error(
-                "memory=, processes= and threads= need a control group arbiter may make (cgroup v1, e.g. as root), and there is none here".into(),
-            ));
-        }
-        if cgroup::support().is_some() {
-            confined.group = Some(
-                EngineGroup::create(limits.as_ref())
-                    .map_err(|e| spawn_error(format!("cannot make its control group: {e}")))?,
-            );
-            confined.memory = limits.map(|l| l.memory);
-        }
-        let mut cmd = if sandboxed {
-            let wrapped = sandbox::wrap(config, &config.hidden).map_err(spawn_error)?;
-            let mut cmd = Command::new(&wrapped.bwrap);
-            cmd.args(&wrapped.args);
-            confined.scratch = wrapped.scratch;
-            cmd
-        } else {
-            let mut cmd = Command::new(&config.cmd);
-            if let Some(dir) = &config.dir {
-                cmd.current_dir(dir);
-            }
-            cmd
-        };
-        // stderr goes to --log when there is one (marked `!`), and nowhere otherwise.
-        let stderr = if log.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
-        cmd.env_clear()
-            .envs(sandbox::environment(config, sandboxed))
-            .args(&config.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .process_group(0);
-        // A keeper process stands between us and the engine and holds its whole process tree:
-        // nothing the engine starts outlives it, even when the referee is killed with SIGKILL.
-        // The engine (the sandbox, when there is one) joins its control groups before exec.
-        let groups = confined
-            .group
-            .as_ref()
-            .map(EngineGroup::procs_files)
-            .unwrap_or_default();
-        let freezer = confined.group.as_ref().and_then(EngineGroup::freezer_state);
-        super::keeper::prepare();
-        if cgroup::support().is_none() {
-            super::orphans::adopt();
-        }
-        let policy = super::sched::engine_policy();
-        // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
-        // calls, as pre_exec requires.
-        unsafe {
-            let referee = libc::getpid();
-            cmd.pre_exec(move || {
-                if let Some(policy) = policy {
-                    super::sched::restore(policy)?;
-                }
-                super::keeper::split(referee, freezer.as_ref())?;
-                cgroup::join(&groups)?;
-                sandbox::close_inherited_files();
-                Ok(())
-            });
-        }
+        let mut confined = Confined::make(config, sandboxed).map_err(spawn_error)?;
+        let mut cmd =
+            spawn_command(config, sandboxed, &mut confined, log.is_some()).map_err(spawn_error)?;
         let mut child = super::orphans::keeper(|| {
             let child = cmd.spawn()?;
             let pid = child.id();

@@ -439,17 +439,7 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         return Err("no bubblewrap".into());
     };
     let base = real(Path::new(config.dir.as_deref().unwrap_or(".")));
-    let program = if config.cmd.contains('/') {
-        let cmd = Path::new(&config.cmd);
-        match cmd.is_absolute() {
-            false => real(&base.join(cmd)),
-            true => real(cmd),
-        }
-    } else {
-        find_in_path(Path::new(&config.cmd))
-            .map(|p| real(&p))
-            .ok_or_else(|| format!("no program '{}' in PATH", config.cmd))?
-    };
+    let program = program_in(config, &base)?;
     check_executable(&program)?;
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
     let hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
@@ -460,55 +450,8 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     if let Some(start) = &start {
         link_starting_content(start, &scratch.0, &hidden)?;
     }
-    let mut args = Args::default();
-    args.words(&[
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-    ]);
-    for dir in SYSTEM {
-        let path = Path::new(dir);
-        match std::fs::read_link(path) {
-            Ok(target) => args.mount("--symlink", &target, path),
-            Err(_) if path.is_dir() => args.mount("--ro-bind", path, path),
-            Err(_) => {}
-        }
-    }
-    for name in ETC {
-        let path = Path::new("/etc").join(name);
-        if path.exists() {
-            args.mount("--ro-bind", &path, &path);
-        }
-    }
-    args.words(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
-    // The folders it may read, each where it lies: its program's, then what its options,
-    // arguments and `readable=` name. Within the starting content they are reached by its links.
-    let mut readable: Vec<PathBuf> = Vec::new();
-    let within_start = |p: &Path| start.as_ref().is_some_and(|s| p.starts_with(s));
-    if !is_system(&program_dir) && !within_start(&program_dir) {
-        readable.push(program_dir.clone());
-    }
-    let named = config
-        .options
-        .iter()
-        .flat_map(|(_, value)| value.split(if value.contains(';') { ';' } else { ':' }));
-    let asked = config.sandbox.readable.iter().map(String::as_str);
-    for part in named
-        .chain(config.args.iter().map(String::as_str))
-        .chain(asked)
-    {
-        let part = part.trim();
-        if part.is_empty() || !part.contains('/') {
-            continue;
-        }
-        let path = real(&base.join(part));
-        let covered = readable.iter().any(|o| path.starts_with(o)) || within_start(&path);
-        if path.exists() && !covered && !is_system(&path) {
-            readable.push(path);
-        }
-    }
+    let mut args = system_view();
+    let readable = readable_folders(config, &base, &program_dir, start.as_deref());
     let writable: Vec<PathBuf> = config
         .sandbox
         .writable
@@ -549,15 +492,111 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         seen.push((start.clone(), PathBuf::from(STARTING_CONTENT)));
     }
     seen.extend(readable.iter().map(|r| (r.clone(), r.clone())));
-    for hide in &hidden {
-        for (host, inner) in &seen {
+    cover_hidden(&mut args, &hidden, &seen, &program_dir)?;
+    args.mount_one("--chdir", &work);
+    args.0.push(program.into_os_string());
+    Ok(Wrapped {
+        bwrap: bwrap.clone(),
+        args: args.0,
+        scratch: Some(scratch),
+    })
+}
+
+/// The program `cmd=` names: a path from the working folder, or a name looked up in `PATH`.
+fn program_in(config: &EngineConfig, base: &Path) -> Result<PathBuf, String> {
+    if config.cmd.contains('/') {
+        let cmd = Path::new(&config.cmd);
+        Ok(match cmd.is_absolute() {
+            false => real(&base.join(cmd)),
+            true => real(cmd),
+        })
+    } else {
+        find_in_path(Path::new(&config.cmd))
+            .map(|p| real(&p))
+            .ok_or_else(|| format!("no program '{}' in PATH", config.cmd))
+    }
+}
+
+/// A sandbox with nothing shared, and the system's folders and `/etc` files read-only.
+fn system_view() -> Args {
+    let mut args = Args::default();
+    args.words(&[
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]);
+    for dir in SYSTEM {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            Ok(target) => args.mount("--symlink", &target, path),
+            Err(_) if path.is_dir() => args.mount("--ro-bind", path, path),
+            Err(_) => {}
+        }
+    }
+    for name in ETC {
+        let path = Path::new("/etc").join(name);
+        if path.exists() {
+            args.mount("--ro-bind", &path, &path);
+        }
+    }
+    args.words(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+    args
+}
+
+/// The folders the engine may read, each where it lies: its program's, then what its options,
+/// arguments and `readable=` name. Within the starting content they are reached by its links.
+fn readable_folders(
+    config: &EngineConfig,
+    base: &Path,
+    program_dir: &Path,
+    start: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut readable: Vec<PathBuf> = Vec::new();
+    let within_start = |p: &Path| start.is_some_and(|s| p.starts_with(s));
+    if !is_system(program_dir) && !within_start(program_dir) {
+        readable.push(program_dir.to_path_buf());
+    }
+    let named = config
+        .options
+        .iter()
+        .flat_map(|(_, value)| value.split(if value.contains(';') { ';' } else { ':' }));
+    let asked = config.sandbox.readable.iter().map(String::as_str);
+    for part in named
+        .chain(config.args.iter().map(String::as_str))
+        .chain(asked)
+    {
+        let part = part.trim();
+        if part.is_empty() || !part.contains('/') {
+            continue;
+        }
+        let path = real(&base.join(part));
+        let covered = readable.iter().any(|o| path.starts_with(o)) || within_start(&path);
+        if path.exists() && !covered && !is_system(&path) {
+            readable.push(path);
+        }
+    }
+    readable
+}
+
+/// Covers each of `hidden` that lies inside a folder the engine sees (`seen`: where it lies,
+/// where the engine sees it), or refuses when one cannot be covered.
+fn cover_hidden(
+    args: &mut Args,
+    hidden: &[PathBuf],
+    seen: &[(PathBuf, PathBuf)],
+    program_dir: &Path,
+) -> Result<(), String> {
+    for hide in hidden {
+        for (host, inner) in seen {
             let Ok(rest) = hide.strip_prefix(host) else {
                 continue;
             };
             if rest.as_os_str().is_empty() {
                 continue;
             }
-            let target = cover(host, rest, &program_dir).map_err(|why| {
+            let target = cover(host, rest, program_dir).map_err(|why| {
                 format!(
                     "{} cannot be hidden from the engine ({why}); make it before the engine starts, or run it elsewhere",
                     hide.display()
@@ -572,13 +611,7 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
             }
         }
     }
-    args.mount_one("--chdir", &work);
-    args.0.push(program.into_os_string());
-    Ok(Wrapped {
-        bwrap: bwrap.clone(),
-        args: args.0,
-        scratch: Some(scratch),
-    })
+    Ok(())
 }
 
 /// The variables an engine gets from arbiter's environment, where they are set; nothing else

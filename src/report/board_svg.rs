@@ -245,36 +245,41 @@ impl Board {
             }
         }
         if self.hands {
-            let hand = fen
-                .split_whitespace()
-                .next()
-                .and_then(|board| board.split_once('['))
-                .and_then(|(_, rest)| rest.split(']').next())
-                .unwrap_or("");
-            let of = |side: Color| -> String {
-                let pieces: String = (hand.chars())
-                    .filter(|c| match side {
-                        Color::White => c.is_ascii_uppercase(),
-                        Color::Black => c.is_ascii_lowercase(),
-                    })
-                    .collect();
-                if pieces.is_empty() {
-                    "-".into()
-                } else {
-                    pieces.to_ascii_uppercase()
-                }
-            };
-            let _ = write!(
-                svg,
-                "<text class=\"hands\" x=\"{MARGIN}\" y=\"{}\" font-size=\"13\">in hand: {} {}, {} {}</text>",
-                self.board_height() + 14,
-                self.drawing.sides[0].name,
-                of(Color::White),
-                self.drawing.sides[1].name,
-                of(Color::Black)
-            );
+            self.hands_text(fen, &mut svg);
         }
         svg
+    }
+
+    /// The pieces each side holds in hand, under the board (from the FEN's `[...]`).
+    fn hands_text(&self, fen: &str, svg: &mut String) {
+        let hand = fen
+            .split_whitespace()
+            .next()
+            .and_then(|board| board.split_once('['))
+            .and_then(|(_, rest)| rest.split(']').next())
+            .unwrap_or("");
+        let of = |side: Color| -> String {
+            let pieces: String = (hand.chars())
+                .filter(|c| match side {
+                    Color::White => c.is_ascii_uppercase(),
+                    Color::Black => c.is_ascii_lowercase(),
+                })
+                .collect();
+            if pieces.is_empty() {
+                "-".into()
+            } else {
+                pieces.to_ascii_uppercase()
+            }
+        };
+        let _ = write!(
+            svg,
+            "<text class=\"hands\" x=\"{MARGIN}\" y=\"{}\" font-size=\"13\">in hand: {} {}, {} {}</text>",
+            self.board_height() + 14,
+            self.drawing.sides[0].name,
+            of(Color::White),
+            self.drawing.sides[1].name,
+            of(Color::Black)
+        );
     }
 
     /// A piece token drawn around (0, 0), as its figure says; None for a token the game does

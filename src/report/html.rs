@@ -142,6 +142,46 @@ fn standings(h: &mut String, rows: &[Standing], ratings: &Option<Ratings>, note:
     }
 }
 
+/// Said in the legend of an engine drawn by its bound.
+const BOUND_NOTE: &str = " (bound while it won or lost every game)";
+
+/// Engine `i`'s Elo after each game, with its band when it is the only line; an engine that has
+/// won (or lost) every game so far has no estimate, and its one-sided 95% bound is drawn
+/// instead, its legend saying so.
+fn elo_series(story: &Story, name: &str, i: usize, alone: bool) -> Series {
+    let mut from_bounds = false;
+    let mut points = Vec::new();
+    let mut band = Vec::new();
+    for s in &story.history[i] {
+        let g = s.games as f64;
+        match (s.elo, s.bound) {
+            (Some((a, b, c)), _) if a.is_finite() && b.is_finite() && c.is_finite() => {
+                points.push((g, a));
+                band.push((g, b, c));
+            }
+            (None, Some(bound)) if bound.is_finite() => {
+                points.push((g, bound));
+                from_bounds = true;
+            }
+            _ => {}
+        }
+    }
+    let name = if from_bounds {
+        format!("{name}{BOUND_NOTE}")
+    } else {
+        name.to_string()
+    };
+    Series {
+        name,
+        points,
+        band: if alone && !from_bounds {
+            band
+        } else {
+            Vec::new()
+        },
+    }
+}
+
 fn elo_over_the_run(h: &mut String, story: &Story) {
     let names = story.names();
     if names.len() > MAX_LINES || story.history.first().is_none_or(|s| s.len() < 2) {
@@ -150,45 +190,10 @@ fn elo_over_the_run(h: &mut String, story: &Story) {
     // Two engines: the first one's Elo against the other, with its interval. More: each
     // engine's Elo against the field it met.
     let shown = if names.len() == 2 { 1 } else { names.len() };
-    // An engine that has won (or lost) every game so far has no estimate: its one-sided 95%
-    // bound is drawn instead, and its legend says so.
-    let mut bounded = false;
     let series: Vec<Series> = (0..shown)
-        .map(|i| {
-            let mut from_bounds = false;
-            let mut points = Vec::new();
-            let mut band = Vec::new();
-            for s in &story.history[i] {
-                let g = s.games as f64;
-                match (s.elo, s.bound) {
-                    (Some((a, b, c)), _) if a.is_finite() && b.is_finite() && c.is_finite() => {
-                        points.push((g, a));
-                        band.push((g, b, c));
-                    }
-                    (None, Some(bound)) if bound.is_finite() => {
-                        points.push((g, bound));
-                        from_bounds = true;
-                    }
-                    _ => {}
-                }
-            }
-            bounded |= from_bounds;
-            let name = if from_bounds {
-                format!("{} (bound while it won or lost every game)", names[i])
-            } else {
-                names[i].clone()
-            };
-            Series {
-                name,
-                points,
-                band: if shown == 1 && !from_bounds {
-                    band
-                } else {
-                    Vec::new()
-                },
-            }
-        })
+        .map(|i| elo_series(story, &names[i], i, shown == 1))
         .collect();
+    let bounded = series.iter().any(|s| s.name.ends_with(BOUND_NOTE));
     let (title, y_label) = if shown == 1 {
         (
             format!("Elo of {} against {} over the run", names[0], names[1]),

@@ -205,37 +205,43 @@ fn game_json(entry: &Entry, tokens: &mut BTreeSet<String>, out: &mut String) -> 
         if let Some(s) = m.score {
             let _ = write!(score, "{s}");
         }
-        frames.push_str(",{\"fen\":");
-        push_js(frames, &fen);
+        push_move_frame(frames, &fen, m, &marks, &score);
         note(fen);
-        frames.push_str(",\"mv\":");
-        push_js(frames, &m.text);
-        frames.push_str(",\"last\":");
-        push_js_list(frames, &marks.moved);
-        frames.push_str(",\"beam\":");
-        push_js_list(frames, &marks.beam);
-        frames.push_str(",\"rm\":");
-        push_js_list(frames, &marks.removed);
-        frames.push_str(",\"sc\":");
-        push_js(frames, &score);
-        frames.push_str(",\"d\":");
-        match m.depth {
-            Some(d) => {
-                let _ = write!(frames, "{d}");
-            }
-            None => frames.push_str("null"),
-        }
-        let _ = write!(
-            frames,
-            ",\"ms\":{},\"book\":{},\"clk\":",
-            m.elapsed.as_millis(),
-            m.book
-        );
         Clocks::push_json(&clocks, frames);
         frames.push('}');
     }
     frames.push_str("]}");
     true
+}
+
+/// A move's frame up to its clocks: the position after it, the move, what it moved, zapped and
+/// removed, and what the engine said of it.
+fn push_move_frame(frames: &mut String, fen: &str, m: &MoveRecord, marks: &Marks, score: &str) {
+    frames.push_str(",{\"fen\":");
+    push_js(frames, fen);
+    frames.push_str(",\"mv\":");
+    push_js(frames, &m.text);
+    frames.push_str(",\"last\":");
+    push_js_list(frames, &marks.moved);
+    frames.push_str(",\"beam\":");
+    push_js_list(frames, &marks.beam);
+    frames.push_str(",\"rm\":");
+    push_js_list(frames, &marks.removed);
+    frames.push_str(",\"sc\":");
+    push_js(frames, score);
+    frames.push_str(",\"d\":");
+    match m.depth {
+        Some(d) => {
+            let _ = write!(frames, "{d}");
+        }
+        None => frames.push_str("null"),
+    }
+    let _ = write!(
+        frames,
+        ",\"ms\":{},\"book\":{},\"clk\":",
+        m.elapsed.as_millis(),
+        m.book
+    );
 }
 
 /// Each shown game id's picture parts: the board's head and legend, its layout, and the

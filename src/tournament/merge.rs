@@ -6,12 +6,13 @@
 
 use super::claims;
 use super::journal::{self, Place, JOURNAL_FILE};
+use super::openings::Opening;
 use super::run::{report_journal, RunOptions, RunOutcome};
 use super::runner::Schedule;
 use super::spec::{RunSpec, Shard, SPEC_FILE};
 use super::verify::RunCheck;
 use super::RunFolder;
-use crate::game::find_game;
+use crate::game::{find_game, GameEntry};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
@@ -221,6 +222,31 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     merged
 }
 
+/// The run's book when it is at hand (`None` where it is not): the openings are checked, and
+/// the schedule is the run's. Another book at the run's path would prove other games: refused,
+/// named.
+fn book_of(spec: &RunSpec, entry: &'static GameEntry) -> Result<Option<Vec<Opening>>, MergeError> {
+    if spec.openings.as_deref().is_some_and(Path::is_file) {
+        super::contents::check(
+            spec,
+            spec.contents.as_ref(),
+            super::contents::Compare::BookOnly,
+        )
+        .map_err(MergeError::Input)?;
+    }
+    let book = match spec.openings.as_deref() {
+        Some(path) => super::openings::load_book_as(
+            path,
+            super::launch::book_format(spec, path),
+            entry,
+            spec.book_plies,
+        )
+        .ok(),
+        None => Some(Vec::new()),
+    };
+    Ok(book)
+}
+
 fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let mut folders = shard_folders(dirs)?;
     if folders.iter().any(|f| same_folder(f, out)) {
@@ -252,26 +278,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         reason: e.to_string(),
     };
     spec.out = Some(out.to_path_buf());
-    // The book when it is at hand: the openings are checked, and the schedule is the run's.
-    // Another book at the run's path would prove other games: refused, named.
-    if spec.openings.as_deref().is_some_and(Path::is_file) {
-        super::contents::check(
-            &spec,
-            spec.contents.as_ref(),
-            super::contents::Compare::BookOnly,
-        )
-        .map_err(MergeError::Input)?;
-    }
-    let book = match spec.openings.as_deref() {
-        Some(path) => super::openings::load_book_as(
-            path,
-            super::launch::book_format(&spec, path),
-            entry,
-            spec.book_plies,
-        )
-        .ok(),
-        None => Some(Vec::new()),
-    };
+    let book = book_of(&spec, entry)?;
     let opts = RunOptions::of(
         spec.clone(),
         entry,

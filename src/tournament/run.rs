@@ -381,6 +381,15 @@ fn past_games(
     Ok((ledger, split, done))
 }
 
+/// How many games are left to play; with any left, the engines' programs are checked first.
+fn games_left(spec: &RunSpec, ledger: &Ledger, total: u64) -> Result<u64, RunError> {
+    let left = total.saturating_sub(ledger.played);
+    if left > 0 && ledger.decision.is_none() {
+        super::spec::check_programs(&spec.engines).map_err(|e| RunError::Setup(e.to_string()))?;
+    }
+    Ok(left)
+}
+
 pub async fn run(
     mut opts: RunOptions,
     mut on_game: impl FnMut(Progress),
@@ -395,11 +404,7 @@ pub async fn run(
     let log = (opts.spec.log.as_ref())
         .map(|p| IoLog::create(p).map_err(|e| output_error(p, e)))
         .transpose()?;
-    let left = total.saturating_sub(ledger.played);
-    if left > 0 && ledger.decision.is_none() {
-        super::spec::check_programs(&opts.spec.engines)
-            .map_err(|e| RunError::Setup(e.to_string()))?;
-    }
+    let left = games_left(&opts.spec, &ledger, total)?;
     let settings = Arc::new(opts.settings(log.clone(), left));
     let live = settings.live.clone();
     let source: Arc<dyn GameSource> = match &split {
@@ -419,86 +424,33 @@ pub async fn run(
         checked,
     )
     .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
-    let mut setup_error = None;
-    let mut fault = None;
-    let mut interrupted = false;
-    let mut signals = StopSignals::install();
-    // Group commit: the games share their syncs, one at most `GROUP_WINDOW` after the first
-    // unsynced game, and are written together just before it; none counts before its sync. A
-    // game that may end the run (an SPRT's, a split run's, a strict run's fault) is synced at
-    // once, so the run stops as promptly as before.
-    let waits_for_company = opts.spec.sprt.is_none() && opts.spec.shard.is_none();
-    // While a window is open, the games finishing in it wait in the channel until its end
-    // rather than waking this thread one by one; a worker wakes it for what cannot wait (see
-    // `Results`). A strict run looks at each game at once, as a fault in it stops the run.
-    let holds_games = waits_for_company && !opts.spec.strict;
-    let mut unsynced: Vec<Entry> = Vec::new();
-    let mut sync_due: Option<tokio::time::Instant> = None;
-    let mut open = true;
-    let mut journal_syncs = 0;
-    while open || !unsynced.is_empty() {
-        let mut finished = Vec::new();
-        if open {
-            let waits = Waits {
-                hold: holds_games && sync_due.is_some(),
-                sync_due,
-                wake: &wake,
-            };
-            let (still_open, stopped) =
-                receive_games(&mut rx, &mut signals, waits, &mut finished).await;
-            open = still_open;
-            interrupted |= stopped;
-        }
-        let staging = Staging {
-            setup_error: &mut setup_error,
-            stop: &stop,
-            tally: &tally,
-            strict: opts.spec.strict,
-            workers: &workers,
-            journal: &mut journal,
-            waits_for_company,
-        };
-        let (mut sync_now, mut journal_error) = staging.stage(finished, &mut unsynced);
-        sync_now |= !open;
-        let now = tokio::time::Instant::now();
-        if !unsynced.is_empty() {
-            let due = *sync_due.get_or_insert(now + GROUP_WINDOW);
-            sync_now |= due <= now || unsynced.len() >= GROUP_MAX;
-        }
-        if journal_error.is_none() && sync_now && !unsynced.is_empty() {
-            journal_error = journal.sync().err();
-            journal_syncs += 1;
-        }
-        if let Some(e) = journal_error {
-            // A full disk or a lost folder: stop at once, end the games in progress and their
-            // engines; the games already in the journal stay, and --resume plays the rest.
-            stop.store(true, Ordering::SeqCst);
-            workers.cancel();
-            drop(rx);
-            workers.join().await;
-            return Err(output_error(&journal_path, e));
-        }
-        if !sync_now {
-            continue;
-        }
-        sync_due = None;
-        let counted = Counted {
-            tally: &mut tally,
-            stop: &stop,
-            strict: opts.spec.strict,
-            fault: &mut fault,
-            total,
-        };
-        counted.synced(unsynced.drain(..), &mut on_game);
-    }
-    if interrupted {
-        // Games in progress are abandoned: their engines are dropped, which kills them.
+    let journaling = Journaling {
+        rx: &mut rx,
+        wake: &wake,
+        stop: &stop,
+        tally: &mut tally,
+        workers: &workers,
+        journal: &mut journal,
+        spec: &opts.spec,
+        total,
+    };
+    let collected = journaling.run(&mut on_game).await;
+    if collected.as_ref().map_or(true, |c| c.interrupted) {
+        // Games in progress are abandoned: their engines are dropped, which kills them. A
+        // journal that cannot be written (a full disk, a lost folder) stops the run at once;
+        // the games already in it stay, and --resume plays the rest.
         stop.store(true, Ordering::SeqCst);
         workers.cancel();
     }
     // A worker still sending a result sees the channel closed.
     drop(rx);
     workers.join().await;
+    let Collected {
+        interrupted,
+        setup_error,
+        fault,
+        journal_syncs,
+    } = collected.map_err(|e| output_error(&journal_path, e))?;
     if let Some(live) = live {
         live.clear_all();
     }
@@ -515,6 +467,97 @@ pub async fn run(
     outcome.fault = fault;
     outcome.journal_syncs = journal_syncs;
     Ok(outcome)
+}
+
+/// The run's loop: the games received from the workers, journaled and synced, then counted.
+struct Journaling<'a> {
+    rx: &'a mut mpsc::Receiver<runner::Finished>,
+    wake: &'a tokio::sync::Notify,
+    stop: &'a AtomicBool,
+    tally: &'a mut Tally,
+    workers: &'a runner::Workers,
+    journal: &'a mut Journal,
+    spec: &'a RunSpec,
+    total: u64,
+}
+
+/// What the run's loop learnt.
+#[derive(Default)]
+struct Collected {
+    interrupted: bool,
+    setup_error: Option<GameError>,
+    fault: Option<(u64, String)>,
+    journal_syncs: u64,
+}
+
+impl Journaling<'_> {
+    /// Until every game is in (or the run is stopped); an error is the journal's.
+    async fn run(self, on_game: &mut impl FnMut(Progress)) -> std::io::Result<Collected> {
+        let mut c = Collected::default();
+        let mut signals = StopSignals::install();
+        // Group commit: the games share their syncs, one at most `GROUP_WINDOW` after the first
+        // unsynced game, and are written together just before it; none counts before its sync. A
+        // game that may end the run (an SPRT's, a split run's, a strict run's fault) is synced at
+        // once, so the run stops as promptly as before.
+        let waits_for_company = self.spec.sprt.is_none() && self.spec.shard.is_none();
+        // While a window is open, the games finishing in it wait in the channel until its end
+        // rather than waking this thread one by one; a worker wakes it for what cannot wait (see
+        // `Results`). A strict run looks at each game at once, as a fault in it stops the run.
+        let holds_games = waits_for_company && !self.spec.strict;
+        let mut unsynced: Vec<Entry> = Vec::new();
+        let mut sync_due: Option<tokio::time::Instant> = None;
+        let mut open = true;
+        while open || !unsynced.is_empty() {
+            let mut finished = Vec::new();
+            if open {
+                let waits = Waits {
+                    hold: holds_games && sync_due.is_some(),
+                    sync_due,
+                    wake: self.wake,
+                };
+                let (still_open, stopped) =
+                    receive_games(self.rx, &mut signals, waits, &mut finished).await;
+                open = still_open;
+                c.interrupted |= stopped;
+            }
+            let staging = Staging {
+                setup_error: &mut c.setup_error,
+                stop: self.stop,
+                tally: self.tally,
+                strict: self.spec.strict,
+                workers: self.workers,
+                journal: self.journal,
+                waits_for_company,
+            };
+            let (mut sync_now, mut journal_error) = staging.stage(finished, &mut unsynced);
+            sync_now |= !open;
+            let now = tokio::time::Instant::now();
+            if !unsynced.is_empty() {
+                let due = *sync_due.get_or_insert(now + GROUP_WINDOW);
+                sync_now |= due <= now || unsynced.len() >= GROUP_MAX;
+            }
+            if journal_error.is_none() && sync_now && !unsynced.is_empty() {
+                journal_error = self.journal.sync().err();
+                c.journal_syncs += 1;
+            }
+            if let Some(e) = journal_error {
+                return Err(e);
+            }
+            if !sync_now {
+                continue;
+            }
+            sync_due = None;
+            let counted = Counted {
+                tally: self.tally,
+                stop: self.stop,
+                strict: self.spec.strict,
+                fault: &mut c.fault,
+                total: self.total,
+            };
+            counted.synced(unsynced.drain(..), on_game);
+        }
+        Ok(c)
+    }
 }
 
 /// What writing finished games into the journal (before their sync) touches.

@@ -253,22 +253,7 @@ async fn worker(
     kept: Vec<(usize, EngineProcess)>,
 ) {
     let settings = &shared.settings;
-    let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
-    // The start-up check's engines play when they are the very processes this worker would
-    // start: not when they must log their input and output (they were started without the
-    // log). Started unpinned, they are moved onto this worker's CPU when it has one.
-    let adoptable = settings.log.is_none();
-    for (i, engine) in kept {
-        match players.get_mut(i) {
-            Some(player) if adoptable && player.config == *engine.config() => {
-                if settings.affinity.is_on() {
-                    engine.move_here();
-                }
-                player.adopt(engine)
-            }
-            _ => engine.quit().await,
-        }
-    }
+    let mut players = players_with(settings, kept).await;
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
@@ -285,20 +270,7 @@ async fn worker(
             }
         };
         let pairing = shared.schedule.pairing(index);
-        let opening = settings.openings.get(pairing.opening);
-        let spec = GameSpec {
-            entry: settings.entry,
-            start_fen: opening.and_then(|o| o.fen.clone()),
-            opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
-            opening_number: if opening.is_some() {
-                pairing.opening + 1
-            } else {
-                0
-            },
-            round: pairing.round,
-            adjudication: settings.adjudication,
-            rules: settings.rules.clone(),
-        };
+        let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         let header = LiveHeader {
             index,
@@ -350,6 +322,44 @@ async fn worker(
     }
     for p in &mut players {
         p.shutdown().await;
+    }
+}
+
+/// The worker's players. The start-up check's engines play when they are the very processes
+/// this worker would start: not when they must log their input and output (they were started
+/// without the log). Started unpinned, they are moved onto this worker's CPU when it has one.
+async fn players_with(settings: &RunSettings, kept: Vec<(usize, EngineProcess)>) -> Vec<Player> {
+    let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
+    let adoptable = settings.log.is_none();
+    for (i, engine) in kept {
+        match players.get_mut(i) {
+            Some(player) if adoptable && player.config == *engine.config() => {
+                if settings.affinity.is_on() {
+                    engine.move_here();
+                }
+                player.adopt(engine)
+            }
+            _ => engine.quit().await,
+        }
+    }
+    players
+}
+
+/// The game a pairing plays: its opening from the book, its round, the run's rules.
+fn game_spec(settings: &RunSettings, pairing: &Pairing) -> GameSpec {
+    let opening = settings.openings.get(pairing.opening);
+    GameSpec {
+        entry: settings.entry,
+        start_fen: opening.and_then(|o| o.fen.clone()),
+        opening: opening.map(|o| o.moves.clone()).unwrap_or_default(),
+        opening_number: if opening.is_some() {
+            pairing.opening + 1
+        } else {
+            0
+        },
+        round: pairing.round,
+        adjudication: settings.adjudication,
+        rules: settings.rules.clone(),
     }
 }
 

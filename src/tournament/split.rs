@@ -339,46 +339,7 @@ impl Split {
                 }
                 Liveness::Dead => {}
             }
-            self.read_journal(&task);
-            self.read_claim_log(&task);
-            let listed: Vec<u64> = self.others[&task].listed.iter().copied().collect();
-            for pair in listed {
-                if self.pair_done(pair) {
-                    if let Some(r) = self.others.get_mut(&task) {
-                        r.listed.remove(&pair);
-                    }
-                    continue;
-                }
-                if self.held.contains_key(&pair) {
-                    continue;
-                }
-                match self.claims.owner(pair) {
-                    // Listed but never held (it died between listing and claiming).
-                    Ok(None) => {
-                        if self.claims.claim(pair).unwrap_or(false) {
-                            self.hold(pair, 1);
-                        }
-                    }
-                    Ok(Some(claim)) if claim.owner == task => {
-                        self.take_if_left(pair, &claim);
-                    }
-                    // Made but never named: the task died between creating its claim and
-                    // writing its name in it. It listed the pair, so the claim was its own.
-                    Ok(Some(claim)) if claim.owner.is_empty() => {
-                        let claim = Claim {
-                            owner: task.clone(),
-                            ..claim
-                        };
-                        self.take_if_left(pair, &claim);
-                    }
-                    // Another task's now: its own heartbeat speaks for it.
-                    _ => {
-                        if let Some(r) = self.others.get_mut(&task) {
-                            r.listed.remove(&pair);
-                        }
-                    }
-                }
-            }
+            self.take_over_from(&task);
         }
         if let Some(game) = self.queue.pop_front() {
             return Ok(Next::Play(game));
@@ -394,6 +355,50 @@ impl Split {
             }
         }
         Ok(Next::Finished)
+    }
+
+    /// Takes over the pairs a dead task listed and did not finish.
+    fn take_over_from(&mut self, task: &str) {
+        self.read_journal(task);
+        self.read_claim_log(task);
+        let listed: Vec<u64> = self.others[task].listed.iter().copied().collect();
+        for pair in listed {
+            if self.pair_done(pair) {
+                if let Some(r) = self.others.get_mut(task) {
+                    r.listed.remove(&pair);
+                }
+                continue;
+            }
+            if self.held.contains_key(&pair) {
+                continue;
+            }
+            match self.claims.owner(pair) {
+                // Listed but never held (it died between listing and claiming).
+                Ok(None) => {
+                    if self.claims.claim(pair).unwrap_or(false) {
+                        self.hold(pair, 1);
+                    }
+                }
+                Ok(Some(claim)) if claim.owner == task => {
+                    self.take_if_left(pair, &claim);
+                }
+                // Made but never named: the task died between creating its claim and
+                // writing its name in it. It listed the pair, so the claim was its own.
+                Ok(Some(claim)) if claim.owner.is_empty() => {
+                    let claim = Claim {
+                        owner: task.to_string(),
+                        ..claim
+                    };
+                    self.take_if_left(pair, &claim);
+                }
+                // Another task's now: its own heartbeat speaks for it.
+                _ => {
+                    if let Some(r) = self.others.get_mut(task) {
+                        r.listed.remove(&pair);
+                    }
+                }
+            }
+        }
     }
 
     /// The other tasks' folders in the run's folder, in name order.

@@ -264,12 +264,10 @@ pub async fn tune(
     let journal_path = opts.dir.join(PAIRS_FILE);
     let mut ledger = Ledger::new(spec.spsa());
     let (resumed, damaged) = read_back(&journal_path, &mut ledger)?;
-    let split = match spec.run.shard {
-        Some(_) => Some(Mutex::new(
-            TuneSplit::join(&opts.dir, spec).map_err(TuneError::Setup)?,
-        )),
-        None => None,
-    };
+    let split = (spec.run.shard.is_some())
+        .then(|| TuneSplit::join(&opts.dir, spec).map(Mutex::new))
+        .transpose()
+        .map_err(TuneError::Setup)?;
     let mut journal =
         PairJournal::open(&journal_path).map_err(|e| output_error(&journal_path, e))?;
     let log = (spec.run.log.as_ref())
@@ -286,20 +284,7 @@ pub async fn tune(
     });
     let (tx, mut rx) = mpsc::channel::<Finished>(64);
     let (cancel, cancelled) = watch::channel(false);
-    let mut threads = Vec::new();
-    for slot in 0..concurrency {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| TuneError::Setup(format!("cannot start the pair workers: {e}")))?;
-        let (shared, tx, cancelled) = (shared.clone(), tx.clone(), cancelled.clone());
-        let thread = std::thread::Builder::new()
-            .name(format!("tune worker {}", slot + 1))
-            .spawn(move || runtime.block_on(worker(shared, tx, cancelled)))
-            .map_err(|e| TuneError::Setup(format!("cannot start the pair workers: {e}")))?;
-        threads.push(thread);
-    }
-    drop(tx);
+    let threads = start_workers(&shared, concurrency, tx, cancelled)?;
     let mut interrupted = false;
     let mut failure = None;
     let mut signals = StopSignals::install();
@@ -348,6 +333,17 @@ pub async fn tune(
     if let Some(e) = failure {
         return Err(e);
     }
+    end_of(&shared, interrupted, resumed, damaged)
+}
+
+/// The tune's outcome once its workers are done: a split tune's pairs played elsewhere caught
+/// up, and its claim ended.
+fn end_of(
+    shared: &Shared,
+    interrupted: bool,
+    resumed: u64,
+    damaged: Vec<usize>,
+) -> Result<TuneOutcome, TuneError> {
     let mut ledger = shared.ledger();
     if let Some(split) = &shared.split {
         let mut split = split.lock().unwrap_or_else(|e| e.into_inner());
@@ -365,6 +361,29 @@ pub async fn tune(
         resumed,
         damaged,
     })
+}
+
+/// `concurrency` threads, each with its own runtime, playing pairs until there are none left.
+fn start_workers(
+    shared: &Arc<Shared>,
+    concurrency: usize,
+    tx: mpsc::Sender<Finished>,
+    cancelled: watch::Receiver<bool>,
+) -> Result<Vec<std::thread::JoinHandle<()>>, TuneError> {
+    let mut threads = Vec::new();
+    for slot in 0..concurrency {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| TuneError::Setup(format!("cannot start the pair workers: {e}")))?;
+        let (shared, tx, cancelled) = (shared.clone(), tx.clone(), cancelled.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("tune worker {}", slot + 1))
+            .spawn(move || runtime.block_on(worker(shared, tx, cancelled)))
+            .map_err(|e| TuneError::Setup(format!("cannot start the pair workers: {e}")))?;
+        threads.push(thread);
+    }
+    Ok(threads)
 }
 
 fn ledger_add(

@@ -93,6 +93,17 @@ pub fn html(spec: &TuneSpec, thetas: &[Vec<f64>], score: [u64; 3], finished: boo
         );
     }
     out.push_str("</table><h2>Trajectories</h2>");
+    trajectories(spec, thetas, &mut out);
+    out.push_str(
+        "<p>Files: theta.csv (theta after every pair), pairs.jsonl (each pair's values, games and \
+         result), tuned.txt (the values as flags).</p></body></html>\n",
+    );
+    out
+}
+
+/// One chart per parameter: its value after each pair (at most `CHART_POINTS` of them, the last
+/// always), and its start.
+fn trajectories(spec: &TuneSpec, thetas: &[Vec<f64>], out: &mut String) {
     let step = thetas.len().div_ceil(CHART_POINTS).max(1);
     for (i, p) in spec.params.iter().enumerate() {
         let mut points: Vec<(f64, f64)> = thetas
@@ -124,11 +135,6 @@ pub fn html(spec: &TuneSpec, thetas: &[Vec<f64>], score: [u64; 3], finished: boo
         }];
         out.push_str(&line_chart(&axes, &series, &rules));
     }
-    out.push_str(
-        "<p>Files: theta.csv (theta after every pair), pairs.jsonl (each pair's values, games and \
-         result), tuned.txt (the values as flags).</p></body></html>\n",
-    );
-    out
 }
 
 /// Writes the tune's files into `dir`, each whole under a temporary name and then renamed: the

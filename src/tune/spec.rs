@@ -151,6 +151,24 @@ impl TuneSpec {
                 ),
             ));
         }
+        self.check_params()?;
+        self.gains
+            .check()
+            .map_err(|why| SpecError::new("gains", why))?;
+        if self.verify.is_some() && self.verify_games < 2 {
+            return Err(SpecError::new(
+                "verify_games",
+                "must be at least 2 when --verify is given",
+            ));
+        }
+        // The games are a match of the engine's two seats: checked as one.
+        let mut games = self.run.clone();
+        games.engines = vec![self.seat(true, &[]), self.seat(false, &[])];
+        games.check_all_but_programs()
+    }
+
+    /// Each parameter within its bounds, named once, and not also set as an engine option.
+    fn check_params(&self) -> Result<(), SpecError> {
         for (i, p) in self.params.iter().enumerate() {
             p.check().map_err(|why| SpecError::new("param", why))?;
             if self.params[..i]
@@ -177,19 +195,7 @@ impl TuneSpec {
                 ));
             }
         }
-        self.gains
-            .check()
-            .map_err(|why| SpecError::new("gains", why))?;
-        if self.verify.is_some() && self.verify_games < 2 {
-            return Err(SpecError::new(
-                "verify_games",
-                "must be at least 2 when --verify is given",
-            ));
-        }
-        // The games are a match of the engine's two seats: checked as one.
-        let mut games = self.run.clone();
-        games.engines = vec![self.seat(true, &[]), self.seat(false, &[])];
-        games.check_all_but_programs()
+        Ok(())
     }
 
     /// Every check a tune passes before anything starts or is written.
