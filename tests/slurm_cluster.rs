@@ -248,6 +248,66 @@ fn a_four_task_sprt_on_fewer_cpus_stops_near_one_machine() {
     );
 }
 
+/// Slurm's pre-emption suspends a job (`scontrol suspend`): the task stops where it is, holding
+/// the pair the pooled SPRT waits for. The others wait rather than run on (no task claims more
+/// than tasks x concurrency pairs past that pair), so the array stays within one machine's games
+/// plus 2 x tasks x concurrency however long the suspension.
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_suspended_task_cannot_carry_an_sprt_past_its_bound() {
+    slurm_answers();
+    let dir = scratch("slurm", "suspend");
+    let single = common::succeed_in(&dir, &sprt_match(&dir.join("single")));
+    assert!(
+        stdout(&single).contains("H1 accepted"),
+        "{}",
+        stdout(&single)
+    );
+    let (array, merge) = submit(&dir, 4, &sprt_match(&dir.join("cluster")));
+    let journal = dir.join("cluster/shard-1-of-4/journal.jsonl");
+    let started = Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "task 1 never played:\n{}",
+            queued(&[&array, &merge])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let task = format!("{array}_1");
+    let scontrol = |verb: &str| {
+        let out = Command::new("scontrol")
+            .args([verb, &task])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scontrol {verb} {task}: {}",
+            stderr(&out)
+        );
+    };
+    scontrol("suspend");
+    std::thread::sleep(Duration::from_secs(15));
+    scontrol("resume");
+    wait_for(&[&array, &merge], Duration::from_secs(900));
+    let merged = arbiter_in(&dir, &["merge", "cluster", "cluster"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let games = |run: &str| {
+        std::fs::read_to_string(dir.join(run).join("games.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            - 1
+    };
+    let (one, split) = (games("single"), games("cluster"));
+    let bound = one + 2 * 4;
+    eprintln!("Slurm SPRT, task 1 suspended 15 s: one machine {one} games, the array {split} (bound {bound})");
+    assert!(
+        split <= bound,
+        "the array played {split} games, one machine {one}"
+    );
+}
+
 /// Three array tasks on a node that runs two at a time tune one theta through the shared
 /// folder: the same theta after every pair as one machine playing the same pairs.
 #[test]

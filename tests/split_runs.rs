@@ -424,6 +424,85 @@ fn an_sprt_whose_tasks_run_two_at_a_time_stops_near_one_machine() {
     eprintln!("SPRT stop with 2 slots for 4 tasks: one machine {one} games, split {split}");
 }
 
+/// Four tasks at once, one of them stopped (`kill -STOP`, as a stalled NFS client or a
+/// pre-empted job is) for `stop` once it is playing, then let go: the others may claim no more
+/// than tasks x concurrency pairs past the first one the pooled SPRT waits for, so the run
+/// stays within one machine's games plus 2 x 4 x 1 however long the stall. With `lease`
+/// shorter than the stall, the stopped task's pair is taken over meanwhile.
+fn games_with_a_stopped_task(name: &str, stop: std::time::Duration, lease: &str) -> (usize, usize) {
+    let dir = scratch("split", name);
+    let single = run(&dir, &sprt_match("single"));
+    assert!(
+        stdout(&single).contains("H1 accepted"),
+        "{}",
+        stdout(&single)
+    );
+    let children: Vec<std::process::Child> = (1..=4)
+        .map(|k| {
+            let mut args = with_shard(sprt_match("split"), &format!("{k}/4"));
+            args.extend(["--lease".to_string(), lease.to_string()]);
+            Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(&args)
+                .current_dir(&dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("arbiter starts")
+        })
+        .collect();
+    // Stopped once its games are under way: it then holds a pair it has not finished.
+    let journal = dir.join("split/shard-1-of-4/journal.jsonl");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(started.elapsed().as_secs() < 120, "task 1 never played");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let pid = children[0].id() as i32;
+    // SAFETY: signals to a child this test started and still holds.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(stop);
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    for child in children {
+        let out = child.wait_with_output().expect("arbiter ends");
+        common::assert_exit(&out, 0);
+    }
+    let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert!(
+        stdout(&merged).contains("H1 accepted"),
+        "{}",
+        stdout(&merged)
+    );
+    (
+        games_in(&dir.join("single/games.csv")),
+        games_in(&dir.join("merged/games.csv")),
+    )
+}
+
+#[test]
+fn a_task_stopped_within_its_lease_cannot_carry_the_run_past_its_bound() {
+    let stop = std::time::Duration::from_secs(10);
+    let (one, split) = games_with_a_stopped_task("stopped", stop, "120");
+    eprintln!("SPRT with a task stopped 10 s: one machine {one} games, four tasks {split}");
+    assert!(
+        split <= one + 2 * 4,
+        "one machine {one} games, four tasks with one stopped {split}"
+    );
+}
+
+#[test]
+fn a_task_stopped_past_its_lease_is_taken_over_and_the_bound_holds() {
+    let stop = std::time::Duration::from_secs(12);
+    let (one, split) = games_with_a_stopped_task("stopped-long", stop, "4");
+    eprintln!(
+        "SPRT with a task stopped 12 s, lease 4 s: one machine {one} games, four tasks {split}"
+    );
+    assert!(
+        split <= one + 2 * 4,
+        "one machine {one} games, four tasks with one stopped {split}"
+    );
+}
+
 /// An SPRT that the schedule ends before it decides: the tasks, run at once, each end when
 /// every pair is played (none waits for the others for ever), with the pooled verdict of all
 /// the games: undecided (exit 3), as one machine says.

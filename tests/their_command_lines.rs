@@ -119,6 +119,26 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     );
 }
 
+/// A line with several problems names them all in one error, as a user fixing it wants.
+#[test]
+fn every_problem_of_a_line_is_named_at_once() {
+    let dir = scratch("theirs", "problems");
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /syzygy -variant fischerandom -tournament swiss",
+    );
+    assert_exit(&out, 2);
+    let text = stderr(&out);
+    for says in [
+        "-tb: has no equivalent",
+        "-variant: fischerandom",
+        "-tournament: 'swiss'",
+    ] {
+        assert!(text.contains(says), "{says}: {text}");
+    }
+    assert!(!dir.join("reports").exists(), "nothing is written");
+}
+
 /// A fastchess line as OpenBench-style scripts write it: pinned to a CPU, its engines' waits
 /// lengthened, and flags that change nothing played (a pause between games, a PGN checksum).
 #[test]

@@ -241,20 +241,7 @@ fn write_report(
     }
     std::fs::rename(&tmp, &journal_path)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
-    let info = RunInfo {
-        event: "arbiter rate".into(),
-        game: "imported",
-        rules: String::new(),
-        format: "PGN",
-        time_controls: "as recorded".into(),
-        sprt: None,
-        rating: rating.clone(),
-        interrupted: false,
-        decision: None,
-        engines: &[],
-        viewer_games: crate::report::viewer::MAX_SHOWN,
-        sandbox: None,
-    };
+    let info = RunInfo::imported(rating.clone());
     write_reports(&out, totals, &info)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
     say!(

@@ -637,9 +637,16 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     let mut out: Vec<String> = Vec::new();
     let mut each: Vec<String> = Vec::new();
     let mut shape = Shape::default();
+    // Every flag is read, so that a line with several problems names them all at once.
+    let mut refused: Vec<String> = Vec::new();
     for (name, values) in list {
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        translate_flag(&name, &values, &mut out, &mut each, &mut shape)?;
+        if let Err(why) = translate_flag(&name, &values, &mut out, &mut each, &mut shape) {
+            refused.push(why.0);
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Refused(refused.join("\n")));
     }
     let colours = match (shape.noswap, shape.reverse) {
         (false, false) => None,

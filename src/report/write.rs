@@ -32,6 +32,8 @@ pub struct RunInfo<'a> {
     pub viewer_games: usize,
     /// How the engines were confined, as the run that played them said (none for imports).
     pub sandbox: Option<String>,
+    /// The run's settings, for what the report shows of them (none for imported games).
+    pub run: Option<&'a crate::tournament::RunSpec>,
 }
 
 impl<'a> RunInfo<'a> {
@@ -71,6 +73,26 @@ impl<'a> RunInfo<'a> {
             engines: &spec.engines,
             viewer_games: spec.viewer_games,
             sandbox: Some(crate::engine::sandbox::describe(&spec.engines)),
+            run: Some(spec),
+        }
+    }
+
+    /// What the report says of games imported from PGN files (`arbiter rate`).
+    pub fn imported(rating: RatingOptions) -> RunInfo<'a> {
+        RunInfo {
+            event: "arbiter rate".into(),
+            game: "imported",
+            rules: String::new(),
+            format: "PGN",
+            time_controls: "as recorded".into(),
+            sprt: None,
+            rating,
+            interrupted: false,
+            decision: None,
+            engines: &[],
+            viewer_games: crate::report::viewer::MAX_SHOWN,
+            sandbox: None,
+            run: None,
         }
     }
 }

@@ -47,6 +47,9 @@ pub struct SplitTask {
     pub identity: String,
     /// Silence after which a task is taken for dead.
     pub lease: std::time::Duration,
+    /// How many pairs past the first one a pooled SPRT waits for may be claimed: the tasks
+    /// times the games each plays at once (every task taken to run as many as this one).
+    pub window: u64,
 }
 
 impl RunOptions {
@@ -73,6 +76,7 @@ impl RunOptions {
             shard,
             identity: self.spec.identity(),
             lease: std::time::Duration::from_secs(self.spec.lease),
+            window: shard.count.saturating_mul(self.spec.concurrency as u64),
         })
     }
 }
@@ -342,7 +346,7 @@ fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<
     let me = task.shard.folder();
     let pool = opts.spec.sprt.map(|s| Ledger::new(names.to_vec(), Some(s)));
     let check = run_check(opts, names);
-    Split::join(root, &me, &task.identity, task.lease, games, pool, check)
+    Split::join(root, &me, &task, games, pool, check)
         .map(Some)
         .map_err(RunError::Setup)
 }

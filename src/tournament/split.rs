@@ -46,6 +46,10 @@ pub(super) struct Split {
     pairs: u64,
     /// The lowest pair this task has not tried to claim.
     cursor: u64,
+    /// For a pooled SPRT: how many pairs past the first one it waits for any task may claim
+    /// (the tasks times their concurrency), so that a stalled task holding that pair cannot
+    /// let the others run on far past where the decision falls.
+    window: u64,
     /// Games of pairs this task holds, not handed to a worker yet.
     queue: VecDeque<u64>,
     /// Pairs this task holds unfinished, with the claim's generation.
@@ -77,22 +81,22 @@ impl Split {
     pub(super) fn join(
         root: &Path,
         me: &str,
-        spec_identity: &str,
-        lease: Duration,
+        task: &super::run::SplitTask,
         games: u64,
         pool: Option<Ledger>,
         check: RunCheck,
     ) -> Result<Split, String> {
-        let claims = Claims::open(root, me, spec_identity, lease)?;
+        let claims = Claims::open(root, me, &task.identity, task.lease)?;
         let open = Arc::new(AtomicU64::new(0));
         let heartbeat = claims.start_heartbeat(open.clone());
         Ok(Split {
             root: root.to_path_buf(),
-            identity: spec_identity.to_string(),
+            identity: task.identity.clone(),
             claims,
             games,
             pairs: games.div_ceil(2),
             cursor: 0,
+            window: task.window.max(1),
             queue: VecDeque::new(),
             held: HashMap::new(),
             done: Bitset::new(games),
@@ -239,20 +243,37 @@ impl Split {
         if let Some(game) = self.queue.pop_front() {
             return Ok(Next::Play(game));
         }
-        if let Some(game) = self.claim_next()? {
+        let end = self.claim_end();
+        if let Some(game) = self.claim_next(end)? {
             return Ok(Next::Play(game));
+        }
+        if end < self.pairs {
+            // Held back by the window: the pair the SPRT waits for is under way (or its task
+            // has stalled, and is taken over once silent for a lease). Its result is read as
+            // soon as its task writes it.
+            self.catch_up();
+            return Ok(Next::Wait);
         }
         self.finish_what_others_left()
     }
 
-    /// Claims the lowest pair no task has claimed, and returns its first game.
-    fn claim_next(&mut self) -> Result<Option<u64>, String> {
+    /// The pairs below this one may be claimed now: all of them, or for a pooled SPRT those
+    /// within the window past the first pair it waits for.
+    fn claim_end(&self) -> u64 {
+        match &self.pool {
+            Some(pool) => (pool.next / 2).saturating_add(self.window).min(self.pairs),
+            None => self.pairs,
+        }
+    }
+
+    /// Claims the lowest pair below `end` no task has claimed, and returns its first game.
+    fn claim_next(&mut self, end: u64) -> Result<Option<u64>, String> {
         let path = self.root.join(super::claims::CLAIMS_DIR);
         let (done, games) = (&self.done, self.games);
         let finished = |pair: u64| pair_finished(done, games, pair);
         let claimed = self
             .claims
-            .claim_lowest(&mut self.cursor, self.pairs, finished)
+            .claim_lowest(&mut self.cursor, end, finished)
             .map_err(|e| io_text(&path, e))?;
         Ok(claimed.and_then(|pair| {
             self.hold(pair, 1);
