@@ -52,7 +52,7 @@ fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
 }
 
 /// One game as PGN text, ending with a blank line.
-pub fn write_game(record: &GameRecord, event: &str) -> String {
+pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     let mut out = String::with_capacity(256 + record.moves.len() * 24);
     let mut tag = |name: &str, value: &str| {
         out.push('[');
@@ -62,7 +62,7 @@ pub fn write_game(record: &GameRecord, event: &str) -> String {
         out.push_str("\"]\n");
     };
     tag("Event", event);
-    tag("Site", "arbiter");
+    tag("Site", site);
     tag("Date", &record.date);
     let mut digits = itoa::Buffer::new();
     tag("Round", digits.format(record.round));
@@ -420,7 +420,7 @@ mod tests {
         /// as spaces).
         #[test]
         fn written_games_read_back(white in ".*", black in "\\PC*[\n\r\"\\\\\\]\\[{};]*", event in ".*") {
-            let text = write_game(&record(&white, &black), &event);
+            let text = write_game(&record(&white, &black), &event, "arbiter");
             let games = read_games(&text).unwrap();
             proptest::prop_assert_eq!(games.len(), 1);
             let g = &games[0];
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn a_newline_in_a_name_does_not_break_the_pgn() {
-        let text = write_game(&record("evil\n[Result \"1-0\"]", "b"), "e");
+        let text = write_game(&record("evil\n[Result \"1-0\"]", "b"), "e", "arbiter");
         let games = read_games(&text).unwrap();
         assert_eq!(games.len(), 1);
         assert_eq!(games[0].outcome(), Some(Outcome::Draw));

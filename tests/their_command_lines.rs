@@ -119,6 +119,39 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     );
 }
 
+/// `-site` names the PGN's Site tag, as both tools write it (a script's words may hold spaces).
+#[test]
+fn the_site_goes_into_the_pgn() {
+    let dir = with_book("site");
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=ENGINE",
+            "name=a",
+            "depth=1",
+            "-engine",
+            "cmd=ENGINE",
+            "name=b",
+            "depth=1",
+            "-openings",
+            "file=book.epd",
+            "format=epd",
+            "-games",
+            "2",
+            "-site",
+            "Lab 3, MIT",
+            "-pgnout",
+            "file=out.pgn",
+        ],
+    );
+    assert_exit(&out, 0);
+    let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
+    let games = pgn.matches("[Event ").count();
+    assert!(games >= 1, "{pgn}");
+    assert_eq!(pgn.matches("[Site \"Lab 3, MIT\"]").count(), games, "{pgn}");
+}
+
 /// A line with several problems names them all in one error, as a user fixing it wants.
 #[test]
 fn every_problem_of_a_line_is_named_at_once() {

@@ -119,7 +119,7 @@ fn ended_by_the_rules(game: &str, r: &GameRecord) {
 
 /// The PGN of a record, read back and replayed through the rules, ends as the record says.
 fn replays_to_its_result(record: &GameRecord) {
-    let text = write_game(record, "test");
+    let text = write_game(record, "test", "arbiter");
     let games = read_games(&text).unwrap();
     assert_eq!(games.len(), 1);
     let pgn = &games[0];

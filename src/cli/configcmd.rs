@@ -37,6 +37,7 @@ struct TomlRun {
     name: Option<String>,
     out: Option<String>,
     event: Option<String>,
+    site: Option<String>,
     anchor: Option<String>,
     draw: Option<String>,
     rules: Option<String>,
@@ -229,6 +230,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.name = run.name;
     spec.out = file_path(run.out);
     spec.event = run.event;
+    spec.site = run.site;
     spec.pgnout = file_path(run.pgnout);
     spec.epdout = file_path(run.epdout);
     spec.replace_copies = run.replace_copies.unwrap_or(false);

@@ -188,6 +188,7 @@ const EVERY_SETTING: &[Reach] = &[
         &["--event", "E"],
         Ok("event = \"E\""),
     ),
+    reach("site", "match", &["--site", "S"], Ok("site = \"S\"")),
     reach(
         "shard",
         "tournament",

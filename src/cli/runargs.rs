@@ -120,6 +120,9 @@ pub struct RunArgs {
     /// PGN Event tag and report title.
     #[arg(long)]
     pub event: Option<String>,
+    /// PGN Site tag (default: arbiter).
+    #[arg(long)]
+    pub site: Option<String>,
     /// Also write every game to this PGN file, after what it held before the run (as
     /// cutechess-cli and fastchess add to it); --replace-copies to replace it.
     #[arg(long)]
@@ -412,6 +415,7 @@ impl RunArgs {
         spec.epdout = self.epdout.clone();
         spec.replace_copies = self.replace_copies;
         spec.event = self.event.clone();
+        spec.site = self.site.clone();
         self.split.apply(&mut spec)?;
         spec.viewer_games = self.viewer_games;
         Ok(spec)

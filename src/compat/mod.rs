@@ -721,7 +721,6 @@ const IGNORED: &[&str] = &[
     "-outcomeinterval",
     "-recover",
     "-randomseed",
-    "-site",
     "-autosaveinterval",
     "-show-latency",
     "-config",
@@ -836,6 +835,7 @@ fn translate_flag(
                 .flatten(),
         ),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
+        "-site" => out.extend(["--site".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
         "-variant" | "-tournament" => game_flag(name, values, shape)?,
         "-ratinginterval" | "-scoreinterval" | "-output" | "-report" => {

@@ -275,6 +275,10 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         .write_record(GAMES_CSV_HEADER)
         .map_err(std::io::Error::other)?;
     let mut write_error: Option<std::io::Error> = None;
+    let site = info
+        .run
+        .and_then(|r| r.site.as_deref())
+        .unwrap_or("arbiter");
     let mut story = Story::new(&totals.names, totals.games);
     story.showcase = super::viewer::Showcase::new(info.viewer_games);
     journal::read_in_order(&dir.join(journal::JOURNAL_FILE), |entry| {
@@ -285,7 +289,7 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         let result = games_csv
             .write_record(games_csv_row(&entry))
             .map_err(std::io::Error::other)
-            .and_then(|_| pgn.write_all(write_game(&entry.record, &info.event).as_bytes()));
+            .and_then(|_| pgn.write_all(write_game(&entry.record, &info.event, site).as_bytes()));
         if let Err(e) = result {
             write_error = Some(e);
         }

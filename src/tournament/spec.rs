@@ -157,6 +157,9 @@ pub struct RunSpec {
     #[serde(default)]
     pub copy_base: Option<CopyBase>,
     pub event: Option<String>,
+    /// The PGN Site tag (`arbiter` when not given).
+    #[serde(default)]
+    pub site: Option<String>,
     /// The part of the run this process plays, when it is split over machines.
     #[serde(default)]
     pub shard: Option<Shard>,
@@ -276,6 +279,7 @@ impl RunSpec {
             replace_copies: false,
             copy_base: None,
             event: None,
+            site: None,
             shard: None,
             lease: DEFAULT_LEASE,
             viewer_games: default_viewer_games(),
