@@ -142,13 +142,10 @@ fn standings(h: &mut String, rows: &[Standing], ratings: &Option<Ratings>, note:
     }
 }
 
-/// Said in the legend of an engine drawn by its bound.
-const BOUND_NOTE: &str = " (bound while it won or lost every game)";
-
 /// Engine `i`'s Elo after each game, with its band when it is the only line; an engine that has
 /// won (or lost) every game so far has no estimate, and its one-sided 95% bound is drawn
-/// instead, its legend saying so.
-fn elo_series(story: &Story, name: &str, i: usize, alone: bool) -> Series {
+/// instead, its legend saying so (and the second value is true).
+fn elo_series(story: &Story, name: &str, i: usize, alone: bool) -> (Series, bool) {
     let mut from_bounds = false;
     let mut points = Vec::new();
     let mut band = Vec::new();
@@ -167,19 +164,16 @@ fn elo_series(story: &Story, name: &str, i: usize, alone: bool) -> Series {
         }
     }
     let name = if from_bounds {
-        format!("{name}{BOUND_NOTE}")
+        format!("{name} (bound while it won or lost every game)")
     } else {
         name.to_string()
     };
-    Series {
-        name,
-        points,
-        band: if alone && !from_bounds {
-            band
-        } else {
-            Vec::new()
-        },
-    }
+    let band = if alone && !from_bounds {
+        band
+    } else {
+        Vec::new()
+    };
+    (Series { name, points, band }, from_bounds)
 }
 
 fn elo_over_the_run(h: &mut String, story: &Story) {
@@ -190,10 +184,10 @@ fn elo_over_the_run(h: &mut String, story: &Story) {
     // Two engines: the first one's Elo against the other, with its interval. More: each
     // engine's Elo against the field it met.
     let shown = if names.len() == 2 { 1 } else { names.len() };
-    let series: Vec<Series> = (0..shown)
+    let (series, bounds): (Vec<Series>, Vec<bool>) = (0..shown)
         .map(|i| elo_series(story, &names[i], i, shown == 1))
-        .collect();
-    let bounded = series.iter().any(|s| s.name.ends_with(BOUND_NOTE));
+        .unzip();
+    let bounded = bounds.contains(&true);
     let (title, y_label) = if shown == 1 {
         (
             format!("Elo of {} against {} over the run", names[0], names[1]),
@@ -375,4 +369,50 @@ fn endings(h: &mut String, totals: &Totals, story: &Story) {
         h.push_str("</tr>");
     }
     h.push_str("</table>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::story::Snapshot;
+    use super::*;
+
+    fn story(names: &[&str], first: Snapshot) -> Story {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut story = Story::new(&names, 10);
+        let later = Snapshot {
+            games: 4,
+            elo: Some((50.0, 10.0, 90.0)),
+            bound: None,
+        };
+        story.history = vec![vec![first, later]; names.len()];
+        story
+    }
+
+    /// The note under the chart is said when a line was drawn from a bound, and only then,
+    /// whatever the engines are called.
+    #[test]
+    fn a_line_drawn_from_its_bound_is_said_to_be_one() {
+        let bounded = Snapshot {
+            games: 2,
+            elo: None,
+            bound: Some(120.0),
+        };
+        let mut h = String::new();
+        elo_over_the_run(&mut h, &story(&["a", "b"], bounded));
+        assert!(
+            h.contains("a (bound while it won or lost every game)"),
+            "{h}"
+        );
+        assert!(h.contains("one-sided 95% lower bound"), "{h}");
+        let estimated = Snapshot {
+            games: 2,
+            elo: Some((30.0, -10.0, 70.0)),
+            bound: None,
+        };
+        let mut h = String::new();
+        let odd = "x (bound while it won or lost every game)";
+        elo_over_the_run(&mut h, &story(&[odd, "b"], estimated));
+        assert!(!h.is_empty());
+        assert!(!h.contains("one-sided 95% lower bound"), "{h}");
+    }
 }
