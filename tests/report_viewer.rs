@@ -477,13 +477,22 @@ fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
                 );
                 break (dom, game_no, shown);
             }
+            // Off the page: the game is over, and its result reaches the journal at the run's
+            // next group commit (half a second), or the next game of its worker replaced it.
             None => {
-                let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
-                assert!(
-                    journal.contains(&format!("{{\"index\":{},", game_no - 1)),
-                    "game {game_no} is neither on the page nor finished:\n{}",
-                    &dom[..dom.len().min(3000)]
-                );
+                let recorded = format!("{{\"index\":{},", game_no - 1);
+                let waited = std::time::Instant::now();
+                while !std::fs::read_to_string(run.join("journal.jsonl"))
+                    .unwrap_or_default()
+                    .contains(&recorded)
+                {
+                    assert!(
+                        waited.elapsed() < std::time::Duration::from_secs(30),
+                        "game {game_no} is neither on the page nor finished:\n{}",
+                        &dom[..dom.len().min(3000)]
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
             }
         }
     };

@@ -108,11 +108,6 @@ impl Live {
         std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_ok()
     }
 
-    /// The worker's game is over (it is in the journal) or abandoned.
-    pub fn clear(&self, worker: usize) {
-        let _ = std::fs::remove_file(self.file(worker));
-    }
-
     /// The run is over: no game of it is in progress any more.
     pub fn clear_all(&self) {
         let Ok(list) = std::fs::read_dir(&self.dir) else {
@@ -194,7 +189,7 @@ mod tests {
         assert_eq!(games[0].moves, vec!["e2e4".to_string()]);
         assert_eq!(games[0].book_plies, 1);
         assert_eq!(games[0].clocks_ms, [Some(1500), None]);
-        live.clear(1);
+        live.clear_all();
         assert!(read_live(&dir).is_empty());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -278,10 +278,12 @@ async fn worker(
             white: white.config.name.clone(),
             black: black.config.name.clone(),
         };
-        let mut shown = false;
+        // The game's live file outlives the game: the journal takes its result up to a group
+        // commit later, and until then the page must still show it. The watcher hides it once it
+        // is counted; the worker's next game or the run's end replaces it.
         let mut spectator = |sight: &Sight<'_>| {
             if let Some(live) = &settings.live {
-                shown |= live.show(slot, &header, sight);
+                live.show(slot, &header, sight);
             }
         };
         let mut attempt = 1;
@@ -310,13 +312,7 @@ async fn worker(
                 player.shutdown().await;
             }
         }
-        let sent = results.send(index, record).await;
-        if shown {
-            if let Some(live) = &settings.live {
-                live.clear(slot);
-            }
-        }
-        if sent.is_err() {
+        if results.send(index, record).await.is_err() {
             return;
         }
     }
