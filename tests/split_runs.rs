@@ -605,6 +605,72 @@ fn a_split_run_needs_one_folder_and_a_real_shard() {
     let _: PathBuf = dir;
 }
 
+/// A run of more than 8,192 games claims blocks of pairs (two to a claim here), so that a
+/// million games make no more claim files than 8,192 do. A task killed inside a block has what
+/// it left taken over pair by pair by the other once its lease has run out, and the merge is
+/// still one machine's run.
+#[test]
+fn a_run_of_many_games_claims_blocks_and_a_dead_tasks_pairs_are_taken_over() {
+    let dir = scratch("split", "blocks");
+    let e = bundled_engine();
+    let args = |out: &str| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "match",
+            "--game",
+            "leiserchess",
+            "--games",
+            "8200",
+            "--max-plies",
+            "4",
+            "--quiet",
+            "--out",
+            out,
+        ]
+        .map(String::from)
+        .to_vec();
+        for (name, style) in [("searcher", "search"), ("greedy", "greedy")] {
+            args.extend([
+                "--engine".to_string(),
+                format!("cmd={e}"),
+                format!("name={name}"),
+                "depth=1".to_string(),
+                format!("option.Style={style}"),
+            ]);
+        }
+        args
+    };
+    run(&dir, &args("single"));
+    let first = with_shard(args("split"), "1/2");
+    kill_after(
+        &dir,
+        &first,
+        &dir.join("split/shard-1-of-2/journal.jsonl"),
+        301,
+    );
+    let mut second = with_shard(args("split"), "2/2");
+    second.extend(["--lease".to_string(), "2".to_string()]);
+    let out = run(&dir, &second);
+    assert!(stderr(&out).contains("took over"), "{}", stderr(&out));
+    let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert!(
+        stdout(&merged).contains("Merged 8200 games"),
+        "{}",
+        stdout(&merged)
+    );
+    assert_same_files(&dir.join("single"), &dir.join("merged"));
+    let claims = dir.join("split/claims");
+    assert_eq!(std::fs::read_to_string(claims.join("block")).unwrap(), "2");
+    let names: Vec<String> = std::fs::read_dir(&claims)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('p'))
+        .collect();
+    let blocks = names.iter().filter(|n| !n.contains('.')).count();
+    let taken_over = names.iter().filter(|n| n.ends_with(".2")).count();
+    assert_eq!(blocks, 2050, "4,100 pairs, two to a claim");
+    assert!(taken_over >= 1, "no pair taken over: {names:?}");
+}
+
 #[test]
 fn seven_tasks_claiming_at_once_claim_every_pair_once() {
     let dir = scratch("split", "bench");
@@ -619,6 +685,15 @@ fn seven_tasks_claiming_at_once_claim_every_pair_once() {
         text.contains("every pair claimed by exactly one task: checked"),
         "{text}"
     );
+    // 10,001 pairs in claims of three: 3,334 claims, and the folder's own few files.
+    let files: u64 = text
+        .split("claims folder: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of the claim files: {text}"));
+    assert!((3334..3334 + 10).contains(&files), "{text}");
+    assert!(text.contains("(3 pairs a claim)"), "{text}");
     let refused = arbiter_in(&dir, &["bench", "--shards", "0"]);
     assert_eq!(refused.status.code(), Some(2));
 }

@@ -456,7 +456,7 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
 /// do. Every pair must be claimed by exactly one task; timed, with the files touched per pair
 /// (the claim protocol's cost on a shared file system).
 pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
-    use crate::tournament::claims::{owner_in, Claims};
+    use crate::tournament::claims::{owner_in, Blocks, Claims, CLAIMS_DIR};
     use crate::tournament::spec::MAX_SHARDS;
     if games == 0 || shards == 0 || shards > MAX_SHARDS {
         return Err(Failure::bad_input(
@@ -467,6 +467,7 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
     let root = std::env::temp_dir().join(format!("arbiter-claims-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let failed = |e: String| Failure::bad_input(format!("claims bench: {e}"));
+    let blocks = Blocks::of_run(pairs, false);
     let started = Instant::now();
     let tasks: Vec<_> = (1..=shards)
         .map(|k| {
@@ -474,14 +475,14 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
             std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
                 let me = format!("shard-{k}-of-{shards}");
                 std::fs::create_dir_all(root.join(&me)).map_err(|e| e.to_string())?;
-                let mut claims =
-                    Claims::open(&root, &me, "{bench}", std::time::Duration::from_secs(60))?;
+                let lease = std::time::Duration::from_secs(60);
+                let mut claims = Claims::open(&root, &me, "{bench}", lease, blocks)?;
                 let (mut cursor, mut mine) = (0, Vec::new());
-                while let Some(pair) = claims
+                while let Some(block) = claims
                     .claim_lowest(&mut cursor, pairs, |_| false)
                     .map_err(|e| e.to_string())?
                 {
-                    mine.push(pair);
+                    mine.extend(block);
                 }
                 Ok((mine, claims.touched))
             })
@@ -515,6 +516,7 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
             return Err(failed(format!("pair {pair}'s claim names {named:?}")));
         }
     }
+    let (files, bytes) = folder_size(&root.join(CLAIMS_DIR));
     let _ = std::fs::remove_dir_all(&root);
     let (min, max) = (
         counts.iter().min().copied().unwrap_or(0),
@@ -527,8 +529,23 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
     );
     say!("  every pair claimed by exactly one task: checked; pairs per task {min} to {max}");
     say!(
+        "  claims folder: {files} files, {bytes} bytes allocated ({} pairs a claim)",
+        blocks.size
+    );
+    say!(
         "  claim files touched: {:.2} per pair ({touched} in all: list, create, hint)",
         touched as f64 / pairs as f64
     );
     Ok(())
+}
+
+/// The files in `dir` and the bytes the file system allocated to them.
+fn folder_size(dir: &std::path::Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    list.flatten()
+        .filter_map(|e| e.metadata().ok())
+        .fold((0, 0), |(n, b), m| (n + 1, b + m.blocks() * 512))
 }

@@ -1,16 +1,22 @@
 //! Who plays which game pair of a split run: claims on the shared file system.
 //!
-//! A task claims pair `p` by linking a file holding its own name to `claims/p<p>`, which fails
-//! if the name is taken: atomic on local file systems and on NFS (unlike `flock`), and the claim
+//! A task claims a block of pairs from `p` on by linking a file holding its own name to
+//! `claims/p<p>`, which fails if the name is taken: atomic on local file systems and on NFS (unlike `flock`), and the claim
 //! is never seen, nor left by a kill, without its owner's name (see `create_new`). Tasks walk the pairs
 //! in the schedule's order, so any number of them, started in any order, play the lowest pairs
 //! first and an SPRT counting pairs in order is never held back by a task still in the queue.
+//! A pooled SPRT claims pair by pair, so that the tasks stop near the pair where one machine
+//! would; any other run claims blocks of pairs, as many pairs to a block as keep its claim files
+//! under `MAX_CLAIM_FILES` however many games it has (a million games: 123 pairs a block), which
+//! is what a shared file system's metadata server is spared. The block's size is in
+//! `claims/block`.
 //!
 //! A claim lasts while its task is alive: every task rewrites its heartbeat file
 //! (`claims/alive-<task>`) several times per lease. A task whose heartbeat has not changed for a
 //! whole lease, by the observer's own clock (so clocks of different nodes never meet), is dead
 //! to the others: its unfinished pair is taken over by creating the claim's next generation,
-//! `claims/p<p>.2`, `.3`, ..., made the same way. The highest generation names the owner.
+//! `claims/p<p>.2`, `.3`, ..., made the same way, one pair at a time. The highest generation
+//! names the owner; the first generation is the claim on the pair's block.
 //! A task requeued under its own name picks its own claims up at once.
 //!
 //! Each task also lists the pairs it claims in its own folder (`claimed`, written before the
@@ -46,6 +52,44 @@ const HINT_WIDTH: usize = 20;
 /// A task's list of the pairs it claimed, in its own folder.
 pub const CLAIM_LOG: &str = "claimed";
 
+/// The file in the claims folder with the number of pairs a claim holds.
+const BLOCK_FILE: &str = "block";
+
+/// At most this many claims on the pairs of a run that claims blocks (takeovers aside).
+pub const MAX_CLAIM_FILES: u64 = 4096;
+
+/// How a run's pairs are claimed: `size` pairs at a time, of `pairs` in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    pub size: u64,
+    pub pairs: u64,
+}
+
+impl Blocks {
+    /// Pair by pair, however many there are (a tune's iterations, played in order).
+    pub const SINGLE: Blocks = Blocks {
+        size: 1,
+        pairs: u64::MAX,
+    };
+
+    /// The blocks of a run of `pairs` game pairs: single pairs when it is counted in order (a
+    /// pooled SPRT), else the fewest pairs a block that keep the claims under `MAX_CLAIM_FILES`.
+    pub fn of_run(pairs: u64, in_order: bool) -> Blocks {
+        let size = if in_order {
+            1
+        } else {
+            pairs.div_ceil(MAX_CLAIM_FILES).max(1)
+        };
+        Blocks { size, pairs }
+    }
+
+    /// The pairs of the block holding `pair`.
+    pub fn around(&self, pair: u64) -> std::ops::Range<u64> {
+        let start = pair - pair % self.size;
+        start..(start + self.size).min(self.pairs.max(pair + 1))
+    }
+}
+
 /// What a task's heartbeat says of it, as this task has watched it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Liveness {
@@ -67,6 +111,7 @@ pub struct Claim {
 pub struct Claims {
     dir: PathBuf,
     me: String,
+    blocks: Blocks,
     log: std::fs::File,
     hint: std::fs::File,
     lease: Duration,
@@ -76,9 +121,11 @@ pub struct Claims {
     pub touched: u64,
 }
 
-fn pair_file(dir: &Path, pair: u64, generation: u32) -> PathBuf {
+/// The file of a claim on `pair`: for the first generation, the claim on the pair's block,
+/// named by its first pair; for a takeover, the pair's own.
+fn pair_file(dir: &Path, size: u64, pair: u64, generation: u32) -> PathBuf {
     match generation {
-        1 => dir.join(format!("p{pair}")),
+        1 => dir.join(format!("p{}", pair - pair % size)),
         g => dir.join(format!("p{pair}.{g}")),
     }
 }
@@ -132,8 +179,15 @@ impl Claims {
         me: &str,
         identity: &str,
         lease: Duration,
+        blocks: Blocks,
     ) -> Result<Claims, String> {
         let dir = join_run(run_dir, me, identity)?;
+        // Every task of the run writes the same size; `arbiter merge` reads it.
+        let block_path = dir.join(BLOCK_FILE);
+        let tmp = dir.join(format!(".{BLOCK_FILE}.{me}.{}", std::process::id()));
+        std::fs::write(&tmp, blocks.size.to_string())
+            .and_then(|()| std::fs::rename(&tmp, &block_path))
+            .map_err(|e| format!("cannot write {}: {e}", block_path.display()))?;
         let log_path = run_dir.join(me).join(CLAIM_LOG);
         let log = OpenOptions::new()
             .create(true)
@@ -151,6 +205,7 @@ impl Claims {
         Ok(Claims {
             dir,
             me: me.to_string(),
+            blocks,
             log,
             hint,
             lease,
@@ -163,41 +218,49 @@ impl Claims {
         &self.me
     }
 
-    /// Claims `pair` for this task if no task has; true if it is now this task's.
-    pub fn claim(&mut self, pair: u64) -> std::io::Result<bool> {
-        // Listed first: a task killed in between lists a pair it does not hold, which readers
+    /// Claims the block holding `pair` for this task if no task has; its pairs if it is now
+    /// this task's.
+    pub fn claim(&mut self, pair: u64) -> std::io::Result<Option<std::ops::Range<u64>>> {
+        let block = self.blocks.around(pair);
+        // Listed first: a task killed in between lists pairs it does not hold, which readers
         // check, and never holds a pair it does not list. (The list is not synced: a killed
         // process's writes stand; only a node that loses its power may lose the list's last
         // lines, and an SPRT still takes those pairs over when it waits on them.)
-        self.log.write_all(format!("{pair}\n").as_bytes())?;
+        let listed: String = block.clone().map(|p| format!("{p}\n")).collect();
+        self.log.write_all(listed.as_bytes())?;
         self.touched += 2;
-        let mine = create_new(&pair_file(&self.dir, pair, 1), self.me.as_bytes())?;
-        if mine {
-            self.set_hint(pair + 1);
+        let file = pair_file(&self.dir, self.blocks.size, pair, 1);
+        if !create_new(&file, self.me.as_bytes())? {
+            return Ok(None);
         }
-        Ok(mine)
+        self.set_hint(block.end);
+        Ok(Some(block))
     }
 
-    /// Claims the lowest pair from `cursor` on (below `pairs`) that no task has claimed and
-    /// `finished` does not rule out; moves `cursor` past what it tried.
+    /// Claims the lowest block from `cursor` on (starting below `pairs`) that no task has
+    /// claimed and whose pairs `finished` does not all rule out; moves `cursor` past what it
+    /// tried. Returns the block's pairs.
     pub fn claim_lowest(
         &mut self,
         cursor: &mut u64,
         pairs: u64,
         finished: impl Fn(u64) -> bool,
-    ) -> std::io::Result<Option<u64>> {
+    ) -> std::io::Result<Option<std::ops::Range<u64>>> {
         *cursor = (*cursor).max(self.hint());
         while *cursor < pairs {
-            let pair = *cursor;
-            *cursor += 1;
-            if finished(pair) {
+            let block = self.blocks.around(*cursor);
+            *cursor = block.end;
+            if block.clone().all(&finished) {
                 continue;
             }
             // Looked at before it is listed and tried: a claim seen taken costs one look, not
             // a synced write; the hint then jumps past the pairs the others took meanwhile.
             self.touched += 1;
-            if !pair_file(&self.dir, pair, 1).exists() && self.claim(pair)? {
-                return Ok(Some(pair));
+            let file = pair_file(&self.dir, self.blocks.size, block.start, 1);
+            if !file.exists() {
+                if let Some(block) = self.claim(block.start)? {
+                    return Ok(Some(block));
+                }
             }
             *cursor = (*cursor).max(self.hint());
         }
@@ -227,7 +290,7 @@ impl Claims {
 
     /// The current claim on `pair`, if any.
     pub fn owner(&mut self, pair: u64) -> std::io::Result<Option<Claim>> {
-        let claim = current_claim(&self.dir, pair)?;
+        let claim = current_claim(&self.dir, self.blocks.size, pair)?;
         self.touched += 1 + claim.as_ref().map_or(0, |c| u64::from(c.generation));
         Ok(claim)
     }
@@ -235,14 +298,14 @@ impl Claims {
     /// Whether this task still holds `pair` at `generation`: no other task has taken it over.
     pub fn still_mine(&mut self, pair: u64, generation: u32) -> bool {
         self.touched += 1;
-        !pair_file(&self.dir, pair, generation + 1).exists()
+        !pair_file(&self.dir, self.blocks.size, pair, generation + 1).exists()
     }
 
     /// Takes `claim` over for this task; false if another task did first.
     pub fn take_over(&mut self, pair: u64, claim: &Claim) -> std::io::Result<bool> {
         self.touched += 1;
         create_new(
-            &pair_file(&self.dir, pair, claim.generation + 1),
+            &pair_file(&self.dir, self.blocks.size, pair, claim.generation + 1),
             self.me.as_bytes(),
         )
     }
@@ -390,10 +453,10 @@ impl Drop for Heartbeat {
 }
 
 /// The claim on `pair` as it stands: the highest generation's.
-fn current_claim(dir: &Path, pair: u64) -> std::io::Result<Option<Claim>> {
+fn current_claim(dir: &Path, size: u64, pair: u64) -> std::io::Result<Option<Claim>> {
     let mut current = None;
     for generation in 1.. {
-        match std::fs::read(pair_file(dir, pair, generation)) {
+        match std::fs::read(pair_file(dir, size, pair, generation)) {
             Ok(owner) => {
                 current = Some(Claim {
                     owner: String::from_utf8_lossy(&owner).into_owned(),
@@ -410,7 +473,14 @@ fn current_claim(dir: &Path, pair: u64) -> std::io::Result<Option<Claim>> {
 /// The current owner of `pair` in the run folder `run_dir`, as `arbiter merge` asks when two
 /// tasks recorded the same game: the one holding the claim is the one whose result stands.
 pub fn owner_in(run_dir: &Path, pair: u64) -> Option<String> {
-    current_claim(&run_dir.join(CLAIMS_DIR), pair)
+    let dir = run_dir.join(CLAIMS_DIR);
+    let size = std::fs::read_to_string(dir.join(BLOCK_FILE))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .filter(|&size| size > 0)
+        // Written by every task that claimed anything: a run without it claimed pair by pair.
+        .unwrap_or(1);
+    current_claim(&dir, size, pair)
         .ok()
         .flatten()
         .map(|c| c.owner)
@@ -434,12 +504,13 @@ mod tests {
         for task in ["shard-1-of-2", "shard-2-of-2"] {
             std::fs::create_dir_all(dir.join(task)).unwrap();
         }
-        let mut a = Claims::open(&dir, "shard-1-of-2", "{run}", lease).unwrap();
-        let mut b = Claims::open(&dir, "shard-2-of-2", "{run}", lease).unwrap();
-        assert!(a.claim(0).unwrap());
-        assert!(!b.claim(0).unwrap());
+        let blocks = Blocks::of_run(10, true);
+        let mut a = Claims::open(&dir, "shard-1-of-2", "{run}", lease, blocks).unwrap();
+        let mut b = Claims::open(&dir, "shard-2-of-2", "{run}", lease, blocks).unwrap();
+        assert_eq!(a.claim(0).unwrap(), Some(0..1));
+        assert_eq!(b.claim(0).unwrap(), None);
         assert_eq!(b.hint(), 1);
-        assert!(b.claim(1).unwrap());
+        assert_eq!(b.claim(1).unwrap(), Some(1..2));
         assert_eq!(a.hint(), 2);
         let claim = b.owner(0).unwrap().unwrap();
         assert_eq!(claim.owner, "shard-1-of-2");
@@ -470,8 +541,78 @@ mod tests {
         assert!(!a.still_mine(0, 1));
         assert!(b.still_mine(0, 2));
         assert_eq!(owner_in(&dir, 0).as_deref(), Some("shard-2-of-2"));
-        let other = Claims::open(&dir, "shard-3-of-3", "{another run}", lease);
+        let other = Claims::open(&dir, "shard-3-of-3", "{another run}", lease, blocks);
         assert!(other.err().unwrap().contains("other settings"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_block_is_claimed_whole_and_taken_over_pair_by_pair() {
+        let dir = scratch("blocks");
+        for task in ["shard-1-of-2", "shard-2-of-2"] {
+            std::fs::create_dir_all(dir.join(task)).unwrap();
+        }
+        // 10,000 pairs: three to a claim keep the files under the cap.
+        let blocks = Blocks::of_run(10_000, false);
+        assert_eq!(blocks.size, 3);
+        assert!(10_000u64.div_ceil(blocks.size) <= MAX_CLAIM_FILES);
+        assert_eq!(Blocks::of_run(500_000, false).size, 123);
+        assert_eq!(
+            Blocks::of_run(500_000, true).size,
+            1,
+            "a pooled SPRT claims pairs"
+        );
+        let small = Blocks { size: 3, pairs: 7 };
+        let lease = Duration::from_secs(60);
+        let mut a = Claims::open(&dir, "shard-1-of-2", "{run}", lease, small).unwrap();
+        let mut b = Claims::open(&dir, "shard-2-of-2", "{run}", lease, small).unwrap();
+        let (mut cursor_a, mut cursor_b) = (0, 0);
+        let none_finished = |_| false;
+        assert_eq!(
+            a.claim_lowest(&mut cursor_a, 7, none_finished).unwrap(),
+            Some(0..3)
+        );
+        assert_eq!(
+            b.claim_lowest(&mut cursor_b, 7, none_finished).unwrap(),
+            Some(3..6)
+        );
+        // The last block is cut at the run's end; a block all finished is passed over.
+        let mut cursor = 0;
+        assert_eq!(
+            a.claim_lowest(&mut cursor, 7, |p| p < 6).unwrap(),
+            Some(6..7)
+        );
+        assert_eq!(
+            a.claim_lowest(&mut cursor_a, 7, none_finished).unwrap(),
+            None
+        );
+        let listed = std::fs::read_to_string(dir.join("shard-2-of-2").join(CLAIM_LOG)).unwrap();
+        assert_eq!(listed, "3\n4\n5\n", "every pair of a block is listed");
+        for (pair, owner) in [
+            (0, "shard-1-of-2"),
+            (2, "shard-1-of-2"),
+            (4, "shard-2-of-2"),
+        ] {
+            assert_eq!(b.owner(pair).unwrap().unwrap().owner, owner, "pair {pair}");
+        }
+        // One pair of a's block taken over: the others stay a's.
+        let claim = b.owner(1).unwrap().unwrap();
+        assert!(b.take_over(1, &claim).unwrap());
+        assert!(!a.still_mine(1, 1));
+        assert!(a.still_mine(0, 1) && a.still_mine(2, 1));
+        assert_eq!(owner_in(&dir, 1).as_deref(), Some("shard-2-of-2"));
+        assert_eq!(owner_in(&dir, 2).as_deref(), Some("shard-1-of-2"));
+        let files = std::fs::read_dir(dir.join(CLAIMS_DIR))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('p')
+            })
+            .count();
+        assert_eq!(files, 4, "three blocks and one takeover");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -9,7 +9,7 @@
 //! has its unfinished pairs taken over: by a task that the SPRT waits on it, else by the tasks
 //! left at the end of the schedule, which wait for the others until every pair is finished.
 
-use super::claims::{Claim, Claims, Heartbeat, Liveness, CLAIM_LOG};
+use super::claims::{Blocks, Claim, Claims, Heartbeat, Liveness, CLAIM_LOG};
 use super::journal::{parse_line, JOURNAL_FILE};
 use super::ledger::{Bitset, Ledger};
 use super::pooled_sprt::InOrder;
@@ -86,7 +86,9 @@ impl Split {
         pool: Option<Ledger>,
         check: RunCheck,
     ) -> Result<Split, String> {
-        let claims = Claims::open(root, me, &task.identity, task.lease)?;
+        let pairs = games.div_ceil(2);
+        let blocks = Blocks::of_run(pairs, pool.is_some());
+        let claims = Claims::open(root, me, &task.identity, task.lease, blocks)?;
         let open = Arc::new(AtomicU64::new(0));
         let heartbeat = claims.start_heartbeat(open.clone());
         Ok(Split {
@@ -94,7 +96,7 @@ impl Split {
             identity: task.identity.clone(),
             claims,
             games,
-            pairs: games.div_ceil(2),
+            pairs,
             cursor: 0,
             window: task.window.max(1),
             queue: VecDeque::new(),
@@ -168,6 +170,15 @@ impl Split {
                 .collect();
             self.queue.extend(games);
             self.open.store(self.held.len() as u64, Ordering::SeqCst);
+        }
+    }
+
+    /// The pairs of a block this task has just claimed, those not finished yet.
+    fn hold_block(&mut self, block: std::ops::Range<u64>) {
+        for pair in block {
+            if !self.pair_done(pair) {
+                self.hold(pair, 1);
+            }
         }
     }
 
@@ -275,8 +286,8 @@ impl Split {
             .claims
             .claim_lowest(&mut self.cursor, end, finished)
             .map_err(|e| io_text(&path, e))?;
-        Ok(claimed.and_then(|pair| {
-            self.hold(pair, 1);
+        Ok(claimed.and_then(|block| {
+            self.hold_block(block);
             self.queue.pop_front()
         }))
     }
@@ -396,8 +407,8 @@ impl Split {
             match self.claims.owner(pair) {
                 // Listed but never held (it died between listing and claiming).
                 Ok(None) => {
-                    if self.claims.claim(pair).unwrap_or(false) {
-                        self.hold(pair, 1);
+                    if let Ok(Some(block)) = self.claims.claim(pair) {
+                        self.hold_block(block);
                     }
                 }
                 Ok(Some(claim)) if claim.owner == task => {

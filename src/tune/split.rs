@@ -6,7 +6,7 @@
 use super::journal::{PairEntry, PAIRS_FILE};
 use super::ledger::Ledger;
 use super::TuneSpec;
-use crate::tournament::claims::{Claims, Heartbeat, Liveness};
+use crate::tournament::claims::{Blocks, Claims, Heartbeat, Liveness};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ impl TuneSplit {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let lease = Duration::from_secs(spec.run.lease);
-        let claims = Claims::open(&root, &me, &spec.identity(), lease)?;
+        let claims = Claims::open(&root, &me, &spec.identity(), lease, Blocks::SINGLE)?;
         let open = Arc::new(AtomicU64::new(0));
         let heartbeat = Some(claims.start_heartbeat(open.clone()));
         Ok(TuneSplit {
@@ -86,7 +86,7 @@ impl TuneSplit {
     /// Whether this task may play pair `k`: claimed now, or taken over from a dead task.
     pub fn claim(&mut self, k: u64) -> bool {
         let mine = match self.claims.owner(k) {
-            Ok(None) => self.claims.claim(k),
+            Ok(None) => self.claims.claim(k).map(|block| block.is_some()),
             Ok(Some(c)) if c.owner == self.claims.me() => Ok(true),
             // A task that ended holding nothing finished what it claimed, and a dead one may
             // have finished the pair before it died: its journal says, even when this task
