@@ -120,6 +120,11 @@ fn drop_games(journal: &Path, games: &[u64]) {
 /// alone, a poll could see a pair just finished, and the kill land before the next claim:
 /// then no pair is left to take over, which CI saw once under load.)
 fn kill_after(dir: &Path, args: &[String], journal: &Path, games: usize) {
+    signal_after(dir, args, journal, games, libc::SIGKILL);
+}
+
+/// Starts a task and sends it `signal` as `kill_after` kills it.
+fn signal_after(dir: &Path, args: &[String], journal: &Path, games: usize, signal: i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(args)
         .current_dir(dir)
@@ -140,7 +145,8 @@ fn kill_after(dir: &Path, args: &[String], journal: &Path, games: usize) {
         assert!(child.try_wait().unwrap().is_none(), "the task ended first");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    child.kill().unwrap();
+    // SAFETY: a signal to a child this test started and still holds.
+    unsafe { libc::kill(child.id() as i32, signal) };
     child.wait().unwrap();
 }
 
@@ -650,7 +656,11 @@ fn a_run_of_many_games_claims_blocks_and_a_dead_tasks_pairs_are_taken_over() {
     let mut second = with_shard(args("split"), "2/2");
     second.extend(["--lease".to_string(), "2".to_string()]);
     let out = run(&dir, &second);
-    assert!(stderr(&out).contains("took over"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("from shard-1-of-2, silent for a whole lease"),
+        "{}",
+        stderr(&out)
+    );
     let merged = run(&dir, &["merge", "merged", "split"].map(String::from));
     assert!(
         stdout(&merged).contains("Merged 8200 games"),
@@ -669,6 +679,31 @@ fn a_run_of_many_games_claims_blocks_and_a_dead_tasks_pairs_are_taken_over() {
     let taken_over = names.iter().filter(|n| n.ends_with(".2")).count();
     assert_eq!(blocks, 2050, "4,100 pairs, two to a claim");
     assert!(taken_over >= 1, "no pair taken over: {names:?}");
+}
+
+/// A task interrupted (Ctrl-C, `scancel`'s SIGTERM, its time limit) says so in its last beat:
+/// the pair it left half played is taken over at once, not after a lease (120 s here), and the
+/// message says why.
+#[test]
+fn an_interrupted_tasks_pair_is_taken_over_at_once() {
+    let dir = scratch("split", "interrupted");
+    run(&dir, &tournament("single"));
+    let journal = dir.join("split/shard-1-of-2/journal.jsonl");
+    signal_after(
+        &dir,
+        &with_shard(tournament("split"), "1/2"),
+        &journal,
+        3,
+        libc::SIGTERM,
+    );
+    let out = run(&dir, &with_shard(tournament("split"), "2/2"));
+    assert!(
+        stderr(&out).contains("from shard-1-of-2, which ended without finishing it"),
+        "{}",
+        stderr(&out)
+    );
+    run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert_same_files(&dir.join("single"), &dir.join("merged"));
 }
 
 #[test]

@@ -97,7 +97,10 @@ pub enum Liveness {
     Alive { open: u64 },
     /// Ended, holding no unfinished pair: nothing of it to wait for.
     Ended,
-    /// No beat for a whole lease, or ended holding unfinished pairs.
+    /// Ended holding unfinished pairs (interrupted, cancelled, out of time): they are left for
+    /// the others at once.
+    Quit,
+    /// No beat for a whole lease.
     Dead,
 }
 
@@ -327,7 +330,7 @@ impl Claims {
             return if open == 0 {
                 Liveness::Ended
             } else {
-                Liveness::Dead
+                Liveness::Quit
             };
         }
         let now = Instant::now();
@@ -522,8 +525,8 @@ mod tests {
         std::thread::sleep(lease * 2);
         assert_eq!(b.look("shard-1-of-2"), Liveness::Alive { open: 3 });
         drop(beat);
-        // Ended holding three pairs: dead to the others at once.
-        assert_eq!(b.look("shard-1-of-2"), Liveness::Dead);
+        // Ended holding three pairs: left to the others at once.
+        assert_eq!(b.look("shard-1-of-2"), Liveness::Quit);
         // Silent without a word (killed): dead once a lease has passed.
         std::fs::write(dir.join("claims/alive-shard-1-of-2"), "1 2 3 3\n").unwrap();
         assert!(matches!(b.look("shard-1-of-2"), Liveness::Alive { .. }));

@@ -317,7 +317,7 @@ impl Split {
             return true;
         }
         let liveness = self.claims.look(&claim.owner);
-        if !matches!(liveness, Liveness::Dead | Liveness::Ended) {
+        if !matches!(liveness, Liveness::Dead | Liveness::Quit | Liveness::Ended) {
             return false;
         }
         // Finished after all: its last games may be in its journal.
@@ -328,8 +328,8 @@ impl Split {
         match self.claims.take_over(pair, claim) {
             Ok(true) => {
                 let why = match liveness {
-                    Liveness::Ended => "which ended without finishing it",
-                    _ => "silent for a whole lease",
+                    Liveness::Dead => "silent for a whole lease",
+                    _ => "which ended without finishing it",
                 };
                 eprintln!(
                     "{}: took over game pair {} from {}, {why}",
@@ -369,7 +369,7 @@ impl Split {
                     waiting = true;
                     continue;
                 }
-                Liveness::Dead => {}
+                Liveness::Dead | Liveness::Quit => {}
             }
             self.take_over_from(&task);
         }

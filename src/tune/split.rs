@@ -92,7 +92,9 @@ impl TuneSplit {
             // have finished the pair before it died: its journal says, even when this task
             // has not read it yet.
             Ok(Some(c)) => match self.claims.look(&c.owner) {
-                Liveness::Dead if !self.journalled_by(&c.owner, k) => self.claims.take_over(k, &c),
+                Liveness::Dead | Liveness::Quit if !self.journalled_by(&c.owner, k) => {
+                    self.claims.take_over(k, &c)
+                }
                 _ => Ok(false),
             },
             Err(e) => Err(e),
