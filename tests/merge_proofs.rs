@@ -442,4 +442,59 @@ fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
         &["match", "--resume", run.to_str().unwrap(), "--quiet"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // --no-book in the same folder: the games are those of a folder without a default book,
+    // and the run says so in run.json, so that merge and --resume from elsewhere play none.
+    let args = |out: &str| -> Vec<String> {
+        [
+            "match",
+            "--game",
+            "leiserchess",
+            "--engine",
+            &a,
+            "name=a",
+            "--engine",
+            &a,
+            "name=b",
+            "option.Style=greedy",
+            "--each",
+            "depth=1",
+            "--games",
+            "4",
+            "--quiet",
+            "--out",
+            out,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut no_book = args("runs/n");
+    no_book.push("--no-book".into());
+    succeed_in(&project, &no_book);
+    let spec = std::fs::read_to_string(project.join("runs/n/run.json")).unwrap();
+    assert!(
+        spec.contains("\"no_book\": true") && !spec.contains("leiserchess.txt"),
+        "{spec}"
+    );
+    succeed_in(&elsewhere, &args("plain"));
+    let games = |path: &Path| std::fs::read_to_string(path.join("games.csv")).unwrap();
+    assert_eq!(
+        games(&project.join("runs/n")),
+        games(&elsewhere.join("plain"))
+    );
+    assert_ne!(games(&project.join("runs/n")), games(&run));
+    let run = project.join("runs/n");
+    let merged = elsewhere.join("nm");
+    succeed_in(
+        &elsewhere,
+        &["merge", merged.to_str().unwrap(), run.to_str().unwrap()].map(String::from),
+    );
+    assert_eq!(games(&merged), games(&run));
+    let mut both = no_book.clone();
+    both.extend(["--openings".into(), "openings/leiserchess.txt".into()]);
+    let out = arbiter_in(
+        &project,
+        &both.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -22,7 +22,8 @@ type Failure = BenchError;
 use crate::engine::EngineConfig;
 use crate::game::{find_game, games, GameEntry};
 use crate::stats::percentiles;
-use crate::tournament::{run, RunFolder, RunKind, RunOptions, RunSpec};
+use crate::tournament::launch::Run;
+use crate::tournament::{Progress, RunKind, RunOutcome, RunSpec};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -144,15 +145,15 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// A match of two instant engines (the bundled engine in the MIT dialect at depth 1, which
-/// reports microseconds), played into `out`, with these settings for both engines
-/// (`sandbox=off`, `freeze=off`).
+/// reports microseconds) from the start position, to be played into `out`, with these settings
+/// for both engines (`sandbox=off`, `freeze=off`).
 fn instant_match_in(
     games: u64,
     concurrency: usize,
     affinity: bool,
     out: std::path::PathBuf,
     extra: &[&str],
-) -> Result<RunOptions, Failure> {
+) -> Result<RunSpec, Failure> {
     let engine = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("arbiter-engine")))
@@ -182,10 +183,21 @@ fn instant_match_in(
     spec.max_plies = 300;
     spec.event = Some("bench".into());
     spec.viewer_games = 0;
-    let entry = find_game(&spec.game).expect("registered");
-    let folder =
-        RunFolder::open(&spec, &out, false).map_err(|e| Failure::bad_input(e.to_string()))?;
-    Ok(RunOptions::of(spec, entry, Vec::new(), folder))
+    // The same games wherever the bench is started, a default book in its folder or not.
+    spec.no_book = true;
+    spec.out = Some(out);
+    Ok(spec)
+}
+
+/// Plays a run as `arbiter match` does: prepared (checked, completed, nothing written), opened
+/// (engines started, folder locked) and played, telling `on_game` after each game.
+fn play(spec: RunSpec, on_game: impl FnMut(Progress)) -> Result<RunOutcome, Failure> {
+    let failed = |e: crate::tournament::RunError| Failure::bad_input(e.to_string());
+    Run::prepare(spec, None)
+        .and_then(Run::open)
+        .map_err(failed)?
+        .play(on_game)
+        .map_err(failed)
 }
 
 fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
@@ -207,18 +219,11 @@ fn referee_rows_with(
     let _ = std::fs::remove_dir_all(&out);
     let mut settings = vec!["sandbox=auto"];
     settings.extend_from_slice(extra);
-    let opts = instant_match_in(games, concurrency, affinity, out.clone(), &settings)?;
-    let spec = opts.spec.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let spec = instant_match_in(games, concurrency, affinity, out.clone(), &settings)?;
     let mut plies = 0u64;
     let cpu_before = own_cpu();
     let started = Instant::now();
-    let outcome = runtime
-        .block_on(run(opts, |p| plies += p.record.plies() as u64))
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let outcome = play(spec.clone(), |p| plies += p.record.plies() as u64)?;
     let wall = started.elapsed().as_secs_f64();
     let cpu = (own_cpu() - cpu_before).as_secs_f64();
     let report_cpu = report_cpu(spec, &out)?;
@@ -264,12 +269,13 @@ fn referee_rows_with(
 /// finished run or `merge` does, the game viewer included (the run itself showed none).
 fn report_cpu(mut spec: RunSpec, dir: &std::path::Path) -> Result<f64, Failure> {
     spec.viewer_games = crate::report::viewer::MAX_SHOWN;
-    let entry = find_game(&spec.game).expect("registered");
-    let folder =
-        RunFolder::open(&spec, dir, true).map_err(|e| Failure::bad_input(e.to_string()))?;
-    let opts = RunOptions::of(spec, entry, Vec::new(), folder);
+    let failed = |e: crate::tournament::RunError| Failure::bad_input(e.to_string());
     let before = own_cpu();
-    crate::tournament::run::report_journal(&opts).map_err(|e| Failure::bad_input(e.to_string()))?;
+    Run::prepare(spec, Some(dir))
+        .and_then(Run::open)
+        .map_err(failed)?
+        .play(|_| {})
+        .map_err(failed)?;
     Ok((own_cpu() - before).as_secs_f64())
 }
 
@@ -287,8 +293,8 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&out);
-        let opts = instant_match_in(games, 1, false, out.clone(), &[&format!("sandbox={mode}")])?;
-        let engine = opts.spec.engines[0].clone();
+        let spec = instant_match_in(games, 1, false, out.clone(), &[&format!("sandbox={mode}")])?;
+        let engine = spec.engines[0].clone();
         let mut starts = Vec::new();
         for _ in 0..20 {
             let started = Instant::now();
@@ -305,9 +311,7 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
         starts.sort_unstable();
         let mut plies = 0u64;
         let started = Instant::now();
-        runtime
-            .block_on(run(opts, |p| plies += p.record.plies() as u64))
-            .map_err(|e| Failure::bad_input(e.to_string()))?;
+        play(spec, |p| plies += p.record.plies() as u64)?;
         let wall = started.elapsed().as_secs_f64();
         let _ = std::fs::remove_dir_all(&out);
         let label = |what: &str| format!("sandbox={mode}: {what}");

@@ -26,6 +26,7 @@ struct TomlRun {
     games: Option<u64>,
     concurrency: Option<usize>,
     openings: Option<String>,
+    no_book: Option<bool>,
     book_plies: Option<usize>,
     book_format: Option<String>,
     random_openings: Option<bool>,
@@ -214,6 +215,7 @@ fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
     spec.games = run.games;
     spec.concurrency = run.concurrency.unwrap_or(spec.concurrency);
     spec.openings = file_path(run.openings);
+    spec.no_book = run.no_book.unwrap_or(false);
     spec.book_plies = run.book_plies;
     spec.book_format = run
         .book_format

@@ -95,6 +95,12 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("book_format = \"pgn\""),
     ),
     reach(
+        "no_book",
+        "tournament",
+        &["--no-book"],
+        Ok("no_book = true"),
+    ),
+    reach(
         "random_openings",
         "tournament",
         &["--random-openings"],
@@ -241,8 +247,10 @@ fn of_toml(lines: &str) -> Value {
 
 #[test]
 fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
-    let fields =
-        serde_json::to_value(RunSpec::new(crate::tournament::RunKind::Match, Vec::new())).unwrap();
+    let mut spec = RunSpec::new(crate::tournament::RunKind::Match, Vec::new());
+    // Left out of run.json when off, so that the runs before it keep their identity.
+    spec.no_book = true;
+    let fields = serde_json::to_value(spec).unwrap();
     let fields: Vec<&String> = fields.as_object().unwrap().keys().collect();
     let listed: Vec<&str> = EVERY_SETTING.iter().map(|r| r.field).collect();
     for field in &fields {

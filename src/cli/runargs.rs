@@ -56,6 +56,9 @@ pub struct RunArgs {
     /// the start position.
     #[arg(long)]
     pub openings: Option<PathBuf>,
+    /// Play every game from the start position, even where openings/<game>.txt is.
+    #[arg(long, conflicts_with = "openings")]
+    pub no_book: bool,
     /// Use only the first N plies of each book line.
     #[arg(long)]
     pub book_plies: Option<usize>,
@@ -396,6 +399,7 @@ impl RunArgs {
             }
         };
         spec.openings = self.openings.clone();
+        spec.no_book = self.no_book;
         spec.book_plies = self.book_plies;
         spec.book_format = self.book_format;
         spec.random_openings = self.random_openings;

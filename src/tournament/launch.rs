@@ -76,12 +76,16 @@ pub fn book_format(spec: &RunSpec, path: &Path) -> BookFormat {
         .unwrap_or_else(|| BookFormat::of_name(path))
 }
 
-/// The book a run plays from: its `openings`, else the default book if it exists.
+/// The book a run plays from: its `openings`, else (unless it has none) the default book if
+/// it exists.
 pub fn book_of(
     spec: &RunSpec,
     entry: &'static GameEntry,
 ) -> Result<(Option<PathBuf>, Vec<Opening>), RunError> {
-    let book = spec.openings.clone().or_else(|| default_book(entry));
+    let book = match spec.no_book {
+        true => None,
+        false => spec.openings.clone().or_else(|| default_book(entry)),
+    };
     let openings = match &book {
         Some(path) => load_book_as(path, book_format(spec, path), entry, spec.book_plies)
             .map_err(|e| RunError::Setup(e.to_string()))?,
@@ -94,7 +98,7 @@ pub fn book_of(
 /// path, so that run.json holds everything that decides its games: `merge` and `--resume` from
 /// any folder read the same book.
 pub fn record_default_book(spec: &mut RunSpec) -> Result<(), RunError> {
-    if spec.openings.is_some() {
+    if spec.openings.is_some() || spec.no_book {
         return Ok(());
     }
     if let Some(default) = default_book(game_entry(&spec.game)?) {

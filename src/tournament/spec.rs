@@ -115,6 +115,9 @@ pub struct RunSpec {
     pub concurrency: usize,
     pub affinity: super::Affinity,
     pub openings: Option<PathBuf>,
+    /// Every game from the start position, even where a default book is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_book: bool,
     pub book_plies: Option<usize>,
     /// How the book reads: `epd`, `pgn` or `lines` (arbiter's own); by default its file's
     /// ending says.
@@ -258,6 +261,7 @@ impl RunSpec {
             concurrency: 1,
             affinity: super::Affinity::default(),
             openings: None,
+            no_book: false,
             book_plies: None,
             book_format: None,
             random_openings: false,
@@ -314,6 +318,13 @@ impl RunSpec {
             .map_err(|why| SpecError::new("affinity", why))?;
         if let Some(name) = &self.name {
             check_run_name(name)?;
+        }
+        if self.no_book && self.openings.is_some() {
+            return Err(SpecError::new(
+                "no_book",
+                "a run plays from a book (--openings) or from the start position (--no-book), \
+                 not both",
+            ));
         }
         if self.shard.is_some() && self.name.is_none() && self.out.is_none() {
             return Err(SpecError::new(
