@@ -119,6 +119,49 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     );
 }
 
+/// fastchess's `-sprt ... model=bayesian`: the LLR of single games under BayesElo's model, as
+/// fastchess computes it (the values are checked in `stats::sprt`'s tests); the run records the
+/// model, so that `--resume` and merge decide alike.
+#[test]
+fn a_bayesian_sprt_runs_as_fastchess_runs_it() {
+    let dir = with_book("bayesian");
+    let out = play(
+        &dir,
+        "-engine name=deep cmd=ENGINE depth=2 -engine name=greedy cmd=ENGINE depth=1 option.Style=greedy -games 2 -rounds 10 -each proto=uci -openings file=book.epd format=epd -concurrency 2 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 model=bayesian -pgnout file=out.pgn",
+    );
+    let text = stdout(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{text}{}",
+        stderr(&out)
+    );
+    assert!(text.lines().any(|l| l.starts_with("LLR: ")), "{text}");
+    let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
+    assert!(pgn.matches("[Event ").count() >= 2, "{pgn}");
+    let specs: Vec<String> = walk(&dir)
+        .into_iter()
+        .filter(|p| p.ends_with("run.json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        specs.iter().any(|s| s.contains("\"model\": \"bayesian\"")),
+        "{specs:?}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// `-site` names the PGN's Site tag, as both tools write it (a script's words may hold spaces).
 #[test]
 fn the_site_goes_into_the_pgn() {

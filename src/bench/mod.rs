@@ -408,6 +408,12 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
     if runs == 0 {
         return Err(Failure::bad_input("--runs must be at least 1"));
     }
+    if sprt.model == crate::stats::SprtModel::Bayesian {
+        return Err(Failure::bad_input(
+            "--sprt-sim simulates game pairs, which the logistic and normalized models read; \
+             the Bayesian model reads single games",
+        ));
+    }
     say!(
         "SPRT elo0={} elo1={} alpha={} beta={} model={:?}, {runs} simulated tests per row, \
          stopped at 1,000,000 pairs",

@@ -57,7 +57,9 @@ fn tilted(base: &[f64; 5], theta: f64) -> [f64; 5] {
 fn statistic(model: SprtModel, p: &[f64; 5]) -> f64 {
     let (mean, var) = mean_var(&PAIR_SCORES, p);
     match model {
-        SprtModel::Logistic => mean,
+        // The Bayesian model reads single games, which are not simulated (`bench --sprt-sim`
+        // refuses it); its bounds are expected scores, as the logistic model's.
+        SprtModel::Logistic | SprtModel::Bayesian => mean,
         SprtModel::Normalized => (mean - 0.5) / var.sqrt(),
     }
 }
@@ -65,7 +67,7 @@ fn statistic(model: SprtModel, p: &[f64; 5]) -> f64 {
 /// The pair distribution of `shape` tilted to Elo `elo` in the model's sense.
 pub fn at_elo(shape: &Shape, model: SprtModel, elo: f64) -> [f64; 5] {
     let target = match model {
-        SprtModel::Logistic => logistic_score(elo),
+        SprtModel::Logistic | SprtModel::Bayesian => logistic_score(elo),
         SprtModel::Normalized => elo / NELO_PER_T * std::f64::consts::SQRT_2,
     };
     let (mut lo, mut hi) = (-50.0, 50.0);

@@ -7,6 +7,10 @@
 //! `LLR = N * sum_i phat_i * ln(p1_i / p0_i)`. In the logistic model the constraint is on the
 //! expected score (`1 / (1 + 10^(-elo/400))`); in the normalized model on the t-value
 //! `(mu - 1/2) / sigma`, which is `nElo / (800 / ln 10)` per game and `sqrt(2)` times that per pair.
+//! The Bayesian model is fastchess's `model=bayesian`: on single games (win, draw, loss), the
+//! expected score BayesElo's model gives each bound with the draw Elo the games' own win and loss
+//! rates imply (`200 log10((1 - L) / L * (1 - W) / W)`); it stays at 0 until a game is won and
+//! one is lost.
 //!
 //! Why not the normal approximation `N (s1 - s0)(2 mean - s0 - s1) / (2 var)` used before: it
 //! divides by the sample's variance, which is near zero for a few identical pairs, so two lost
@@ -24,6 +28,7 @@ use super::Wdl;
 pub enum SprtModel {
     Logistic,
     Normalized,
+    Bayesian,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -48,8 +53,15 @@ pub fn logistic_score(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
+/// The expected score at a BayesElo difference, with this draw Elo.
+pub fn bayeselo_score(elo: f64, drawelo: f64) -> f64 {
+    let win = 1.0 / (1.0 + 10f64.powf((drawelo - elo) / 400.0));
+    let loss = 1.0 / (1.0 + 10f64.powf((drawelo + elo) / 400.0));
+    win + 0.5 * (1.0 - win - loss)
+}
+
 impl Sprt {
-    /// Parses `elo0=0 elo1=5 alpha=0.05 beta=0.05 [model=normalized|logistic]`.
+    /// Parses `elo0=0 elo1=5 alpha=0.05 beta=0.05 [model=normalized|logistic|bayesian]`.
     pub fn parse(text: &str) -> Result<Sprt, String> {
         let mut sprt = Sprt {
             elo0: f64::NAN,
@@ -82,8 +94,11 @@ impl Sprt {
                     sprt.model = match v {
                         "normalized" => SprtModel::Normalized,
                         "logistic" => SprtModel::Logistic,
+                        "bayesian" => SprtModel::Bayesian,
                         _ => {
-                            return Err(format!("model must be normalized or logistic, not '{v}'"))
+                            return Err(format!(
+                                "model must be normalized, logistic or bayesian, not '{v}'"
+                            ))
                         }
                     }
                 }
@@ -124,6 +139,15 @@ impl Sprt {
         self.llr_of(&PAIR_SCORES, &pairs.0)
     }
 
+    /// The LLR of a run's results, as its model reads them: the game pairs, or for the Bayesian
+    /// model the single games.
+    pub fn llr_of_results(&self, pairs: &Pentanomial, games: Wdl) -> f64 {
+        match self.model {
+            SprtModel::Bayesian => self.llr_trinomial(games),
+            SprtModel::Logistic | SprtModel::Normalized => self.llr(pairs),
+        }
+    }
+
     /// The LLR of single games (trinomial), for results that are not paired.
     pub fn llr_trinomial(&self, games: Wdl) -> f64 {
         self.llr_of(&GAME_SCORES, &[games.losses, games.draws, games.wins])
@@ -134,6 +158,17 @@ impl Sprt {
             return 0.0;
         };
         let fits = match self.model {
+            SprtModel::Bayesian => {
+                let (loss, win) = (sample.probs[0], sample.probs[sample.probs.len() - 1]);
+                if counts[0] == 0 || counts[counts.len() - 1] == 0 {
+                    return 0.0;
+                }
+                let drawelo = 200.0 * ((1.0 - loss) / loss * (1.0 - win) / win).log10();
+                (
+                    sample.fit_mean(bayeselo_score(self.elo0, drawelo)),
+                    sample.fit_mean(bayeselo_score(self.elo1, drawelo)),
+                )
+            }
             SprtModel::Logistic => (
                 sample.fit_mean(logistic_score(self.elo0)),
                 sample.fit_mean(logistic_score(self.elo1)),
@@ -173,6 +208,40 @@ impl Sprt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fastchess's `model=bayesian` (`SPRT::getLLR(win, draw, loss)` in its sprt.cpp), as a
+    /// stdlib Python transcription of it computes it: (wins, draws, losses, elo0, elo1, LLR).
+    #[test]
+    fn the_bayesian_model_gives_fastchess_s_llr_on_single_games() {
+        let cases: [(u64, u64, u64, f64, f64, f64); 4] = [
+            (50, 40, 30, 0.0, 10.0, 0.7043541651),
+            (1200, 3000, 1100, 0.0, 5.0, 1.6694392493),
+            (120, 0, 80, -5.0, 5.0, 1.1512983025),
+            (10, 5, 0, 0.0, 10.0, 0.0),
+        ];
+        for (wins, draws, losses, elo0, elo1, expected) in cases {
+            let s = Sprt::parse(&format!("elo0={elo0} elo1={elo1} model=bayesian")).unwrap();
+            let games = Wdl {
+                wins,
+                draws,
+                losses,
+            };
+            let llr = s.llr_of_results(&Pentanomial::default(), games);
+            assert!(
+                (llr - expected).abs() < 1e-6,
+                "{wins}-{draws}-{losses}: {llr} vs {expected}"
+            );
+        }
+        // The other models read the pairs, whatever the games say.
+        let s = Sprt::parse("elo0=0 elo1=5 model=logistic").unwrap();
+        let pairs = Pentanomial([10, 50, 200, 80, 20]);
+        let games = Wdl {
+            wins: 9,
+            draws: 0,
+            losses: 0,
+        };
+        assert_eq!(s.llr_of_results(&pairs, games), s.llr(&pairs));
+    }
 
     #[test]
     fn bounds_match_wald() {
