@@ -404,47 +404,6 @@ fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
     .unwrap();
     let engine = common::bundled_engine();
     let a = format!("cmd={engine}");
-    let out = arbiter_in(
-        &project,
-        &[
-            "match",
-            "--game",
-            "leiserchess",
-            "--engine",
-            &a,
-            "name=a",
-            "--engine",
-            &a,
-            "name=b",
-            "option.Style=greedy",
-            "--each",
-            "depth=1",
-            "--games",
-            "4",
-            "--out",
-            "runs/d",
-            "--quiet",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let spec = std::fs::read_to_string(project.join("runs/d/run.json")).unwrap();
-    assert!(spec.contains("openings/leiserchess.txt"), "{spec}");
-    let elsewhere = scratch("merge", "default-book-elsewhere");
-    let run = project.join("runs/d");
-    let merged = elsewhere.join("dm");
-    let out = arbiter_in(
-        &elsewhere,
-        &["merge", merged.to_str().unwrap(), run.to_str().unwrap()],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = arbiter_in(
-        &elsewhere,
-        &["match", "--resume", run.to_str().unwrap(), "--quiet"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-
-    // --no-book in the same folder: the games are those of a folder without a default book,
-    // and the run says so in run.json, so that merge and --resume from elsewhere play none.
     let args = |out: &str| -> Vec<String> {
         [
             "match",
@@ -468,6 +427,25 @@ fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
         .map(String::from)
         .to_vec()
     };
+    succeed_in(&project, &args("runs/d"));
+    let spec = std::fs::read_to_string(project.join("runs/d/run.json")).unwrap();
+    assert!(spec.contains("openings/leiserchess.txt"), "{spec}");
+    let elsewhere = scratch("merge", "default-book-elsewhere");
+    let run = project.join("runs/d");
+    let merged = elsewhere.join("dm");
+    let out = arbiter_in(
+        &elsewhere,
+        &["merge", merged.to_str().unwrap(), run.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = arbiter_in(
+        &elsewhere,
+        &["match", "--resume", run.to_str().unwrap(), "--quiet"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // --no-book in the same folder: the games are those of a folder without a default book,
+    // and the run says so in run.json, so that merge and --resume from elsewhere play none.
     let mut no_book = args("runs/n");
     no_book.push("--no-book".into());
     succeed_in(&project, &no_book);
@@ -490,6 +468,10 @@ fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
         &["merge", merged.to_str().unwrap(), run.to_str().unwrap()].map(String::from),
     );
     assert_eq!(games(&merged), games(&run));
+    succeed_in(
+        &elsewhere,
+        &["match", "--resume", run.to_str().unwrap(), "--quiet"].map(String::from),
+    );
     let mut both = no_book.clone();
     both.extend(["--openings".into(), "openings/leiserchess.txt".into()]);
     let out = arbiter_in(
