@@ -68,13 +68,7 @@ impl Ledger {
         if pairs.pairs() == before {
             return;
         }
-        let games = self
-            .totals
-            .pairings
-            .get(&(0, 1))
-            .map(|t| t.wdl)
-            .unwrap_or_default();
-        let value = sprt.llr_of_results(&pairs, games);
+        let value = sprt.llr_of_results(&pairs, self.totals.head_to_head_games());
         self.llr.push(value);
         let d = sprt.decide(value);
         if d != Decision::Continue && self.decision.is_none() {

@@ -104,10 +104,16 @@ impl Totals {
 
     /// The pentanomial totals of the first two engines, from engine 0's point of view.
     pub fn head_to_head(&self) -> Pentanomial {
-        self.pairings
-            .get(&(0, 1))
-            .map(|t| t.pairs)
-            .unwrap_or_default()
+        self.first_two().pairs
+    }
+
+    /// The single-game totals of the first two engines, from engine 0's point of view.
+    pub fn head_to_head_games(&self) -> Wdl {
+        self.first_two().wdl
+    }
+
+    fn first_two(&self) -> PairingTotals {
+        self.pairings.get(&(0, 1)).cloned().unwrap_or_default()
     }
 
     pub fn ratings(&self, opts: &RatingOptions) -> Result<Ratings, RatingError> {
