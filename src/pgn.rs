@@ -132,6 +132,70 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     out
 }
 
+/// A PGN text without its comments (`{...}`), as a minimal PGN holds it: read line by line,
+/// so a file of any length passes in constant memory. Tag values keep their braces.
+pub struct Uncommented<R> {
+    source: R,
+    in_comment: bool,
+    line: String,
+    pending: std::io::Cursor<Vec<u8>>,
+}
+
+impl<R: std::io::BufRead> Uncommented<R> {
+    pub fn new(source: R) -> Uncommented<R> {
+        Uncommented {
+            source,
+            in_comment: false,
+            line: String::new(),
+            pending: std::io::Cursor::new(Vec::new()),
+        }
+    }
+
+    /// The next line without its comments; `false` at the end.
+    fn refill(&mut self) -> std::io::Result<bool> {
+        self.line.clear();
+        if self.source.read_line(&mut self.line)? == 0 {
+            return Ok(false);
+        }
+        let mut kept = String::with_capacity(self.line.len());
+        if !self.in_comment && self.line.starts_with('[') {
+            kept.push_str(&self.line);
+        } else {
+            for c in self.line.chars() {
+                match c {
+                    '{' if !self.in_comment => self.in_comment = true,
+                    '}' if self.in_comment => self.in_comment = false,
+                    _ if self.in_comment => {}
+                    // The space a comment leaves behind is not doubled.
+                    ' ' if kept.ends_with(' ') => {}
+                    _ => kept.push(c),
+                }
+            }
+            if kept.trim().is_empty() && !self.line.trim().is_empty() {
+                kept.clear();
+            } else if let Some(body) = kept.strip_suffix('\n') {
+                kept = format!("{}\n", body.trim_end());
+            }
+        }
+        self.pending = std::io::Cursor::new(kept.into_bytes());
+        Ok(true)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::Read for Uncommented<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.pending.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            if !self.refill()? {
+                return Ok(0);
+            }
+        }
+    }
+}
+
 /// A game read from PGN: its tags and its moves, comments and move numbers removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PgnGame {
@@ -197,16 +261,17 @@ fn parse_tag(text: &str, line: usize) -> Result<(String, String), PgnError> {
     Ok((name.to_string(), value))
 }
 
-/// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
-/// move numbers are skipped; an unclosed comment or a malformed tag is an error naming its line.
-/// A finished token of movetext: a result, or a move (its number, if glued on, dropped).
-fn take_token(token: &mut String, game: &mut PgnGame) {
-    if token.is_empty() {
+/// A finished token of movetext: a result, or a move (its number, if glued on, dropped). A
+/// reader of results alone keeps only the result.
+fn take_token(t: &str, game: &mut PgnGame, moves: bool) {
+    if t.is_empty() {
         return;
     }
-    let t = std::mem::take(token);
-    if matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
-        game.result = Some(t);
+    if matches!(t, "1-0" | "0-1" | "1/2-1/2" | "*") {
+        game.result = Some(t.to_string());
+        return;
+    }
+    if !moves {
         return;
     }
     // A move number, possibly glued to its move (`12.e2e4`, `12...e7e5`).
@@ -220,73 +285,153 @@ fn take_token(token: &mut String, game: &mut PgnGame) {
     }
 }
 
+/// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
+/// move numbers are skipped; an unclosed comment or a malformed tag is an error naming its line.
 pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut games = Vec::new();
-    let mut current = PgnGame::default();
-    let mut in_moves = false;
-    let mut comment_depth = 0usize;
-    let mut comment_start = 0usize;
-    let mut variation_depth = 0usize;
-    for (index, raw) in text.lines().enumerate() {
-        let line_no = index + 1;
-        let line = raw.trim();
-        if comment_depth == 0 && line.starts_with('[') {
-            if in_moves {
-                games.push(std::mem::take(&mut current));
-                in_moves = false;
+    PgnReader::new(text.as_bytes()).collect()
+}
+
+/// The games of a PGN source one at a time, as `read_games` reads them: memory holds one game,
+/// however long the file.
+pub struct PgnReader<R> {
+    source: R,
+    raw: String,
+    line_no: usize,
+    current: PgnGame,
+    in_moves: bool,
+    comment_depth: usize,
+    comment_start: usize,
+    variation_depth: usize,
+    done: bool,
+    /// Whether the moves are kept; without them a game is its tags and result.
+    moves: bool,
+}
+
+impl<R: std::io::BufRead> PgnReader<R> {
+    pub fn new(source: R) -> PgnReader<R> {
+        PgnReader {
+            source,
+            raw: String::new(),
+            line_no: 0,
+            current: PgnGame::default(),
+            in_moves: false,
+            comment_depth: 0,
+            comment_start: 0,
+            variation_depth: 0,
+            done: false,
+            moves: true,
+        }
+    }
+
+    /// A reader that skips the moves: what rating a file needs, several times faster.
+    pub fn results_only(mut self) -> PgnReader<R> {
+        self.moves = false;
+        self
+    }
+
+    /// Reads one line into the game in progress; returns the game a tag line closed.
+    fn read_line(&mut self, line: &str) -> Result<Option<PgnGame>, PgnError> {
+        let line_no = self.line_no;
+        let line = line.trim();
+        if self.comment_depth == 0 && line.starts_with('[') {
+            let finished = self.in_moves.then(|| std::mem::take(&mut self.current));
+            self.in_moves = false;
+            if self.current.tags.is_empty() {
+                self.current.line = line_no;
             }
-            if current.tags.is_empty() {
-                current.line = line_no;
-            }
-            current.tags.push(parse_tag(line, line_no)?);
-            continue;
+            self.current.tags.push(parse_tag(line, line_no)?);
+            return Ok(finished);
         }
-        if comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
-            continue;
+        if self.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
+            return Ok(None);
         }
-        if !in_moves && current.tags.is_empty() {
-            current.line = line_no;
+        if !self.in_moves && self.current.tags.is_empty() {
+            self.current.line = line_no;
         }
-        in_moves = true;
-        let mut token = String::new();
-        let flush = take_token;
-        for c in line.chars() {
-            if comment_depth > 0 {
-                if c == '}' {
-                    comment_depth = 0;
+        self.in_moves = true;
+        // Every character that ends a token is ASCII, so tokens are slices of the line.
+        let mut start = None;
+        for (i, b) in line.bytes().enumerate() {
+            if self.comment_depth > 0 {
+                if b == b'}' {
+                    self.comment_depth = 0;
                 }
                 continue;
             }
-            match c {
-                '{' => {
-                    flush(&mut token, &mut current);
-                    comment_depth = 1;
-                    comment_start = line_no;
+            let ends_token = matches!(b, b'{' | b';' | b'(' | b')') || b.is_ascii_whitespace();
+            if ends_token {
+                if let Some(s) = start.take() {
+                    take_token(&line[s..i], &mut self.current, self.moves);
                 }
-                ';' => break,
-                '(' => {
-                    flush(&mut token, &mut current);
-                    variation_depth += 1;
+            }
+            match b {
+                b'{' => {
+                    self.comment_depth = 1;
+                    self.comment_start = line_no;
                 }
-                ')' => variation_depth = variation_depth.saturating_sub(1),
-                c if c.is_whitespace() => flush(&mut token, &mut current),
-                c if variation_depth == 0 => token.push(c),
+                b';' => return Ok(None),
+                b'(' => self.variation_depth += 1,
+                b')' => self.variation_depth = self.variation_depth.saturating_sub(1),
+                _ if ends_token => {}
+                _ if self.variation_depth == 0 && start.is_none() => start = Some(i),
                 _ => {}
             }
         }
-        flush(&mut token, &mut current);
+        if let Some(s) = start {
+            take_token(&line[s..], &mut self.current, self.moves);
+        }
+        Ok(None)
     }
-    if comment_depth > 0 {
-        return Err(PgnError {
-            line: comment_start,
-            reason: "a comment '{' is never closed".into(),
-        });
+
+    /// The end of the source: the last game, or the comment left open.
+    fn finish(&mut self) -> Option<Result<PgnGame, PgnError>> {
+        self.done = true;
+        if self.comment_depth > 0 {
+            return Some(Err(PgnError {
+                line: self.comment_start,
+                reason: "a comment '{' is never closed".into(),
+            }));
+        }
+        let last = std::mem::take(&mut self.current);
+        (!last.tags.is_empty() || !last.moves.is_empty()).then_some(Ok(last))
     }
-    if !current.tags.is_empty() || !current.moves.is_empty() {
-        games.push(current);
+}
+
+impl<R: std::io::BufRead> Iterator for PgnReader<R> {
+    type Item = Result<PgnGame, PgnError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let mut raw = std::mem::take(&mut self.raw);
+            raw.clear();
+            let read = self.source.read_line(&mut raw);
+            let result = match read {
+                Ok(0) => return self.finish(),
+                Ok(_) => {
+                    self.line_no += 1;
+                    let mut line = raw.strip_suffix('\n').unwrap_or(&raw);
+                    if self.line_no == 1 {
+                        line = line.strip_prefix('\u{feff}').unwrap_or(line);
+                    }
+                    self.read_line(line)
+                }
+                Err(e) => Err(PgnError {
+                    line: self.line_no + 1,
+                    reason: e.to_string(),
+                }),
+            };
+            self.raw = raw;
+            match result {
+                Ok(Some(game)) => return Some(Ok(game)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
     }
-    Ok(games)
 }
 
 #[cfg(test)]

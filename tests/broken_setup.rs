@@ -251,3 +251,69 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
         "the finished game is reported"
     );
 }
+
+/// An engine started through a wrapper script in a folder of its own, as course players are:
+/// the program the script names is shown to it in its sandbox. One whose program cannot be
+/// read from the script fails at the start, and the error and `--log` carry what it said on
+/// stderr and how to let it see the program.
+#[test]
+fn a_wrapper_script_runs_its_program_and_one_that_cannot_says_why() {
+    let dir = scratch("setup", "wrapper");
+    let (bin, work) = (dir.join("player"), dir.join("work"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let engine = bundled_engine();
+    let named = script(
+        &bin,
+        "run.sh",
+        &format!("#!/bin/sh\nexec {engine} \"$@\"\n"),
+        0o755,
+    );
+    std::fs::write(bin.join("where"), &engine).unwrap();
+    let unnamed = script(
+        &bin,
+        "indirect.sh",
+        &format!("#!/bin/sh\nexec $(cat {}/where) \"$@\"\n", bin.display()),
+        0o755,
+    );
+    let play = |wrapper: &str, readable: &str| {
+        arbiter_in(
+            &work,
+            &[
+                "match",
+                "--games",
+                "2",
+                "--max-plies",
+                "20",
+                "--log",
+                "io.log",
+                "--engine",
+                &format!("cmd={wrapper}"),
+                "name=wrapped",
+                "sandbox=on",
+                readable,
+                "--engine",
+                &format!("cmd={engine}"),
+                "name=plain",
+                "--each",
+                "depth=1",
+            ],
+        )
+    };
+    let out = play(&named, "sandbox=on");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = play(&unnamed, "sandbox=on");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Its last words on stderr:"), "{err}");
+    assert!(err.contains("not found"), "{err}");
+    assert!(err.contains("readable=PATH"), "{err}");
+    let log = std::fs::read_to_string(work.join("io.log")).unwrap();
+    assert!(
+        log.contains("wrapped ! ") && log.contains("not found"),
+        "{log}"
+    );
+    // Named with readable=, the program is there.
+    let out = play(&unnamed, &format!("readable={engine}"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -53,7 +53,7 @@ fn names_a_file(m: &CodeMapping) -> bool {
 }
 
 /// Starts a match whose first engine never answers, so that arbiter stays in its handshake.
-fn waiting_run(name: &str, env: &[(&str, &str)]) -> Child {
+fn waiting_run(name: &str, env: &[(&str, &str)]) -> (Child, common::Scratch) {
     let dir = scratch("huge-text", name);
     let silent = script(&dir, "silent.sh", "#!/bin/sh\nexec sleep 60\n", 0o755);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
@@ -68,7 +68,7 @@ fn waiting_run(name: &str, env: &[(&str, &str)]) -> Child {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.spawn().expect("arbiter starts")
+    (cmd.spawn().expect("arbiter starts"), dir)
 }
 
 /// The code mappings once arbiter has started an engine (its keeper is a child of it by then).
@@ -94,7 +94,7 @@ fn code_once_started(child: &Child) -> Vec<CodeMapping> {
 
 #[test]
 fn a_run_has_its_code_on_huge_pages_and_not_in_the_binarys_mapping() {
-    let mut child = waiting_run("on", &[]);
+    let (mut child, _dir) = waiting_run("on", &[]);
     let code = code_once_started(&child);
     let _ = child.kill();
     let _ = child.wait();
@@ -118,7 +118,7 @@ fn a_run_has_its_code_on_huge_pages_and_not_in_the_binarys_mapping() {
 
 #[test]
 fn arbiter_huge_text_off_leaves_the_code_where_the_loader_put_it() {
-    let mut child = waiting_run("off", &[("ARBITER_HUGE_TEXT", "off")]);
+    let (mut child, _dir) = waiting_run("off", &[("ARBITER_HUGE_TEXT", "off")]);
     let code = code_once_started(&child);
     let _ = child.kill();
     let _ = child.wait();

@@ -4,13 +4,9 @@
 mod common;
 
 use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
-use std::path::PathBuf;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-edges-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("edges", name)
 }
 
 /// The README writes `show <game> [moves] --svg board.svg`: the flag after the moves.

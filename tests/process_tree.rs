@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A folder of its own for the engines of one test: every process they start works in it.
-fn engines_dir(name: &str) -> PathBuf {
-    scratch("tree", name).canonicalize().unwrap()
+fn engines_dir(name: &str) -> common::Scratch {
+    scratch("tree", name)
 }
 
 /// Processes whose working folder is `dir`, with their command lines.

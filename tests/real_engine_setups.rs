@@ -78,7 +78,8 @@ fn fairy_stockfish_learns_leaperhouse_from_variant_path() {
     );
     // The file anywhere else, named by its full path, as users of a shared variants.ini do:
     // the engine's sandbox lets it read the file its option names.
-    let elsewhere = scratch("setups", "variantpath-shared").join("variants.ini");
+    let shared = scratch("setups", "variantpath-shared");
+    let elsewhere = shared.join("variants.ini");
     std::fs::write(&elsewhere, variants_ini()).unwrap();
     let named = format!("option.VariantPath={}", elsewhere.display());
     let named: &'static str = Box::leak(named.into_boxed_str());

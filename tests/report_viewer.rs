@@ -158,7 +158,8 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
     let moves = &entry.record.moves;
     assert!(moves[0].book, "the game starts with book moves");
     let ply = moves.len().min(12);
-    // Leiserchess from the book: white moves first, so white's plies are the odd ones.
+    // Leiserchess from the book: Tangerine moves first, so its plies are the odd ones. The
+    // clocks go by the game's names for its sides.
     let mut remaining_us = [5_000_000u64, 5_000_000];
     for (i, m) in moves[..ply].iter().enumerate() {
         if !m.book {
@@ -169,7 +170,7 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
     }
     let shown = |us: u64| format!("{:.2}", (us / 1000) as f64 / 1000.0);
     let expected = format!(
-        "clocks: white {} s, black {} s",
+        "clocks: Tangerine {} s, Lavender {} s",
         shown(remaining_us[0]),
         shown(remaining_us[1])
     );
@@ -502,6 +503,12 @@ fn the_live_page_follows_the_run_and_ends_with_the_reports_numbers() {
     );
     let at = format!("data-game=\"{game_no}\" data-ply=\"{shown}\"");
     let card = &dom[dom.find(&at).unwrap()..];
+    // The clocks go by the game's names for its sides.
+    assert!(
+        card.contains("clocks: Tangerine "),
+        "{}",
+        &card[..card.len().min(2000)]
+    );
     let last_shown = between(card, &format!("ply {shown}: "), "<")
         .unwrap()
         .trim()

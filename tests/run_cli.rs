@@ -4,14 +4,11 @@
 mod common;
 
 use common::{arbiter, arbiter_in, assert_exit, bundled_engine as engine, stderr, stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("test", name)
 }
 
 fn engine_args<'a>(cmd: &'a str, name: &'a str, style: &'a str) -> Vec<String> {
@@ -699,4 +696,26 @@ fn ctrl_c_keeps_finished_games_kills_engines_and_prints_the_resume_command() {
             panic!("engine left running: {:?}", entry.path());
         }
     }
+}
+
+/// One game is no game pair: the pentanomial figure says so, not that no game was played.
+#[test]
+fn a_single_game_says_no_pair_is_complete() {
+    let dir = scratch("one-game");
+    let e = engine();
+    let args = line(
+        &["match", "--games", "1", "--each", "depth=1", "--no-book"],
+        &e,
+        &[("a", "search"), ("b", "greedy")],
+        &["--out", dir.join("run").to_str().unwrap()],
+    );
+    let out = run(args);
+    assert_exit(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains("(pentanomial none: no game pair complete yet)"),
+        "{said}"
+    );
+    assert!(!said.contains("no games played yet"), "{said}");
+    let _ = std::fs::remove_dir_all(dir);
 }

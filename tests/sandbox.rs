@@ -144,7 +144,7 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
 
 #[test]
 fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
-    let dir = scratch("sandbox", "attacks").canonicalize().unwrap();
+    let dir = scratch("sandbox", "attacks");
     let victim = engine_copy(&dir, "opponent");
     let own = engine_copy(&dir, "attacker");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -366,9 +366,7 @@ fn killing_a_keeper_leaves_no_engine_process_behind_with_or_without_the_sandbox(
 }
 
 fn killing_a_keeper_leaves_nothing(mode: &str) {
-    let dir = scratch("sandbox", &format!("keeper-{mode}"))
-        .canonicalize()
-        .unwrap();
+    let dir = scratch("sandbox", &format!("keeper-{mode}"));
     let engine = format!("cmd={}", bundled_engine());
     let mut arbiter = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(["match", "--games", "100", "--quiet", "--each", "tc=60+1"])
@@ -449,7 +447,7 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
 /// control group's clean-up, which outlives the engine, is finished before arbiter exits.
 #[test]
 fn an_engine_that_kills_its_keeper_at_start_leaves_nothing_once_arbiter_has_exited() {
-    let dir = scratch("sandbox", "keeper-suicide").canonicalize().unwrap();
+    let dir = scratch("sandbox", "keeper-suicide");
     let out = scratch("sandbox", "keeper-suicide-out");
     let engine = format!("cmd={}", bundled_engine());
     for attempt in 0..5 {
@@ -494,7 +492,7 @@ fn an_engine_that_kills_its_keeper_at_start_leaves_nothing_once_arbiter_has_exit
 /// core's worth of time (the kernel's CFS quota), however idle the machine is.
 #[test]
 fn an_engine_gets_the_cpu_its_threads_setting_allows() {
-    let dir = scratch("sandbox", "cpu").canonicalize().unwrap();
+    let dir = scratch("sandbox", "cpu");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     let mut settings = strings(&["arg=--fault", "arg=spin", "threads=1"]);

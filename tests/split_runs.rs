@@ -5,7 +5,7 @@
 mod common;
 
 use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn book() -> String {
@@ -608,7 +608,6 @@ fn a_split_run_needs_one_folder_and_a_real_shard() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(dir.join("k8s/shard-1-of-3/journal.jsonl").is_file());
-    let _: PathBuf = dir;
 }
 
 /// A run of more than 8,192 games claims blocks of pairs (two to a claim here), so that a

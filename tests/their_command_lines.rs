@@ -28,7 +28,7 @@ fn play(dir: &std::path::Path, text: &str) -> std::process::Output {
 }
 
 /// A scratch folder holding `EPD` as book.epd.
-fn with_book(name: &str) -> std::path::PathBuf {
+fn with_book(name: &str) -> common::Scratch {
     let dir = scratch("theirs", name);
     std::fs::write(dir.join("book.epd"), EPD).unwrap();
     dir
@@ -468,16 +468,20 @@ fn whites_and_starts(pgn: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The book's positions (their first four FEN fields), in its order.
+fn book_positions() -> Vec<String> {
+    EPD.lines()
+        .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// `-noswap`, `-reverse` and the book's `start=`, as cutechess-cli's and fastchess's manuals
 /// define them: who has White in each game of a pair, and where the book begins (wrapping
 /// round to its first opening after its last).
 #[test]
 fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
     let dir = with_book("colours");
-    let book: Vec<String> = EPD
-        .lines()
-        .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
-        .collect();
+    let book = book_positions();
     let base = "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 \
                 -openings file=book.epd format=epd order=sequential start=3 \
                 -rounds 3 -games 2 -repeat";
@@ -577,6 +581,14 @@ fn a_study_scripts_fastchess_line_plays() {
         ],
     );
     assert_exit(&out, 0);
+    // What arbiter does otherwise is said, not dropped.
+    for note in [
+        "note: -pgnout nodes=true: arbiter's PGN comments hold",
+        "note: -pgnout latency=true",
+        "note: -log level=info: arbiter's log holds every line",
+    ] {
+        assert!(stderr(&out).contains(note), "{}", stderr(&out));
+    }
     let pgn = std::fs::read_to_string(dir.join("pair.pgn")).unwrap();
     assert_eq!(
         pgn.matches("[Event \"Study (lane 1): low vs high\"]")
@@ -734,6 +746,39 @@ fn fastchess_lines_read_as_fishtest_reads_them() {
     );
 }
 
+/// fishtest's worker reads every line of fastchess's output, both streams, and counts each line
+/// that says "on time" or "timeout" as a game lost on time, each that says "disconnect" or
+/// "stall" as a crash. Only a game's own line may say so: here more games at once than CPUs
+/// under a clock (forced) make arbiter warn, and its warning must not count as a lost game.
+#[test]
+fn only_a_games_line_says_what_fishtest_counts_as_a_lost_game() {
+    let dir = with_book("fishtest-words");
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let out = played(
+        &dir,
+        &format!(
+            "-engine name=New cmd=ENGINE -engine name=Base cmd=ENGINE -each proto=uci tc=2+0.05 \
+             -repeat -games 2 -rounds 1 -ratinginterval 1 -report penta=true -maxmoves 12 \
+             -openings file=book.epd format=epd -concurrency {} -force-concurrency -check-mate-pvs",
+            cpus + 1
+        ),
+    );
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains("warning: "),
+        "the warning this test is about: {text}"
+    );
+    for line in text.lines() {
+        let counted = ["on time", "timeout", "disconnect", "stall"]
+            .iter()
+            .any(|w| line.contains(w));
+        assert!(
+            !counted || line.starts_with("Finished game "),
+            "fishtest would count this line as a lost game: {line}"
+        );
+    }
+}
+
 /// cutechess-cli's lines as the scripts around it grep them: a `Score of A vs B: W - L - D
 /// [score] N` line after every game, the Elo difference and the SPRT's state at the end, then
 /// "Finished match"; fastchess's `-output format=cutechess` prints the same.
@@ -863,5 +908,172 @@ fn a_book_reads_as_its_format_says_whatever_its_name() {
     assert!(
         pgn.contains("1. e4 {book} e5 {book}") && pgn.contains("1. d4 {book} d5 {book}"),
         "{pgn}"
+    );
+}
+
+/// cutechess-cli's `stderr=FILE`: the engine's stderr is added to that file (once per run's
+/// engine start), never to the referee's output; `ponder` is refused with a sentence.
+#[test]
+fn an_engines_stderr_goes_to_the_file_its_line_names() {
+    let dir = with_book("stderr");
+    std::fs::write(dir.join("err.txt"), "before\n").unwrap();
+    let out = played(
+        &dir,
+        "-engine cmd=ENGINE name=loud arg=--fault arg=stderrflood stderr=err.txt depth=1 \
+         -engine cmd=ENGINE name=quiet depth=1 -openings file=book.epd format=epd -games 2 \
+         -resultformat default",
+    );
+    let err = std::fs::read(dir.join("err.txt")).unwrap();
+    assert!(err.starts_with(b"before\n"), "added to, not replaced");
+    // 4 MiB a move: every byte of it reached the file.
+    assert!(err.len() > 4 << 20, "{} bytes", err.len());
+    assert!(
+        !stderr(&out).contains("eeee"),
+        "the flood stays out of arbiter's output"
+    );
+    refused(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=1 ponder -engine cmd=ENGINE name=b depth=1 -games 2 -resultformat default",
+        "ponder: arbiter does not let an engine think on its opponent's time",
+    );
+    // The engine decides what goes into that file: never one of the run's, nor its program.
+    let e = bundled_engine();
+    for (target, why) in [
+        ("run/journal.jsonl", "into the run's files"),
+        (e.as_str(), "its own program"),
+    ] {
+        let out = play_words(
+            &dir,
+            &[
+                "match",
+                "--engine",
+                "cmd=ENGINE",
+                "name=a",
+                "depth=1",
+                &format!("stderr={target}"),
+                "--engine",
+                "cmd=ENGINE",
+                "name=b",
+                "depth=1",
+                "--no-book",
+                "--out",
+                "run",
+            ],
+        );
+        assert_ne!(out.status.code(), Some(0), "{target}");
+        assert!(
+            stderr(&out).contains(&format!(
+                "stderr={target}: the engine's output would be written"
+            )),
+            "{}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+        let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap_or_default();
+        assert_eq!(journal, "", "no game was played");
+    }
+}
+
+/// cutechess-cli's `-pgnout FILE min fi`: a minimal PGN (no comments) of the finished games,
+/// the same games and moves as the run's own PGN, which keeps the engines' comments.
+#[test]
+fn a_minimal_pgn_holds_the_moves_without_comments() {
+    let dir = with_book("minpgn");
+    played(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=2 -engine cmd=ENGINE name=b depth=2 \
+         -openings file=book.epd format=epd -games 2 -resultformat default \
+         -pgnout min.pgn min fi",
+    );
+    let min = std::fs::read_to_string(dir.join("min.pgn")).unwrap();
+    assert_eq!(min.matches("[Event ").count(), 2, "{min}");
+    assert!(!min.contains('{'), "{min}");
+    let full = walk(&dir)
+        .into_iter()
+        .find(|p| p.ends_with("games.pgn"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    assert!(full.contains('{'), "the run's own PGN keeps the comments");
+    let moves = |pgn: &str| -> Vec<Vec<String>> {
+        arbiter::pgn::read_games(pgn)
+            .unwrap()
+            .into_iter()
+            .map(|g| g.moves)
+            .collect()
+    };
+    assert_eq!(moves(&min), moves(&full));
+}
+
+/// Every game's White and Black, from a PGN.
+fn colours_of(pgn: &str) -> Vec<(String, String)> {
+    let tag = |game: &str, name: &str| {
+        game.lines()
+            .find_map(|l| l.strip_prefix(&format!("[{name} \""))?.strip_suffix("\"]"))
+            .unwrap_or_else(|| panic!("no {name} tag in {game}"))
+            .to_string()
+    };
+    pgn.split("[Event ")
+        .skip(1)
+        .map(|game| (tag(game, "White"), tag(game, "Black")))
+        .collect()
+}
+
+/// cutechess-cli gives each game its own opening unless `-repeat N` says how many games share
+/// one; the colours alternate game by game all the same.
+#[test]
+fn openings_are_repeated_as_often_as_their_tool_repeats_them() {
+    let dir = with_book("repeat");
+    let book = book_positions();
+    let base = "-dialect cutechess -engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b \
+                depth=1 -openings file=book.epd format=epd order=sequential -rounds 6";
+    for (flags, openings) in [("", [0, 1, 2, 3, 0, 1]), ("-repeat 3", [0, 0, 0, 1, 1, 1])] {
+        let file = format!("r{}.pgn", flags.replace(' ', ""));
+        let out = played(&dir, &format!("{base} {flags} -pgnout {file}"));
+        let each = match flags {
+            "" => "each game its own",
+            _ => "each for 3 games in a row",
+        };
+        assert!(stdout(&out).contains(each), "{}", stdout(&out));
+        let games = whites_and_starts(&std::fs::read_to_string(dir.join(&file)).unwrap());
+        let whites: Vec<&str> = games.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(whites, ["a", "b", "a", "b", "a", "b"], "with '{flags}'");
+        let starts: Vec<&str> = games.iter().map(|(_, s)| s.as_str()).collect();
+        let expected: Vec<&str> = openings.iter().map(|&o| book[o].as_str()).collect();
+        assert_eq!(starts, expected, "the openings with '{flags}'");
+    }
+}
+
+/// `-seeds 2` in a gauntlet of four: cutechess-cli's two seeds each meet the two others;
+/// fastchess's also meet each other.
+#[test]
+fn a_gauntlets_seeds_meet_whom_their_tool_pairs_them_with() {
+    let dir = scratch("theirs", "seeds");
+    let four = "-tournament gauntlet -engine cmd=ENGINE name=a -engine cmd=ENGINE name=b \
+                -engine cmd=ENGINE name=c -engine cmd=ENGINE name=d -each depth=1 -games 2 -rounds 1 \
+                -seeds 2 -concurrency 2";
+    let pairings = |dialect: &str| {
+        let file = format!("{dialect}.pgn");
+        let out = played(
+            &dir,
+            &format!("-dialect {dialect} {four} -pgnout {file} -maxmoves 20"),
+        );
+        let mut met: Vec<String> = colours_of(&std::fs::read_to_string(dir.join(&file)).unwrap())
+            .into_iter()
+            .map(|(w, b)| if w < b { w + &b } else { b + &w })
+            .collect();
+        met.sort();
+        (met, stdout(&out))
+    };
+    let (met, said) = pairings("cutechess");
+    assert_eq!(
+        met,
+        ["ac", "ac", "ad", "ad", "bc", "bc", "bd", "bd"],
+        "{said}"
+    );
+    let (met, said) = pairings("fastchess");
+    assert_eq!(
+        met,
+        ["ab", "ab", "ac", "ac", "ad", "ad", "bc", "bc", "bd", "bd"],
+        "{said}"
     );
 }

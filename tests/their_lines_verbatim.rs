@@ -29,7 +29,7 @@ rnbqkbnr/pppp1ppp/4p3/8/4P3/8/PPPP1PPP/RNBQKBNR w KQkq -
 /// A folder laid out as the lines expect: the engines under their names in it (and in
 /// `C:\atak`, a folder name Linux allows), `glaurung` and `stockfish` on PATH, the books, and
 /// arbiter itself under the names of both tools.
-fn workplace(name: &str) -> PathBuf {
+fn workplace(name: &str) -> common::Scratch {
     for engine in [STOCKFISH, FAIRY] {
         assert!(
             Path::new(engine).is_file(),
@@ -177,6 +177,23 @@ fn refused(program: &str, line: &str, why: &str) {
     assert_eq!(journal_games(&dir), 0);
 }
 
+/// A fastchess line asking for `concurrency` games at once under a clock: fastchess refuses it
+/// on a machine with fewer CPUs, and so does arbiter; with `-force-concurrency` it starts.
+fn starts_where_the_cpus_allow(line: &str, concurrency: usize, games: u64) {
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if cpus < concurrency {
+        refused("fastchess", line, "add -force-concurrency");
+        starts(
+            "fastchess",
+            &format!("{line} -force-concurrency"),
+            games,
+            FAST,
+        );
+    } else {
+        starts("fastchess", line, games, FAST);
+    }
+}
+
 const CUTE: &str = "read as a cutechess-cli command line";
 const FAST: &str = "read as a fastchess command line";
 
@@ -219,23 +236,26 @@ fn the_cutechess_manual_examples() {
 #[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with --ignored"]
 fn the_fastchess_manual_examples() {
     let readme = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4";
-    starts("fastchess", readme, 400, FAST);
+    starts_where_the_cpus_allow(readme, 4, 400);
     // Typed to arbiter, nothing in it is only cutechess's: fastchess's reading, said.
-    starts("arbiter", readme, 400, FAST);
-    // ... and typed to cutechess-cli, whose -repeat reuses openings without adding games.
-    starts("cutechess-cli", readme, 200, CUTE);
     starts(
-        "fastchess",
-        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings file=book.epd format=epd order=random -each tc=60+0.6 option.Hash=64 -rounds 200 -repeat -concurrency 4",
+        "arbiter",
+        &format!("{readme} -force-concurrency"),
         400,
         FAST,
     );
+    // ... and typed to cutechess-cli, whose -repeat reuses openings without adding games.
+    starts("cutechess-cli", readme, 200, CUTE);
+    starts_where_the_cpus_allow(
+        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings file=book.epd format=epd order=random -each tc=60+0.6 option.Hash=64 -rounds 200 -repeat -concurrency 4",
+        4,
+        400,
+    );
     // The SPRT example: up to 100000 rounds of 2 games, its PGN into a folder not there yet.
-    starts(
-        "fastchess",
+    starts_where_the_cpus_allow(
         "-engine cmd=Engine1.exe name=Engine1 option.Threads=1 nodes=2000000 -engine cmd=Engine2.exe name=Engine2 option.Threads=2 nodes=1000000 -openings file=UHO_Lichess_4852_v1.epd format=epd order=random -each tc=300+5 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -sprt elo0=0 elo1=2 alpha=0.05 beta=0.05 -rounds 100000 -concurrency 3 -pgnout notation=san nodes=true file=./games/sprt.pgn",
+        3,
         200_000,
-        FAST,
     );
     starts(
         "fastchess",

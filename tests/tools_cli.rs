@@ -5,11 +5,8 @@ mod common;
 use common::{arbiter, arbiter_in, bundled_engine, stderr, stdout};
 use std::path::PathBuf;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-tools-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("tools", name)
 }
 
 fn engine() -> String {
@@ -92,6 +89,18 @@ fn rate_reads_pgn_written_by_other_tools() {
     );
     let standings = std::fs::read_to_string(dir.join("out/standings.csv")).unwrap();
     assert_eq!(standings.lines().count(), 4);
+    // Without --out the ratings are printed, as BayesElo prints them, and nothing is written.
+    let bare = dir.join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    let out = arbiter_in(&bare, &["rate", a.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.starts_with(&stdout(&out)), "the same ratings");
+    assert!(!stdout(&out).contains("Report:"), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read_dir(&bare).unwrap().count(),
+        0,
+        "nothing written"
+    );
     let out = arbiter(&[
         "rate",
         b.to_str().unwrap(),
@@ -115,6 +124,7 @@ fn rate_reads_pgn_written_by_other_tools() {
     ]);
     assert_eq!(both.status.code(), Some(2));
     assert!(stderr(&both).contains("never met"), "{}", stderr(&both));
+    assert!(!dir.join("x").exists(), "a refused rate writes nothing");
     // With an anchor, that player's rating is fixed (arbiter's model) ...
     let out = arbiter(&[
         "rate",
@@ -154,6 +164,86 @@ fn rate_reads_pgn_written_by_other_tools() {
     );
 }
 
+/// Scholar's mate as cutechess-cli writes chess: SAN, no `Variant` tag.
+const MATE: &str = "[Event \"?\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n[Event \"?\"]\n[White \"B\"]\n[Black \"A\"]\n[Result \"1/2-1/2\"]\n\n1. d4 {adjudicated} d5 1/2-1/2\n";
+
+/// `rate --check` replays every game by its rules: a real run's PGN passes with the same
+/// ratings as without the check; an illegal move or a result the moves contradict stops the
+/// rating (exit code 1) and names the game by file and line.
+#[test]
+fn rate_check_replays_every_game_by_its_rules() {
+    let dir = scratch("check");
+    common::succeed_in(&dir, &common::deep_against_shallow(6, 3, "run"));
+    let pgn = dir.join("run/games.pgn");
+    let plain = arbiter(&["rate", pgn.to_str().unwrap()]);
+    let checked = arbiter(&["rate", "--check", pgn.to_str().unwrap()]);
+    common::assert_exit(&checked, 0);
+    assert_eq!(stdout(&plain), stdout(&checked), "the same ratings");
+    assert!(
+        stderr(&checked).contains("checked: 6 games replayed by the rules (6 of leiserchess)"),
+        "{}",
+        stderr(&checked)
+    );
+    // An illegal move in the second game: named by the line its tags start on.
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let second = text.match_indices("[Event ").nth(1).unwrap().0;
+    let line = text[..second].lines().count() + 1;
+    let moves = second + text[second..].find("\n1. ").unwrap() + 4;
+    let end = moves + text[moves..].find(' ').unwrap();
+    let forged = dir.join("forged.pgn");
+    std::fs::write(&forged, format!("{}a1a1{}", &text[..moves], &text[end..])).unwrap();
+    let out = arbiter(&[
+        "rate",
+        "--check",
+        forged.to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    common::assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 of 6 games fail their replay by the rules; nothing is rated")
+            && err.contains(&format!("forged.pgn:{line}: game 2 (")),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(!dir.join("o").exists(), "a refused rate writes nothing");
+    // Chess as cutechess-cli writes it: SAN and no Variant tag, checked as chess ...
+    let mate = dir.join("mate.pgn");
+    std::fs::write(&mate, MATE).unwrap();
+    let out = arbiter(&["rate", "--check", mate.to_str().unwrap()]);
+    common::assert_exit(&out, 0);
+    assert!(
+        stderr(&out).contains("(2 of chess)")
+            && stderr(&out).contains("1 results decided by the rules agree, 1 given outside"),
+        "{}",
+        stderr(&out)
+    );
+    // ... where a mate scored for the side mated is refused, as is the wrong game's file.
+    std::fs::write(&mate, MATE.replacen("1-0", "0-1", 2)).unwrap();
+    let out = arbiter(&["rate", "--check", mate.to_str().unwrap()]);
+    common::assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("mate.pgn:1: game 1 (A - B): scored 0-1, where its moves end it 1-0"),
+        "{}",
+        stderr(&out)
+    );
+    let out = arbiter(&[
+        "rate",
+        "--check",
+        "--game",
+        "leiserchess",
+        mate.to_str().unwrap(),
+    ]);
+    common::assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("2 of 2 games fail")
+            && stderr(&out).contains("mate.pgn:1: game 1 (A - B): move 1 (e4): "),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn rate_refuses_bad_pgn_with_file_and_line() {
     let dir = scratch("badpgn");
@@ -171,6 +261,7 @@ fn rate_refuses_bad_pgn_with_file_and_line() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("bad.pgn:line 6"), "{}", stderr(&out));
+    assert!(!dir.join("o").exists(), "a refused rate writes nothing");
     let missing = arbiter_in(&dir, &["rate", "/no/such.pgn"]);
     assert_eq!(missing.status.code(), Some(2));
 }
@@ -314,6 +405,41 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
         std::fs::read_to_string(dir.join("three/games.csv")).unwrap(),
         games
     );
+    // The course guide's families: two versions of one program never meet each other.
+    let family = conf.join("family.txt");
+    std::fs::write(
+        &family,
+        format!("game_rounds = 4\ntitle = family\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = mine1\ninvoke = {e} --dialect leiserchess\ndepth = 1\nfamily = mine\n\nplayer = mine2\ninvoke = {e} --dialect leiserchess\ndepth = 1\nfamily = mine\n"),
+    )
+    .unwrap();
+    let out = arbiter_in(
+        &dir,
+        &[
+            "run",
+            family.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            "family",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let games = std::fs::read_to_string(dir.join("family/games.csv")).unwrap();
+    let pairs: Vec<String> = games
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let mut two = [f[3], f[4]];
+            two.sort();
+            two.join("-")
+        })
+        .collect();
+    assert_eq!(pairs.len(), 4, "{games}");
+    assert!(pairs.iter().all(|p| p != "mine1-mine2"), "{games}");
+    assert!(
+        pairs.contains(&"mine1-ref".to_string()) && pairs.contains(&"mine2-ref".to_string()),
+        "{games}"
+    );
     let out = arbiter_in(&dir, &["run"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("<FILE>"), "{}", stderr(&out));
@@ -341,7 +467,11 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     std::fs::write(&toml, "game = \"ultima\"\nrounds = \"many\"\n").unwrap();
     let out = arbiter_in(&dir, &["run", toml.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("line 2"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("t.toml:2: rounds: invalid value 'many'"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

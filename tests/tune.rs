@@ -6,14 +6,11 @@
 mod common;
 
 use common::{arbiter, bundled_engine as engine, focus_tune, stderr, stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arbiter-tune-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("tune", name)
 }
 
 fn run(args: &[String]) -> std::process::Output {
@@ -323,37 +320,43 @@ fn bad_parameters_are_refused_before_anything_is_played() {
 #[test]
 fn tuned_weights_beat_the_poor_start_values_in_an_sprt() {
     let out = scratch("demo");
-    let o = arbiter(&[
-        "tune",
-        "--game",
-        "leiserchess",
-        "--openings",
-        &common::book("leiserchess"),
-        "--pairs",
-        "400",
-        "--concurrency",
-        "2",
-        "--engine",
-        &format!("cmd={}", engine()),
-        "name=e",
-        "--each",
-        "depth=2",
-        "tc=inf",
-        "--param",
-        "Material=300,0,400,20,0.05",
-        "--param",
-        "Mobility=0,0,100,5,0.1",
-        "--verify",
-        "elo0=0",
-        "elo1=20",
-        "alpha=0.05",
-        "beta=0.05",
-        "--verify-games",
-        "2000",
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    // Up to 2,800 games of debug-built engines: on a loaded 2-CPU machine this has taken over
+    // ten minutes.
+    let long = std::time::Duration::from_secs(1800);
+    let o = common::arbiter_long(
+        &[
+            "tune",
+            "--game",
+            "leiserchess",
+            "--openings",
+            &common::book("leiserchess"),
+            "--pairs",
+            "400",
+            "--concurrency",
+            "2",
+            "--engine",
+            &format!("cmd={}", engine()),
+            "name=e",
+            "--each",
+            "depth=2",
+            "tc=inf",
+            "--param",
+            "Material=300,0,400,20,0.05",
+            "--param",
+            "Mobility=0,0,100,5,0.1",
+            "--verify",
+            "elo0=0",
+            "elo1=20",
+            "alpha=0.05",
+            "beta=0.05",
+            "--verify-games",
+            "2000",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        long,
+    );
     let said = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{said}{}", stderr(&o));
     assert!(said.contains("H1 accepted"), "{said}");

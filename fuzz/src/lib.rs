@@ -136,10 +136,32 @@ pub fn run_specs(data: &[u8]) {
     let _ = spec.schedule_size();
 }
 
-/// PGN text, as `arbiter rate` and `arbiter import` read it.
+/// PGN text, as `arbiter rate` reads it: with the moves, and without them (plain `rate`), where
+/// every game must have the same tags, result and line, and every error the same place.
 pub fn pgn(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let _ = arbiter::pgn::read_games(&text);
+    let full = arbiter::pgn::read_games(&text);
+    let results: Vec<_> = arbiter::pgn::PgnReader::new(text.as_bytes())
+        .results_only()
+        .collect();
+    let full_games: Vec<_> = match &full {
+        Ok(games) => games.iter().map(|g| Ok(g.clone())).collect(),
+        Err(e) => vec![Err(e.clone())],
+    };
+    let strip = |g: &Result<arbiter::pgn::PgnGame, arbiter::pgn::PgnError>| {
+        g.clone().map(|mut g| {
+            g.moves.clear();
+            g
+        })
+    };
+    let last_or_all = |v: Vec<_>| match full {
+        Ok(_) => v,
+        Err(_) => v.into_iter().rev().take(1).collect(),
+    };
+    assert_eq!(
+        last_or_all(results.iter().map(strip).collect()),
+        full_games.iter().map(strip).collect::<Vec<_>>()
+    );
 }
 
 /// A run configuration as the command line reads one: the first byte picks the MIT autotester's

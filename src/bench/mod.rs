@@ -466,7 +466,7 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
 /// do. Every pair must be claimed by exactly one task; timed, with the files touched per pair
 /// (the claim protocol's cost on a shared file system).
 pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
-    use crate::tournament::claims::{owner_in, Blocks, Claims, CLAIMS_DIR};
+    use crate::tournament::claims::{owner_in, Blocks, CLAIMS_DIR};
     use crate::tournament::spec::MAX_SHARDS;
     if games == 0 || shards == 0 || shards > MAX_SHARDS {
         return Err(Failure::bad_input(
@@ -481,21 +481,8 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
     let started = Instant::now();
     let tasks: Vec<_> = (1..=shards)
         .map(|k| {
-            let root = root.clone();
-            std::thread::spawn(move || -> Result<(Vec<u64>, u64), String> {
-                let me = format!("shard-{k}-of-{shards}");
-                std::fs::create_dir_all(root.join(&me)).map_err(|e| e.to_string())?;
-                let lease = std::time::Duration::from_secs(60);
-                let mut claims = Claims::open(&root, &me, "{bench}", lease, blocks)?;
-                let (mut cursor, mut mine) = (0, Vec::new());
-                while let Some(block) = claims
-                    .claim_lowest(&mut cursor, pairs, |_| false)
-                    .map_err(|e| e.to_string())?
-                {
-                    mine.extend(block);
-                }
-                Ok((mine, claims.touched))
-            })
+            let (root, me) = (root.clone(), format!("shard-{k}-of-{shards}"));
+            std::thread::spawn(move || claim_all_one_can(&root, &me, blocks))
         })
         .collect();
     let mut owner = vec![0u64; pairs as usize];
@@ -547,6 +534,26 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
         touched as f64 / pairs as f64
     );
     Ok(())
+}
+
+/// One task of the claims bench: claims blocks until none is left. Returns its pairs and the
+/// files it touched.
+fn claim_all_one_can(
+    root: &std::path::Path,
+    me: &str,
+    blocks: crate::tournament::claims::Blocks,
+) -> Result<(Vec<u64>, u64), String> {
+    std::fs::create_dir_all(root.join(me)).map_err(|e| e.to_string())?;
+    let lease = std::time::Duration::from_secs(60);
+    let mut claims = crate::tournament::claims::Claims::open(root, me, "{bench}", lease, blocks)?;
+    let (mut cursor, mut mine) = (0, Vec::new());
+    while let Some(block) = claims
+        .claim_lowest(&mut cursor, blocks.pairs, |_| false)
+        .map_err(|e| e.to_string())?
+    {
+        mine.extend(block);
+    }
+    Ok((mine, claims.touched))
 }
 
 /// The files in `dir` and the bytes the file system allocated to them.

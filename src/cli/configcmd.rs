@@ -3,13 +3,11 @@
 //! `RunSpec`, checked by the same `RunSpec::check` as a command line; what a file gets wrong is
 //! named by its file and line. Relative paths (engines, books) are taken from the file's folder.
 
-use super::runargs::{engine_error, key_values, Origin, RunJob};
+use super::runargs::{key_values, Origin, RunJob, TournamentArgs};
 use super::Failure;
 use crate::engine::EngineConfig;
-use crate::referee::{DrawRule, ResignRule};
 use crate::stats::Sprt;
-use crate::tournament::spec::Anchor;
-use crate::tournament::{Format, RunKind, RunSpec, SpecError};
+use crate::tournament::{RunKind, RunSpec, SpecError};
 use crate::tune::spec as spec_defaults;
 use crate::tune::spsa::Param;
 use crate::tune::TuneSpec;
@@ -17,45 +15,141 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// An arbiter TOML file: its sections, and every other key a flag of `arbiter tournament` by
+/// the flag's name (`book_plies` for `--book-plies`), read by the flags' own parser so that a
+/// setting needs no key of its own here.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct TomlRun {
-    game: Option<String>,
-    format: Option<Format>,
-    rounds: Option<u64>,
-    games: Option<u64>,
-    concurrency: Option<usize>,
-    openings: Option<String>,
-    no_book: Option<bool>,
-    book_plies: Option<usize>,
-    book_format: Option<String>,
-    random_openings: Option<bool>,
-    book_start: Option<u64>,
-    colours: Option<crate::tournament::Colours>,
-    affinity: Option<crate::tournament::Affinity>,
-    max_plies: Option<usize>,
-    seed: Option<u64>,
-    name: Option<String>,
-    out: Option<String>,
-    event: Option<String>,
-    site: Option<String>,
-    anchor: Option<String>,
-    draw: Option<String>,
-    rules: Option<String>,
-    resign: Option<String>,
-    strict: Option<bool>,
-    sprt: Option<String>,
-    pgnout: Option<String>,
-    epdout: Option<String>,
-    replace_copies: Option<bool>,
-    log: Option<String>,
-    viewer_games: Option<usize>,
     #[serde(default)]
     each: BTreeMap<String, toml::Value>,
     #[serde(default)]
     engine: Vec<TomlEngine>,
     /// Present: the file describes a tune (`arbiter tune`) of its one engine.
     tune: Option<TomlTune>,
+    #[serde(flatten)]
+    flags: BTreeMap<String, toml::Value>,
+}
+
+/// The flags a file's keys stand for: `arbiter tournament`'s, and `match`'s `--sprt`.
+#[derive(clap::Parser)]
+struct FileFlags {
+    #[command(flatten)]
+    tournament: TournamentArgs,
+    #[arg(long, num_args = 1..)]
+    sprt: Vec<String>,
+}
+
+/// Flags of the command line that say how this process runs, not what the run is.
+const NOT_KEYS: &[&str] = &["resume", "shard", "shards", "quiet", "help"];
+
+/// Keys naming a file or folder: relative to the configuration file's folder.
+const PATH_KEYS: &[&str] = &["openings", "out", "pgnout", "epdout", "log"];
+
+/// A key refused before its flag is parsed, named by its line.
+struct KeyError {
+    key: String,
+    why: String,
+}
+
+impl KeyError {
+    fn at(self, origin: &Origin) -> Failure {
+        let Origin::File { path, text, .. } = origin else {
+            return Failure::bad_input(format!("{}: {}", self.key, self.why));
+        };
+        match super::runargs::nth_line_starting(text, &self.key, 0) {
+            Some(n) => Failure::bad_input(format!(
+                "{}:{n}: {}: {}",
+                path.display(),
+                self.key,
+                self.why
+            )),
+            None => Failure::bad_input(format!("{}: {}: {}", path.display(), self.key, self.why)),
+        }
+    }
+}
+
+/// The command-line words of the file's keys: `true` is the flag alone, `false` no flag, a list
+/// its items joined by commas (`affinity = [0, 1]`).
+fn key_words(flags: &BTreeMap<String, toml::Value>, base: &Path) -> Result<Vec<String>, KeyError> {
+    let mut words = vec!["arbiter run".to_string()];
+    for (key, value) in flags {
+        let refuse = |why: &str| KeyError {
+            key: key.clone(),
+            why: why.to_string(),
+        };
+        if NOT_KEYS.contains(&key.as_str()) || key.contains('-') {
+            return Err(refuse(if key.contains('-') {
+                "keys are written with _ where the flag has -"
+            } else {
+                "a flag of the command line, not a key of the file"
+            }));
+        }
+        let flag = format!("--{}", key.replace('_', "-"));
+        let text = match value {
+            toml::Value::Boolean(true) => {
+                words.push(flag);
+                continue;
+            }
+            toml::Value::Boolean(false) => continue,
+            toml::Value::String(s) if PATH_KEYS.contains(&key.as_str()) => in_folder(base, s),
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(_) | toml::Value::Float(_) => value.to_string(),
+            toml::Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join(","),
+            toml::Value::Datetime(_) | toml::Value::Table(_) => {
+                return Err(refuse("takes a string, a number, true or false"))
+            }
+        };
+        // One word, `=` joined: a value that starts with '-' is not read as a flag.
+        words.push(format!("{flag}={text}"));
+    }
+    Ok(words)
+}
+
+/// A flag's refusal as the key that stands for it.
+fn clap_refusal(e: clap::Error) -> KeyError {
+    use clap::error::{ContextKind, ContextValue};
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.clone(),
+        Some(ContextValue::Strings(args)) => args.first().cloned().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let key = arg
+        .trim_start_matches('-')
+        .split([' ', '='])
+        .next()
+        .unwrap_or("")
+        .replace('-', "_");
+    let rendered = e.render().to_string();
+    let why = match e.kind() {
+        clap::error::ErrorKind::UnknownArgument => "not a key of arbiter's files (every flag of \
+             `arbiter tournament` is one, with _ for -, besides [each], [[engine]] and [tune])"
+            .to_string(),
+        _ => {
+            let why = rendered
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage"))
+                .map(|l| l.trim().trim_start_matches("error: "))
+                .collect::<Vec<_>>()
+                .join(" ");
+            // The key is named before the reason: the flag's spelling would only confuse.
+            match why.split_once(" for '--") {
+                Some((head, tail)) => {
+                    format!(
+                        "{head}{}",
+                        tail.split_once('\'').map_or("", |(_, rest)| rest)
+                    )
+                }
+                None => why,
+            }
+        }
+    };
+    KeyError { key, why }
+}
+
+/// The flags the file's keys stand for, parsed as the command line's.
+fn file_flags(run: &TomlRun, base: &Path) -> Result<FileFlags, KeyError> {
+    use clap::Parser;
+    FileFlags::try_parse_from(key_words(&run.flags, base)?).map_err(clap_refusal)
 }
 
 /// The `[tune]` section: `arbiter tune`'s own flags, by the same names.
@@ -187,63 +281,32 @@ fn toml_engine_settings(e: &TomlEngine, base: &Path) -> Vec<String> {
     settings
 }
 
-fn toml_spec(mut run: TomlRun, base: &Path) -> Result<RunSpec, SpecError> {
-    if run.tune.take().is_some() {
-        return Err(SpecError::new(
+fn toml_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSpec, Failure> {
+    let explain = |e: SpecError| origin.explain(e);
+    if run.tune.is_some() {
+        return Err(explain(SpecError::new(
             "tune",
             "this file describes a tune: run it with `arbiter run` (not as a tournament)",
-        ));
+        )));
     }
+    tune_or_run_spec(run, base, origin)
+}
+
+/// The run of a file, whether it is played or tuned.
+fn tune_or_run_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSpec, Failure> {
+    let explain = |e: SpecError| origin.explain(e);
+    let mut flags = file_flags(run, base).map_err(|e| e.at(origin))?;
     if run.engine.is_empty() {
-        return Err(SpecError::new("engine", "no [[engine]] tables"));
+        return Err(explain(SpecError::new("engine", "no [[engine]] tables")));
     }
-    let each = flat_settings(&run.each);
-    let engines = run
+    flags.tournament.run.engine_groups = run
         .engine
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            EngineConfig::parse(&toml_engine_settings(e, base), &each)
-                .map_err(|e| engine_error(i, e))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut spec = RunSpec::new(RunKind::Tournament, engines);
-    let file_path = |p: Option<String>| p.map(|p| PathBuf::from(in_folder(base, &p)));
-    spec.game = run.game.unwrap_or(spec.game);
-    spec.format = run.format.unwrap_or(spec.format);
-    spec.rounds = run.rounds.unwrap_or(spec.rounds);
-    spec.games = run.games;
-    spec.concurrency = run.concurrency.unwrap_or(spec.concurrency);
-    spec.openings = file_path(run.openings);
-    spec.no_book = run.no_book.unwrap_or(false);
-    spec.book_plies = run.book_plies;
-    spec.book_format = run
-        .book_format
-        .as_deref()
-        .map(crate::tournament::openings::BookFormat::parse)
-        .transpose()
-        .map_err(|e| SpecError::new("book_format", e))?;
-    spec.random_openings = run.random_openings.unwrap_or(false);
-    spec.book_start = run.book_start.unwrap_or(spec.book_start);
-    spec.colours = run.colours.unwrap_or_default();
-    spec.affinity = run.affinity.unwrap_or_default();
-    spec.max_plies = run.max_plies.unwrap_or(spec.max_plies);
-    spec.seed = run.seed.unwrap_or(spec.seed);
-    spec.name = run.name;
-    spec.out = file_path(run.out);
-    spec.event = run.event;
-    spec.site = run.site;
-    spec.pgnout = file_path(run.pgnout);
-    spec.epdout = file_path(run.epdout);
-    spec.replace_copies = run.replace_copies.unwrap_or(false);
-    spec.log = file_path(run.log);
-    spec.viewer_games = run.viewer_games.unwrap_or(spec.viewer_games);
-    spec.anchor = key_values("anchor", run.anchor.as_slice(), Anchor::parse)?;
-    spec.rules = super::runargs::rule_pairs(run.rules.as_slice())?;
-    spec.draw = key_values("draw", run.draw.as_slice(), DrawRule::parse)?;
-    spec.resign = key_values("resign", run.resign.as_slice(), ResignRule::parse)?;
-    spec.strict = run.strict.unwrap_or(false);
-    spec.sprt = key_values("sprt", run.sprt.as_slice(), Sprt::parse)?;
+        .map(|e| toml_engine_settings(e, base))
+        .collect();
+    flags.tournament.run.each = flat_settings(&run.each);
+    let mut spec = flags.tournament.spec().map_err(explain)?;
+    spec.sprt = key_values("sprt", &flags.sprt, Sprt::parse).map_err(explain)?;
     Ok(spec)
 }
 
@@ -266,8 +329,11 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
             EngineConfig::parse(&p.settings, &[]).map_err(|e| at(p.line, format!("player: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let players_n = engines.len() as u64;
     let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    // The course tester's defaults: the start position without `book`, 1000 games in all
+    // without `game_rounds`.
+    spec.no_book = true;
+    let mut games = MIT_DEFAULT_GAMES;
     for (line, key, value) in header {
         let number = || {
             value
@@ -277,28 +343,26 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
         match key.as_str() {
             "cpus" => spec.concurrency = number()? as usize,
             "book" => {
+                spec.no_book = false;
                 spec.openings = Some(PathBuf::from(in_folder(base, &value)));
                 spec.book_plies = Some(10);
             }
-            "game_rounds" => {
-                // The autotester counts games in all; arbiter plays rounds of game pairs, so
-                // it plays enough rounds and stops at exactly that many games.
-                let games = number()?;
-                let pairings = (players_n * players_n.saturating_sub(1) / 2).max(1);
-                spec.rounds = games.div_ceil(2 * pairings).max(1);
-                spec.games = Some(games);
-            }
+            // The tester reads 0 as its default.
+            "game_rounds" => games = Some(number()?).filter(|&g| g > 0).unwrap_or(games),
             "title" => {
                 spec.name = Some(run_name(&value));
                 spec.event = Some(value);
             }
-            "adjudicate" => {
-                // Moves, as plies: a number that does not fit must not wrap to a tiny cap.
-                spec.max_plies = number()?
-                    .checked_mul(2)
-                    .and_then(|p| usize::try_from(p).ok())
-                    .ok_or_else(|| at(line, format!("adjudicate = {value} is too large")))?;
-            }
+            // Moves, as plies, within the tester's bounds (2 to 4000 moves); a number its
+            // reader (a Java int) cannot hold is refused, as it is there.
+            "adjudicate" => match number()? {
+                n if n > i32::MAX as u64 => {
+                    return Err(at(line, format!("adjudicate = {value} is too large")))
+                }
+                n => spec.max_plies = 2 * n.clamp(2, 4000) as usize,
+            },
+            // A description the tester reads and leaves unused.
+            "desc" => {}
             // arbiter's own key: the 2012 course's player plays leiserchess2012.
             "game" => spec.game = value,
             other => {
@@ -309,8 +373,16 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
             }
         }
     }
+    // The autotester counts games in all; arbiter plays rounds of game pairs, so it plays
+    // enough rounds (of the pairings the families leave) and stops at exactly that many games.
+    let pairings = spec.schedule(0).pairings().max(1);
+    spec.rounds = games.div_ceil(2 * pairings).max(1);
+    spec.games = Some(games);
     Ok(spec)
 }
+
+/// The games the course's tester plays when its file has no `game_rounds`.
+const MIT_DEFAULT_GAMES: u64 = 1000;
 
 /// The header's `(line, key, value)` settings and the player sections, in order.
 type MitSections = (Vec<(usize, String, String)>, Vec<MitPlayer>);
@@ -362,7 +434,9 @@ fn mit_player_setting(key: &str, value: &str, base: &Path) -> Result<Vec<String>
             settings.extend(args.iter().map(|a| format!("arg={a}")));
             settings
         }
-        "depth" | "nodes" => vec![format!("{key}={value}")],
+        "depth" | "family" => vec![format!("{key}={value}")],
+        // The tester takes 1,000,000 (or 1.000.000) for a million.
+        "nodes" => vec![format!("nodes={}", value.replace([',', '.'], ""))],
         "fis" => match parts[..] {
             [main, inc] => vec![format!("tc={main}+{inc}")],
             _ => return Err("fis takes <main seconds> <increment seconds>".into()),
@@ -373,6 +447,10 @@ fn mit_player_setting(key: &str, value: &str, base: &Path) -> Result<Vec<String>
         },
         other => vec![format!("option.{other}={value}")],
     })
+}
+
+fn read_toml(text: &str, file: &Path) -> Result<TomlRun, Failure> {
+    toml::from_str(text).map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))
 }
 
 /// The run a configuration file describes.
@@ -393,20 +471,18 @@ pub fn tune_job_of(
     }
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
-    let mut run: TomlRun = toml::from_str(&text)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
-    let Some(tune) = run.tune.take() else {
+    let run = read_toml(&text, file)?;
+    let Some(tune) = &run.tune else {
         return Ok(None);
     };
     let origin = Origin::File {
         path: file.to_path_buf(),
-        text,
+        text: text.clone(),
         mit: false,
     };
     let base: PathBuf = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut spec = toml_spec(run, &base)
-        .and_then(|run| tune.spec(run))
-        .map_err(|e| origin.explain(e))?;
+    let run_spec = tune_or_run_spec(&run, &base, &origin)?;
+    let mut spec = tune.spec(run_spec).map_err(|e| origin.explain(e))?;
     if let Some(dir) = out {
         spec.run.out = Some(dir.to_path_buf());
         spec.run.name = None;
@@ -432,14 +508,13 @@ pub fn job_of_text(
     let mut spec = if mit {
         mit_spec(&text, &base, file)?
     } else {
-        let run: TomlRun = toml::from_str(&text)
-            .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
+        let run = read_toml(&text, file)?;
         let origin = Origin::File {
             path: file.to_path_buf(),
             text: text.clone(),
             mit: false,
         };
-        toml_spec(run, &base).map_err(|e| origin.explain(e))?
+        toml_spec(&run, &base, &origin)?
     };
     if let Some(dir) = out {
         spec.out = Some(dir.to_path_buf());
@@ -460,6 +535,7 @@ pub fn job_of_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tournament::Format;
 
     #[test]
     fn a_title_makes_a_plain_folder_name() {
@@ -472,7 +548,12 @@ mod tests {
 
     fn toml_of(text: &str) -> Result<RunSpec, String> {
         let run: TomlRun = toml::from_str(text).map_err(|e| e.to_string())?;
-        toml_spec(run, Path::new("/t")).map_err(|e| e.to_string())
+        let origin = Origin::File {
+            path: "t.toml".into(),
+            text: text.to_string(),
+            mit: false,
+        };
+        toml_spec(&run, Path::new("/t"), &origin).map_err(|e| e.message)
     }
 
     proptest! {
@@ -505,6 +586,60 @@ mod tests {
         assert_eq!(reference.limits_summary(), "tc=20+0.5");
         assert_eq!(candidate.args, ["-v"]);
         assert_eq!(candidate.options, [("hash".to_string(), "64".to_string())]);
+    }
+
+    /// The course guide's family example, and the tester's defaults where its keys are absent.
+    #[test]
+    fn the_autotesters_families_never_meet_and_its_defaults_hold() {
+        let player = |name: &str, family: &str| {
+            format!("player = {name}\ninvoke = ./{name}\nfis = 6 0.1\n{family}\n")
+        };
+        let mut text =
+            String::from("cpus = 4\ntitle = foreign program test\ndesc = three of mine\n");
+        for name in ["Master", "Joes_program", "Fred"] {
+            text.push_str(&player(name, ""));
+        }
+        for version in ["1.0", "1.1", "1.2"] {
+            text.push_str(&player(
+                &format!("myPlayer{version}"),
+                "family = myLeiserchess",
+            ));
+        }
+        let spec = mit_spec(&text, Path::new("/at"), Path::new("f.txt")).unwrap();
+        let schedule = spec.schedule(0);
+        // 15 pairings less the 3 among the family's versions.
+        assert_eq!(schedule.pairings(), 12);
+        assert_eq!(spec.games, Some(1000), "the tester's 1000 games");
+        assert!(spec.rounds * 12 * 2 >= 1000);
+        assert!(
+            spec.no_book,
+            "the start position without a book, as the tester plays"
+        );
+        use crate::tournament::runner::Schedule;
+        for i in 0..schedule.len() {
+            let p = schedule.pairing(i);
+            let family = |e: usize| spec.engines[e].family.clone();
+            assert!(
+                family(p.white).is_none() || family(p.white) != family(p.black),
+                "game {i}: {} against {}",
+                spec.engines[p.white].name,
+                spec.engines[p.black].name
+            );
+        }
+        // Its reader's bounds: adjudicate within 2..4000 moves.
+        let text = "adjudicate = 9000\nplayer = a\ninvoke = ./a\ndepth = 1\nplayer = b\ninvoke = ./b\ndepth = 1\n";
+        let spec = mit_spec(text, Path::new("/at"), Path::new("f.txt")).unwrap();
+        assert_eq!(spec.max_plies, 8000);
+        let spec = mit_spec(
+            &text.replace("9000", "1"),
+            Path::new("/at"),
+            Path::new("f.txt"),
+        );
+        assert_eq!(spec.unwrap().max_plies, 4);
+        // A family that leaves no game is refused, naming it.
+        let text = "player = a\ninvoke = ./a\ndepth = 1\nfamily = x\nplayer = b\ninvoke = ./b\ndepth = 1\nfamily = x\n";
+        let spec = mit_spec(text, Path::new("/at"), Path::new("f.txt")).unwrap();
+        assert_eq!(spec.check_all_but_programs().unwrap_err().setting, "family");
     }
 
     #[test]
@@ -562,8 +697,25 @@ mod tests {
             crate::tournament::Affinity::Cpus(vec![0])
         );
         let err = toml_of(&format!("format = \"swiss\"\n{engines}")).unwrap_err();
-        assert!(err.contains("line 1") && err.contains("gauntlet"), "{err}");
-        let err = toml_of(&format!("draw = \"movecount=8\"\n{engines}")).unwrap_err();
-        assert!(err.starts_with("draw: missing"), "{err}");
+        assert_eq!(
+            err,
+            "t.toml:1: format: invalid value 'swiss' [possible values: round-robin, gauntlet]"
+        );
+        let err = toml_of(&format!("seed = 1\ndraw = \"movecount=8\"\n{engines}")).unwrap_err();
+        assert!(err.starts_with("t.toml:2: draw: missing"), "{err}");
+        let err = toml_of(&format!("rounds = \"four\"\n{engines}")).unwrap_err();
+        assert!(
+            err.starts_with("t.toml:1: rounds: invalid value 'four'"),
+            "{err}"
+        );
+        let err = toml_of(&format!("game = \"chess\"\nrouds = 3\n{engines}")).unwrap_err();
+        assert!(err.starts_with("t.toml:2: rouds: not a key"), "{err}");
+        let err = toml_of(&format!("book-plies = 3\n{engines}")).unwrap_err();
+        assert!(err.contains("with _ where the flag has -"), "{err}");
+        let err = toml_of(&format!("resume = \"r\"\n{engines}")).unwrap_err();
+        assert!(err.contains("not a key of the file"), "{err}");
+        // A value that starts with '-' is a value, not a flag.
+        let spec = toml_of(&format!("event = \"-x\"\n{engines}")).unwrap();
+        assert_eq!(spec.event.as_deref(), Some("-x"));
     }
 }

@@ -1,6 +1,6 @@
-//! A run setting is one `RunSpec` field, set by one flag and one TOML key: this test proves that
-//! every field is reached from both (by setting it and seeing the field change), so a setting
-//! added to the spec but not to `RunArgs` or `TomlRun` fails here, not in a user's run.
+//! A run setting is one `RunSpec` field, set by one flag and the TOML key of the same name: this
+//! test proves that every field is reached from both (by setting it and seeing the field
+//! change), so a setting added to the spec but not to `RunArgs` fails here, not in a user's run.
 
 use super::{configcmd, run_job, Cli};
 use crate::tournament::RunSpec;
@@ -62,6 +62,18 @@ const EVERY_SETTING: &[Reach] = &[
         &["--format", "gauntlet"],
         Ok("format = \"gauntlet\""),
     ),
+    reach(
+        "seeds",
+        "tournament",
+        &["--format", "gauntlet", "--seeds", "2"],
+        Ok("format = \"gauntlet\"\nseeds = 2"),
+    ),
+    reach(
+        "seeds_meet",
+        "tournament",
+        &["--format", "gauntlet", "--seeds-meet"],
+        Ok("format = \"gauntlet\"\nseeds_meet = true"),
+    ),
     reach("rounds", "tournament", &["--rounds", "7"], Ok("rounds = 7")),
     reach("games", "tournament", &["--games", "9"], Ok("games = 9")),
     reach(
@@ -117,6 +129,12 @@ const EVERY_SETTING: &[Reach] = &[
         "tournament",
         &["--colours", "first-white"],
         Ok("colours = \"first-white\""),
+    ),
+    reach(
+        "games_per_opening",
+        "tournament",
+        &["--games-per-opening", "1"],
+        Ok("games_per_opening = 1"),
     ),
     reach("seed", "tournament", &["--seed", "9"], Ok("seed = 9")),
     reach(
@@ -181,6 +199,12 @@ const EVERY_SETTING: &[Reach] = &[
         "tournament",
         &["--replace-copies"],
         Ok("replace_copies = true"),
+    ),
+    reach(
+        "pgnout_min",
+        "tournament",
+        &["--pgnout", "/g.pgn", "--pgnout-min"],
+        Ok("pgnout = \"/g.pgn\"\npgnout_min = true"),
     ),
     reach(
         "copy_base",
@@ -250,6 +274,10 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     let mut spec = RunSpec::new(crate::tournament::RunKind::Match, Vec::new());
     // Left out of run.json when off, so that the runs before it keep their identity.
     spec.no_book = true;
+    spec.pgnout_min = true;
+    spec.games_per_opening = 1;
+    spec.seeds = 2;
+    spec.seeds_meet = true;
     let fields = serde_json::to_value(spec).unwrap();
     let fields: Vec<&String> = fields.as_object().unwrap().keys().collect();
     let listed: Vec<&str> = EVERY_SETTING.iter().map(|r| r.field).collect();

@@ -417,6 +417,9 @@ pub fn run() -> ExitCode {
         // A cutechess-cli or fastchess command line: read as the arbiter one it means.
         match compat::translate(&args[0], &args[1..]) {
             Ok(ours) => {
+                for note in &ours.notes {
+                    eprintln!("note: {note}");
+                }
                 let _ = compat::READING.set(ours.reading);
                 let _ = tool_lines::TOOL_LINES.set(ours.lines);
                 std::iter::once(args[0].clone()).chain(ours.argv).collect()

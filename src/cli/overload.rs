@@ -31,12 +31,15 @@ pub fn before(spec: &RunSpec) {
     if timed(spec) && spec.concurrency > cpus {
         eprintln!(
             "warning: {} games at a time on {cpus} CPUs: engines under a clock will wait for a \
-             CPU and may lose on time to the machine, not to each other; use --concurrency {cpus} \
-             or less",
+             CPU, and a game may be lost to the machine's clock rather than to the opponent; use \
+             --concurrency {cpus} or less",
             spec.concurrency
         );
     }
 }
+
+// The warnings avoid the words scripts count per line as their tools' game results ("on time",
+// "timeout", "disconnect", "stall": fishtest's worker counts each such line as a lost game).
 
 /// A p99 turnaround this share of the time per move or more is worth a word.
 const SHARE: f64 = 0.1;
@@ -50,7 +53,7 @@ pub fn after(spec: &RunSpec, outcome: &RunOutcome) {
     if p99.as_secs_f64() >= SHARE * slice.as_secs_f64() {
         eprintln!(
             "warning: the p99 turnaround ({} ms) is {:.0}% of the {} ms each move adds: the \
-             machine is overloaded for this time control ({} lost on time). Lower \
+             machine is overloaded for this time control ({} games forfeited to the clock). Lower \
              --concurrency, close other work, or give more time per move.",
             p99.as_millis(),
             100.0 * p99.as_secs_f64() / slice.as_secs_f64(),

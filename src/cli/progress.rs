@@ -24,6 +24,7 @@ pub struct Plan<'a> {
     /// How the book is walked: in a seeded random order, and from which opening (1-based).
     pub random_order: bool,
     pub book_start: u64,
+    pub games_per_opening: u64,
     pub colours: Colours,
     pub out_dir: &'a Path,
     pub sprt: Option<crate::stats::Sprt>,
@@ -70,6 +71,11 @@ pub fn banner(plan: &Plan) -> String {
             }
             if plan.book_start > 1 {
                 text.push_str(&format!(", from opening {}", plan.book_start));
+            }
+            match plan.games_per_opening {
+                2 => {}
+                1 => text.push_str(", each game its own"),
+                n => text.push_str(&format!(", each for {n} games in a row")),
             }
             text.push('\n');
         }

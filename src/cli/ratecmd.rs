@@ -5,8 +5,9 @@ use super::Failure;
 use crate::report::{write_reports, RunInfo};
 use crate::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
 use crate::stats::{RatingError, RatingOptions, Ratings};
-use crate::tournament::import::read_pgn_records;
+use crate::tournament::import::{pgn_records, Detail};
 use crate::tournament::journal::{Entry, Journal};
+use crate::tournament::rules_check::{RulesCheck, Tally};
 use crate::tournament::totals::Totals;
 use std::path::PathBuf;
 
@@ -39,9 +40,20 @@ pub struct RateArgs {
     /// scripts set 10).
     #[arg(long, default_value_t = crate::stats::ratings::DEFAULT_DRAWELO)]
     pub drawelo: f64,
-    /// Where to write the report (default reports/rate-<time>/).
-    #[arg(long)]
+    /// Also write the games and a report there (the run report: standings, crosstable,
+    /// charts, the games as journal, PGN and CSV, a viewer). Without it the ratings are only
+    /// printed, as BayesElo prints them, and nothing is written.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replay every game by the rules of its `Variant` tag, on every core, before rating:
+    /// each move legal, each result the rules decide as scored. A file with a game that
+    /// fails is not rated (exit code 1); the first failures are named by file and line.
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: the game of PGN files whose games name no `Variant` (cutechess-cli
+    /// writes none for chess).
+    #[arg(long, value_name = "GAME", default_value = "chess")]
+    pub game: String,
 }
 
 /// Which ratings `rate` prints.
@@ -52,22 +64,6 @@ pub enum Model {
 }
 
 pub fn run(args: RateArgs) -> Result<Exit, Failure> {
-    let mut records = Vec::new();
-    for file in &args.files {
-        records.extend(read_pgn_records(file).map_err(Failure::bad_input)?);
-    }
-    if records.is_empty() {
-        return Err(Failure::bad_input("no finished games in the PGN files"));
-    }
-    let mut names: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for r in &records {
-        for n in [&r.white, &r.black] {
-            if seen.insert(n.clone()) {
-                names.push(n.clone());
-            }
-        }
-    }
     let mut rating = RatingOptions {
         prior: args.prior.max(0.0),
         ..RatingOptions::default()
@@ -79,10 +75,33 @@ pub fn run(args: RateArgs) -> Result<Exit, Failure> {
             .ok_or_else(|| Failure::bad_input(format!("--anchor '{a}' must be name=elo")))?;
         rating.anchor = Some((name, elo));
     }
-    let mut totals = Totals::new(names);
-    for r in &records {
-        totals.add(r, None);
+    let unnamed = super::rulescmd::game_entry(&args.game)?;
+    let mut out = args.out.as_deref().map(Output::open).transpose()?;
+    let check = args.check.then(|| RulesCheck::start(unnamed));
+    let read = read_games(&args.files, out.as_mut().map(|o| &mut o.journal), check);
+    let rated = read.and_then(|totals| {
+        print_ratings_of(&args, &totals, &rating)?;
+        Ok(totals)
+    });
+    match (rated, out) {
+        (Ok(totals), Some(out)) => out.finish(&totals, &rating),
+        (Ok(_), None) => Ok(Exit::Success),
+        (Err(failure), out) => {
+            if let Some(out) = out {
+                out.abandon();
+            }
+            Err(failure)
+        }
     }
+}
+
+/// The ratings of the model asked for, printed.
+fn print_ratings_of(
+    args: &RateArgs,
+    totals: &Totals,
+    rating: &RatingOptions,
+) -> Result<(), Failure> {
+    let games = totals.games as usize;
     if args.model == Model::Bayeselo {
         let o = BayesEloOptions {
             prior: args.prior.max(0.0),
@@ -91,11 +110,93 @@ pub fn run(args: RateArgs) -> Result<Exit, Failure> {
             intervals: args.intervals,
             ..BayesEloOptions::default()
         };
-        print_bayeselo(&totals, &o, rating.anchor.as_ref(), records.len())?;
+        print_bayeselo(totals, &o, rating.anchor.as_ref(), games)
     } else {
-        print_arbiter_model(&totals, &rating, records.len())?;
+        print_arbiter_model(totals, rating, games)
     }
-    write_report(&args, records, &totals, &rating)
+}
+
+/// Every finished game of `files`, counted as it is read (and written to `journal`, when the
+/// games are to be kept, and replayed by `check`, when asked): memory holds the players and
+/// pairings, not the games.
+fn read_games(
+    files: &[PathBuf],
+    mut journal: Option<&mut Journal>,
+    mut check: Option<RulesCheck>,
+) -> Result<Totals, Failure> {
+    let detail = match (&journal, &check) {
+        (None, None) => Detail::Results,
+        _ => Detail::Moves,
+    };
+    let mut totals = Totals::new(Vec::new());
+    for file in files {
+        let name = file.display().to_string();
+        for game in pgn_records(file, detail).map_err(Failure::bad_input)? {
+            let game = game.map_err(Failure::bad_input)?;
+            let record = &game.record;
+            totals.player(&record.white);
+            totals.player(&record.black);
+            totals.add(record, None);
+            if let Some(journal) = journal.as_deref_mut() {
+                let entry = Entry {
+                    index: totals.games - 1,
+                    record: record.clone(),
+                };
+                journal
+                    .write(&entry)
+                    .map_err(|e| Failure::bad_input(format!("journal: {e}")))?;
+            }
+            if let Some(check) = check.as_mut() {
+                check.push(&name, game);
+            }
+        }
+    }
+    if let Some(check) = check {
+        report_check(check.finish())?;
+    }
+    if totals.games == 0 {
+        return Err(Failure::bad_input("no finished games in the PGN files"));
+    }
+    if let Some(journal) = journal {
+        journal
+            .sync()
+            .map_err(|e| Failure::bad_input(format!("journal: {e}")))?;
+    }
+    Ok(totals)
+}
+
+/// Says what the replays checked; a game that failed fails the command.
+fn report_check(tally: Tally) -> Result<(), Failure> {
+    if tally.failed > 0 {
+        let mut text = vec![format!(
+            "{} of {} games fail their replay by the rules; nothing is rated:",
+            tally.failed, tally.games
+        )];
+        text.extend(tally.failures.iter().map(|f| format!("  {}", f.text)));
+        if tally.failed > tally.failures.len() as u64 {
+            text.push(format!(
+                "  ... and {} more",
+                tally.failed - tally.failures.len() as u64
+            ));
+        }
+        return Err(Failure::illegal(text.join("\n")));
+    }
+    let kinds: Vec<String> = tally
+        .kinds
+        .iter()
+        .map(|(id, n)| format!("{n} of {id}"))
+        .collect();
+    eprintln!(
+        "checked: {} games replayed by the rules ({}) on {} threads: every move legal; \
+         {} results decided by the rules agree, {} given outside them (adjudication, time, \
+         resignation) fall on a legal position",
+        tally.games,
+        kinds.join(", "),
+        tally.threads,
+        tally.by_rules,
+        tally.outside
+    );
+    Ok(())
 }
 
 fn print_arbiter_model(
@@ -200,60 +301,74 @@ fn print_bayeselo(
 /// The file that marks a folder written by `rate` (which it may write again).
 const RATED_MARKER: &str = "rated.txt";
 
-fn write_report(
-    args: &RateArgs,
-    records: Vec<crate::referee::GameRecord>,
-    totals: &Totals,
-    rating: &RatingOptions,
-) -> Result<Exit, Failure> {
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!("reports/rate-{}", crate::referee::now_for_names()))
-    });
-    let journal_path = out.join(crate::tournament::journal::JOURNAL_FILE);
-    let marker = out.join(RATED_MARKER);
-    // A run's folder is never written over: its journal is the only copy of its games.
-    if out.join(crate::tournament::spec::SPEC_FILE).exists()
-        || (journal_path.exists() && !marker.exists())
-    {
-        return Err(Failure::bad_input(format!(
-            "--out {}: that folder holds a run; rate into another folder",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", out.display())))?;
-    std::fs::write(&marker, "games imported by arbiter rate\n")
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", marker.display())))?;
-    let tmp = out.join(format!(
-        ".{}.rating",
-        crate::tournament::journal::JOURNAL_FILE
-    ));
-    let _ = std::fs::remove_file(&tmp);
-    let mut journal =
-        Journal::open(&tmp).map_err(|e| Failure::bad_input(format!("{}: {e}", tmp.display())))?;
-    // Written under a temporary name and renamed once whole: one sync for the file, not one
-    // per game (a rate of 100,000 games spent most of its time waiting for the disk).
-    let written = records
-        .into_iter()
-        .enumerate()
-        .try_for_each(|(i, record)| {
-            journal.write(&Entry {
-                index: i as u64,
-                record,
-            })
+/// The folder `rate` writes, and the journal of the games as they are read, under a temporary
+/// name until every file has been read.
+struct Output {
+    dir: PathBuf,
+    journal: Journal,
+    tmp: PathBuf,
+    /// Made by this rate: removed again if the files are refused.
+    made: bool,
+}
+
+impl Output {
+    fn open(dir: &std::path::Path) -> Result<Output, Failure> {
+        let dir = dir.to_path_buf();
+        let journal_path = dir.join(crate::tournament::journal::JOURNAL_FILE);
+        let marker = dir.join(RATED_MARKER);
+        // A run's folder is never written over: its journal is the only copy of its games.
+        if dir.join(crate::tournament::spec::SPEC_FILE).exists()
+            || (journal_path.exists() && !marker.exists())
+        {
+            return Err(Failure::bad_input(format!(
+                "--out {}: that folder holds a run; rate into another folder",
+                dir.display()
+            )));
+        }
+        let made = !dir.exists();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
+        let tmp = dir.join(format!(
+            ".{}.rating",
+            crate::tournament::journal::JOURNAL_FILE
+        ));
+        let _ = std::fs::remove_file(&tmp);
+        let journal = Journal::open(&tmp)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", tmp.display())))?;
+        Ok(Output {
+            dir,
+            journal,
+            tmp,
+            made,
         })
-        .and_then(|()| journal.sync());
-    written.map_err(|e| Failure::bad_input(format!("{}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &journal_path)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
-    let info = RunInfo::imported(rating.clone());
-    write_reports(&out, totals, &info)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", out.display())))?;
-    say!(
-        "Report: {}",
-        out.join(crate::report::files::REPORT_HTML).display()
-    );
-    Ok(Exit::Success)
+    }
+
+    /// The journal in place, under its own name, and the reports written from it.
+    fn finish(self, totals: &Totals, rating: &RatingOptions) -> Result<Exit, Failure> {
+        let marker = self.dir.join(RATED_MARKER);
+        std::fs::write(&marker, "games imported by arbiter rate\n")
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", marker.display())))?;
+        let journal_path = self.dir.join(crate::tournament::journal::JOURNAL_FILE);
+        std::fs::rename(&self.tmp, &journal_path)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
+        let info = RunInfo::imported(rating.clone());
+        write_reports(&self.dir, totals, &info)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", self.dir.display())))?;
+        say!(
+            "Report: {}",
+            self.dir.join(crate::report::files::REPORT_HTML).display()
+        );
+        Ok(Exit::Success)
+    }
+
+    /// Leaves the folder as it was: a refused file writes nothing.
+    fn abandon(self) {
+        let _ = std::fs::remove_file(&self.tmp);
+        if self.made {
+            // Made by this rate a moment ago: all it holds is this rate's.
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
 }
 
 fn print_ratings(ratings: &Ratings, totals: &Totals, games: usize) {

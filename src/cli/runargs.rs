@@ -20,7 +20,7 @@ pub struct RunArgs {
     /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds, or minutes:seconds
     /// as in 40/1:30+1), st=<seconds per move>, depth=, nodes=, timemargin=<ms>,
     /// stall=<seconds>, handshake=<seconds>, restart=on|off (a new process every game; default
-    /// off), option.<Name>=<value> (checked against the options the engine lists: a name it
+    /// off), stderr=<file> (the engine's stderr added to it; by default to --log), option.<Name>=<value> (checked against the options the engine lists: a name it
     /// does not offer, or a value outside its range, stops the run before the first game).
     /// Sandbox (docs/safety.md): sandbox=auto|on|off (default auto: in a
     /// bubblewrap sandbox where the machine has one; `--each sandbox=off` for the whole run),
@@ -79,6 +79,12 @@ pub struct RunArgs {
     /// engine White in both games; their -noswap) or second-white (both).
     #[arg(long, value_enum, default_value_t = Colours::Alternate, value_name = "ORDER")]
     pub colours: Colours,
+    /// Play each opening N games in a row between two engines, colours alternating: 2 (the
+    /// default) makes colour-reversed pairs, 1 gives each game its own opening (cutechess-cli
+    /// without -repeat, fastchess's -games 1). The pentanomial figures still count consecutive
+    /// games as pairs; they share an opening only when N is 2.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub games_per_opening: u64,
     /// Seeds what is chosen at random: the opening order with --random-openings, and a tune's
     /// flips. The same seed plays the same schedule.
     #[arg(long, default_value_t = 1)]
@@ -137,6 +143,10 @@ pub struct RunArgs {
     /// --pgnout and --epdout replace the files' contents instead of adding to them.
     #[arg(long)]
     pub replace_copies: bool,
+    /// --pgnout's games without the engines' comments (score, depth, time per move): a
+    /// minimal PGN, as cutechess-cli's `-pgnout FILE min` writes it.
+    #[arg(long, requires = "pgnout")]
+    pub pgnout_min: bool,
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
@@ -256,6 +266,13 @@ pub struct TournamentArgs {
     /// round-robin (everyone meets everyone) or gauntlet (the first engine meets the rest).
     #[arg(long, value_enum, default_value_t = Format::RoundRobin)]
     pub format: Format,
+    /// A gauntlet's seeds: its first N engines, each of whom meets every engine after the seeds
+    /// (cutechess-cli's -seeds).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seeds: u64,
+    /// A gauntlet's seeds also meet each other (fastchess's -seeds).
+    #[arg(long)]
+    pub seeds_meet: bool,
     /// Rounds: in each, every pairing plays one game pair (an opening with both colours).
     #[arg(long, default_value_t = 4)]
     pub rounds: u64,
@@ -330,7 +347,7 @@ fn mit_key(setting: &str) -> &str {
 }
 
 /// The 1-based number of the `n`-th line (from 0) that sets `key` (or opens `[[engine]]`).
-fn nth_line_starting(text: &str, key: &str, n: usize) -> Option<usize> {
+pub(super) fn nth_line_starting(text: &str, key: &str, n: usize) -> Option<usize> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| {
@@ -405,6 +422,7 @@ impl RunArgs {
         spec.random_openings = self.random_openings;
         spec.book_start = self.book_start;
         spec.colours = self.colours;
+        spec.games_per_opening = self.games_per_opening;
         spec.seed = self.seed;
         spec.max_plies = self.max_plies;
         spec.rules = rule_pairs(&self.rules)?;
@@ -418,6 +436,7 @@ impl RunArgs {
         spec.pgnout = self.pgnout.clone();
         spec.epdout = self.epdout.clone();
         spec.replace_copies = self.replace_copies;
+        spec.pgnout_min = self.pgnout_min;
         spec.event = self.event.clone();
         spec.site = self.site.clone();
         self.split.apply(&mut spec)?;
@@ -476,13 +495,23 @@ impl TournamentArgs {
                 run.concurrency = 2;
             }
         }
-        let spec = run.spec(RunKind::Tournament).map(|mut spec| {
-            spec.format = self.format;
-            spec.rounds = self.rounds;
-            spec.games = self.games;
-            spec
-        });
-        run.job(spec)
+        let spec = TournamentArgs {
+            run,
+            ..self.clone()
+        }
+        .spec();
+        self.run.job(spec)
+    }
+
+    /// The run these flags describe, engines as given.
+    pub(super) fn spec(&self) -> Result<RunSpec, SpecError> {
+        let mut spec = self.run.spec(RunKind::Tournament)?;
+        spec.format = self.format;
+        spec.seeds = self.seeds;
+        spec.seeds_meet = self.seeds_meet;
+        spec.rounds = self.rounds;
+        spec.games = self.games;
+        Ok(spec)
     }
 }
 

@@ -175,6 +175,7 @@ fn plan<'a>(opened: &'a OpenRun, kind: &'a str) -> Plan<'a> {
         openings: run.book.as_deref().map(|b| (b, run.openings.len())),
         random_order: spec.random_openings,
         book_start: spec.book_start,
+        games_per_opening: spec.games_per_opening,
         colours: spec.colours,
         out_dir: &run.dir,
         sprt: spec.sprt,

@@ -68,10 +68,16 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
     let los_text = los(w)
         .map(|p| format!("{:.1} %", p * 100.0))
         .unwrap_or_else(|| "n/a (no decisive games)".into());
+    let pairs = totals.head_to_head();
+    // Games were played, but a pair counts only once both its games are in.
+    let penta = if pairs.pairs() == 0 {
+        "none: no game pair complete yet".to_string()
+    } else {
+        pairs.elo().describe()
+    };
     say!(
-        "Elo difference: {} (pentanomial {}), LOS: {los_text}, draw ratio: {:.1} %",
+        "Elo difference: {} (pentanomial {penta}), LOS: {los_text}, draw ratio: {:.1} %",
         trinomial_elo(w).describe(),
-        totals.head_to_head().elo().describe(),
         w.draw_ratio().unwrap_or(0.0) * 100.0
     );
 }

@@ -265,7 +265,7 @@ function show(s){
  $('status').textContent=`${s.status}: ${s.done} of ${s.total} games counted`+(s.llr!=null?`, LLR ${s.llr}`:'')+`, ${s.live.length} in progress`;
  $('live-standings').innerHTML='<tr><th>rank</th><th>engine</th><th>Elo</th><th>lower</th><th>upper</th><th>games</th><th>points</th><th>score</th><th>draws</th></tr>'+
   s.standings.map((r,i)=>'<tr><td>'+(i+1)+'</td>'+r.map(c=>'<td>'+esc(c)+'</td>').join('')+'</tr>').join('');
- $('live').innerHTML=s.live.length?s.live.map(g=>`<div class="game" data-game="${g.game}" data-ply="${g.ply}"><p><strong>#${g.game}</strong> ${esc(g.white)} - ${esc(g.black)}, round ${g.round}</p>${g.svg||''}<p class="ply">ply ${g.ply}${g.last?': '+esc(g.last):''}${g.ply<=g.book?' (book)':''}</p><p>clocks: white ${clock(g.clocks[0])}, black ${clock(g.clocks[1])}</p></div>`).join(''):'<p class="note">none right now</p>';
+ $('live').innerHTML=s.live.length?s.live.map(g=>`<div class="game" data-game="${g.game}" data-ply="${g.ply}"><p><strong>#${g.game}</strong> ${esc(g.white)} - ${esc(g.black)}, round ${g.round}</p>${g.svg||''}<p class="ply">ply ${g.ply}${g.last?': '+esc(g.last):''}${g.ply<=g.book?' (book)':''}</p><p>clocks: ${esc(g.sides[0])} ${clock(g.clocks[0])}, ${esc(g.sides[1])} ${clock(g.clocks[1])}</p></div>`).join(''):'<p class="note">none right now</p>';
  if(s.report!==shown){shown=s.report;const y=window.scrollY;frame.src='report.html?v='+s.report;window.scrollTo(0,y);}
 }
 // Polled rather than streamed: each request ends, so the page also works where an open stream

@@ -51,6 +51,7 @@ const THEIR_FLAGS: &[&str] = &[
     "-tbpieces",
     "-tbignore50",
     "-show-latency",
+    "-check-mate-pvs",
     "-use-affinity",
     "-report",
     "-crc32",
@@ -154,6 +155,7 @@ const FASTCHESS_ONLY: &[&str] = &[
     "-scoreinterval",
     "-autosaveinterval",
     "-show-latency",
+    "-check-mate-pvs",
     "-use-affinity",
     "-report",
     "-crc32",
@@ -259,6 +261,16 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
                 out.push(format!("{key}={value}"))
             }
             "arg" => out.push(format!("arg={value}")),
+            // cutechess-cli: the engine's stderr added to a file of its own.
+            "stderr" if !value.is_empty() => out.push(format!("stderr={value}")),
+            "ponder" => {
+                return Err(refuse(
+                    flag,
+                    "ponder: arbiter does not let an engine think on its opponent's time (no `go \
+                     ponder`, and an engine not on move is frozen): leave ponder out, and the games \
+                     are played as without it",
+                ))
+            }
             // fastchess: args="-a -b", one string of arguments.
             "args" => out.extend(value.split_whitespace().map(|a| format!("arg={a}"))),
             // fastchess: plies= is depth= under another name.
@@ -267,9 +279,9 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
             "restart" if value == "auto" => {}
             "restart" => out.push(format!("restart={value}")),
             _ if key.starts_with("option.") => out.push(format!("{key}={value}")),
-            // Settings about how the engine is watched, which arbiter does its own way:
-            // stderr is kept in --log, claims are never trusted, timeouts are its own.
-            "stderr" | "trust" | "whitepov" | "ponder" | "tscale" => {}
+            // Settings about how the engine is watched, which arbiter does its own way: claims
+            // are never trusted, timeouts are its own.
+            "trust" | "whitepov" | "tscale" => {}
             "conf" => {
                 return Err(refuse(
                     flag,
@@ -295,7 +307,7 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
 }
 
 /// Their `-openings file= format= order= plies= start= policy=`.
-fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Refused> {
+fn openings(values: &[&str], out: &mut Vec<String>, shape: &mut Shape) -> Result<(), Refused> {
     for (key, value) in pairs(values) {
         match key {
             "file" => out.extend(["--openings".to_string(), value.to_string()]),
@@ -328,18 +340,32 @@ fn openings(values: &[&str], out: &mut Vec<String>) -> Result<(), Refused> {
                     ))
                 }
             },
-            // arbiter's own order: each opening for one colour-reversed pair of games.
-            "policy" if value == "default" || value == "round" => {}
             "policy" => {
-                return Err(refuse(
-                    "-openings",
-                    &format!("policy={value} has no equivalent: arbiter gives each opening to one pair of games (policy=default)"),
-                ))
+                shape.policy = Some(match value {
+                    "default" => Policy::Default,
+                    "encounter" => Policy::Encounter,
+                    "round" => Policy::Round,
+                    _ => {
+                        return Err(refuse(
+                            "-openings",
+                            &format!("policy={value}: default, encounter or round"),
+                        ))
+                    }
+                })
             }
             _ => return Err(refuse("-openings", &format!("unknown key '{key}'"))),
         }
     }
     Ok(())
+}
+
+/// cutechess-cli's rules for moving to the next opening: after `-repeat` games or at a new
+/// encounter (default), only at a new encounter, or only at a new round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    Default,
+    Encounter,
+    Round,
 }
 
 /// What the whole command line plays: the engines, rounds and games per encounter.
@@ -349,12 +375,23 @@ struct Shape {
     rounds: Option<u64>,
     games: Option<u64>,
     repeat: Option<u64>,
+    /// `-seeds N`: a gauntlet's first N engines; `seeds_meet`: who meet each other too.
+    seeds: Option<u64>,
+    seeds_meet: bool,
+    /// cutechess-cli's `-openings policy=`: when the next opening is taken.
+    policy: Option<Policy>,
     gauntlet: bool,
     game: Option<String>,
     /// `-noswap`: both games of a pair with the same colours.
     noswap: bool,
     /// `-reverse`: the second engine White first.
     reverse: bool,
+    /// `-concurrency N` as written: fastchess reads 0 and below as the CPUs less |N|.
+    concurrency: Option<i64>,
+    /// `-force-concurrency`: fastchess refuses more games at once than CPUs without it.
+    force_concurrency: bool,
+    /// Sentences on what the line asked that is done otherwise here.
+    notes: Vec<String>,
     /// The longest of fastchess's waits for an engine outside its moves (`-startup-ms`,
     /// `-ucinewgame-ms`, `-ping-ms`), which arbiter's one `handshake=` bounds.
     handshake_ms: Option<u64>,
@@ -366,7 +403,7 @@ struct Shape {
     penta: Option<bool>,
 }
 
-/// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min]` (cutechess).
+/// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min] [fi]` (cutechess).
 fn file_of(values: &[&str]) -> Option<String> {
     pairs(values)
         .iter()
@@ -375,16 +412,88 @@ fn file_of(values: &[&str]) -> Option<String> {
         .or_else(|| {
             values
                 .first()
-                .filter(|v| !v.contains('='))
+                .filter(|v| !v.contains('=') && !matches!(**v, "min" | "fi"))
                 .map(|v| v.to_string())
         })
 }
 
+/// fastchess's `-log file= level= engine= append= realtime= compress=`: arbiter's log is every
+/// line to and from the engines, timestamped; what differs from that is noted.
+fn log_keys(values: &[&str], shape: &mut Shape) -> Result<(), Refused> {
+    let file = file_of(values);
+    for (i, (key, value)) in pairs(values).into_iter().enumerate() {
+        let bare_file = i == 0 && value.is_empty() && file.as_deref() == Some(key);
+        match (key, value) {
+            _ if bare_file => {}
+            ("file" | "engine" | "append" | "realtime", _) | ("level", "trace") => {}
+            ("level", level) => shape.notes.push(format!(
+                "-log level={level}: arbiter's log holds every line to and from the engines, as \
+                 level=trace does"
+            )),
+            ("compress", "true") => shape
+                .notes
+                .push("-log compress=true: arbiter's log is written uncompressed".into()),
+            ("compress", _) => {}
+            (other, _) => return Err(refuse("-log", &format!("unknown key '{other}'"))),
+        }
+    }
+    Ok(())
+}
+
+/// What fastchess's PGN comments may add beyond arbiter's score, depth and time.
+const COMMENT_FIELDS: &[&str] = &[
+    "nodes", "seldepth", "nps", "hashfull", "tbhits", "timeleft", "latency", "pv",
+];
+
+/// The keys of `-pgnout`/`-epdout` besides the file: cutechess's `min` (no comments) and `fi`
+/// (finished games only, as arbiter's copies always are), fastchess's `min=`, `notation=`,
+/// `append=` and the comment fields arbiter does not record (noted, not dropped silently).
+fn copy_keys(
+    name: &str,
+    values: &[&str],
+    out: &mut Vec<String>,
+    shape: &mut Shape,
+) -> Result<(), Refused> {
+    let file = file_of(values);
+    for (i, (key, value)) in pairs(values).into_iter().enumerate() {
+        let bare_file = i == 0 && value.is_empty() && file.as_deref() == Some(key);
+        match (key, value) {
+            _ if bare_file => {}
+            ("file" | "append" | "fi", _) => {}
+            ("min", "" | "true") if name == "-pgnout" => out.push("--pgnout-min".into()),
+            ("min", _) => {}
+            ("notation", "san") => {}
+            ("notation", other) => {
+                return Err(refuse(
+                    name,
+                    &format!(
+                        "notation={other}: arbiter writes chess moves in SAN in PGN (games.csv \
+                         and the journal hold them as UCI); leave notation= out or give san"
+                    ),
+                ))
+            }
+            (field, "true") if COMMENT_FIELDS.contains(&field) => shape.notes.push(format!(
+                "{name} {field}=true: arbiter's PGN comments hold each move's score, depth and \
+                 time, not {field}"
+            )),
+            (field, _) if COMMENT_FIELDS.contains(&field) => {}
+            (other, _) => return Err(refuse(name, &format!("unknown key '{other}'"))),
+        }
+    }
+    Ok(())
+}
+
 fn number(flag: &str, values: &[&str]) -> Result<u64, Refused> {
-    values
-        .first()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| refuse(flag, "expects a whole number"))
+    match values {
+        [one] => one
+            .parse()
+            .map_err(|_| refuse(flag, &format!("'{one}' is not a whole number"))),
+        [] => Err(refuse(flag, "expects a whole number")),
+        [_, rest @ ..] => Err(refuse(
+            flag,
+            &format!("takes one number; '{}' belongs to no flag", rest.join(" ")),
+        )),
+    }
 }
 
 /// Their flags with fastchess's `-config file=` opened: as in fastchess, the file replaces
@@ -495,18 +604,51 @@ pub struct Translation {
     pub reading: String,
     /// The tool's progress lines the run prints.
     pub lines: ToolLines,
+    /// What the line asked that is done otherwise here, one sentence each, for stderr.
+    pub notes: Vec<String>,
 }
 
 /// The games each pairing plays, counted as the tool whose syntax the line is in counts them.
 fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Refused> {
-    match dialect {
-        Dialect::Cutechess => {
-            // -repeat reuses an opening; it does not add games.
-            Ok(shape
-                .games
-                .unwrap_or(1)
-                .saturating_mul(shape.rounds.unwrap_or(1)))
+    let (games, rounds) = encounters(dialect, shape)?;
+    Ok(games.saturating_mul(rounds))
+}
+
+/// How many games in a row of one pairing share an opening, as the line's tool plays them.
+/// fastchess gives each round's games (1 or 2) one opening. cutechess-cli takes the next
+/// opening after `-repeat N` games (1 without it) and at a new encounter when more than two
+/// engines play; `policy=encounter` moves on only at a new encounter (never, between two
+/// engines), `policy=round` at a new round.
+fn games_per_opening(dialect: Dialect, shape: &Shape) -> Result<u64, Refused> {
+    let (encounter, rounds) = encounters(dialect, shape)?;
+    let more_than_two = shape.engines.len() > 2;
+    Ok(match (dialect, shape.policy.unwrap_or(Policy::Default)) {
+        (Dialect::Fastchess, Policy::Encounter) => return Err(refuse(
+            "-openings",
+            "policy=encounter is cutechess-cli's; fastchess refuses it (add -dialect cutechess)",
+        )),
+        (Dialect::Fastchess, _) => encounter,
+        (Dialect::Cutechess, Policy::Default) => {
+            let repeat = shape.repeat.unwrap_or(1);
+            if more_than_two {
+                repeat.min(encounter)
+            } else {
+                repeat
+            }
         }
+        (Dialect::Cutechess, Policy::Encounter) if more_than_two => encounter,
+        (Dialect::Cutechess, Policy::Encounter) => encounter.saturating_mul(rounds),
+        (Dialect::Cutechess, Policy::Round) => encounter,
+    }
+    .max(1))
+}
+
+/// The games of one encounter (a pairing's games in a round) and the rounds, as the line's
+/// tool counts them.
+fn encounters(dialect: Dialect, shape: &Shape) -> Result<(u64, u64), Refused> {
+    match dialect {
+        // -repeat reuses an opening; it does not add games.
+        Dialect::Cutechess => Ok((shape.games.unwrap_or(1), shape.rounds.unwrap_or(1))),
         Dialect::Fastchess => {
             let mut games = shape.repeat.or(shape.games).unwrap_or(2);
             let mut rounds = shape.rounds.unwrap_or(2);
@@ -520,7 +662,7 @@ fn games_per_pairing(dialect: Dialect, shape: &Shape) -> Result<u64, Refused> {
                     "fastchess plays 1 or 2 games per round (-games over 2 with -rounds over 2 is refused there too)",
                 ));
             }
-            Ok(games.saturating_mul(rounds))
+            Ok((games, rounds))
         }
     }
 }
@@ -595,6 +737,26 @@ fn drawn_seed() -> u64 {
     }
 }
 
+/// `-seeds N` as the line's tool reads it: in a gauntlet, the first N engines (at least one, and
+/// one fewer than the engines at most), who in fastchess also meet each other; a round robin has
+/// none, and both tools pass over it there.
+fn seeds(dialect: Dialect, shape: &mut Shape, out: &mut Vec<String>) {
+    let Some(asked) = shape.seeds else { return };
+    if !shape.gauntlet {
+        shape
+            .notes
+            .push(format!("-seeds {asked}: a round robin has no seeds"));
+        return;
+    }
+    let n = asked.clamp(1, (shape.engines.len() as u64).saturating_sub(1).max(1));
+    shape.seeds = Some(n);
+    shape.seeds_meet = dialect == Dialect::Fastchess;
+    out.extend(["--seeds".to_string(), n.to_string()]);
+    if shape.seeds_meet {
+        out.push("--seeds-meet".into());
+    }
+}
+
 /// The arbiter command and its game count: a match for two engines, else a tournament.
 fn command_of(shape: &Shape, per_pairing: u64) -> Vec<String> {
     let players = shape.engines.len() as u64;
@@ -605,10 +767,11 @@ fn command_of(shape: &Shape, per_pairing: u64) -> Vec<String> {
             per_pairing.to_string(),
         ]
     } else {
-        let pairings = if shape.gauntlet {
-            players.saturating_sub(1)
-        } else {
-            players * players.saturating_sub(1) / 2
+        let seeds = shape.seeds.unwrap_or(1);
+        let pairings = match (shape.gauntlet, shape.seeds_meet) {
+            (true, false) => seeds * players.saturating_sub(seeds),
+            (true, true) => (seeds * players).saturating_sub(seeds * (seeds + 1) / 2),
+            (false, _) => players * players.saturating_sub(1) / 2,
         };
         // arbiter plays each pairing's games in colour-reversed pairs, one pair per round: an
         // odd count is the rounds rounded up, cut at the total.
@@ -655,11 +818,20 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
         (true, true) => Some("second-white"),
     };
     out.extend(colours.map(|c| format!("--colours={c}")));
+    if let Some(n) = shape.concurrency {
+        let n = concurrency(dialect, n, &shape, &each)?;
+        out.extend(["--concurrency".to_string(), n.to_string()]);
+    }
     if let Some(ms) = shape.handshake_ms {
         each.push(format!("handshake={}", ms as f64 / 1000.0));
     }
     settle_engines(dialect, &mut shape, &each);
+    seeds(dialect, &mut shape, &mut out);
     let per_pairing = games_per_pairing(dialect, &shape)?;
+    let per_opening = games_per_opening(dialect, &shape)?;
+    if per_opening != 2 {
+        out.extend(["--games-per-opening".to_string(), per_opening.to_string()]);
+    }
     let mut argv = command_of(&shape, per_pairing);
     argv.extend([
         "--game".into(),
@@ -679,6 +851,12 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
         "read as a {} command line ({why}): {per_pairing} games per pairing",
         dialect.name()
     );
+    match per_opening {
+        2 => {}
+        1 => reading.push_str("; each game its own opening"),
+        n if n >= per_pairing => reading.push_str("; one opening for all of a pairing's games"),
+        n => reading.push_str(&format!("; each opening for {n} games in a row")),
+    }
     if let Some(seed) = drawn {
         reading.push_str(&format!(
             "; openings shuffled with the drawn seed {seed} (-srand {seed} repeats it)"
@@ -688,7 +866,42 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
         argv,
         reading,
         lines: tool_lines(dialect, &shape),
+        notes: shape.notes.clone(),
     })
+}
+
+/// The games played at once for `-concurrency n`, as the line's tool reads it: fastchess takes 0
+/// and below as the CPUs less |n|, and refuses more than the CPUs unless forced (or, here, when
+/// no engine has a clock, for then the CPUs cannot decide a game).
+fn concurrency(dialect: Dialect, n: i64, shape: &Shape, each: &[String]) -> Result<u64, Refused> {
+    let timed = shape
+        .engines
+        .iter()
+        .chain([&each.to_vec()])
+        .flatten()
+        .any(|s| (s.starts_with("tc=") && s != "tc=inf") || s.starts_with("st="));
+    let forced = shape.force_concurrency || !timed;
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
+    let n = match dialect {
+        Dialect::Fastchess if n <= 0 => cpus - n.abs(),
+        _ => n,
+    };
+    if n < 1 {
+        return Err(refuse(
+            "-concurrency",
+            &format!("{n} games at once ({cpus} CPUs here): at least 1"),
+        ));
+    }
+    if dialect == Dialect::Fastchess && n > cpus && !forced {
+        return Err(refuse(
+            "-concurrency",
+            &format!(
+                "{n} exceeds the {cpus} CPUs here, which fastchess refuses: add \
+                 -force-concurrency to play it anyway"
+            ),
+        ));
+    }
+    Ok(n as u64)
 }
 
 /// Both tools draw a seed for a shuffled book when none is given: runs pooled afterwards are
@@ -722,15 +935,12 @@ const IGNORED: &[&str] = &[
     "-recover",
     "-randomseed",
     "-autosaveinterval",
-    "-show-latency",
     "-config",
     "-quick",
-    // A pause between games, a checksum of the PGN, fastchess's outputs for OpenBench, its
-    // refusal of more games than cores.
+    // A pause between games, a checksum of the PGN, fastchess's outputs for OpenBench.
     "-wait",
     "-crc32",
     "-testEnv",
-    "-force-concurrency",
     // cutechess-cli's layout of its result table, and how it reads Polyglot books (book= is
     // refused on its own).
     "-resultformat",
@@ -738,6 +948,26 @@ const IGNORED: &[&str] = &[
     // Settings of tablebase adjudication: without -tb (refused) fastchess ignores them.
     "-tbpieces",
     "-tbignore50",
+];
+
+/// Flags whose tool shows something arbiter shows otherwise (or not at all), and the sentence
+/// printed for each: nothing played depends on them.
+const NOTED: &[(&str, &str)] = &[
+    (
+        "-debug",
+        "arbiter does not print the engines' input and output among its lines; --log FILE \
+         writes every line to and from them, timestamped",
+    ),
+    (
+        "-check-mate-pvs",
+        "arbiter checks every move an engine plays, not the moves of the lines it reports (a \
+         mate score's PV is shown as the engine gave it)",
+    ),
+    (
+        "-show-latency",
+        "arbiter prints no latency line per move; --log timestamps every line to and from the \
+         engines, and the summary gives the referee's own turnaround",
+    ),
 ];
 
 /// `-variant` and `-tournament`: the game, and a gauntlet or a round robin.
@@ -797,6 +1027,34 @@ fn output_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Ref
     Ok(())
 }
 
+/// The flags that name a file arbiter writes: the copies of the games (added to, as both tools
+/// add, unless fastchess is told `append=false`) and the log.
+fn file_flag(
+    name: &str,
+    values: &[&str],
+    out: &mut Vec<String>,
+    shape: &mut Shape,
+) -> Result<(), Refused> {
+    if name == "-log" {
+        log_keys(values, shape)?;
+        out.extend(
+            file_of(values)
+                .map(|f| ["--log".to_string(), f])
+                .into_iter()
+                .flatten(),
+        );
+        return Ok(());
+    }
+    copy_keys(name, values, out, shape)?;
+    let file = file_of(values).ok_or_else(|| refuse(name, "needs a file"))?;
+    out.extend([format!("-{name}"), file]);
+    let replace = "--replace-copies".to_string();
+    if pairs(values).contains(&("append", "false")) && !out.contains(&replace) {
+        out.push(replace);
+    }
+    Ok(())
+}
+
 fn translate_flag(
     name: &str,
     values: &[&str],
@@ -812,28 +1070,19 @@ fn translate_flag(
         "-engine" => shape.engines.push(engine_settings(name, values)?),
         "-each" => each.extend(engine_settings(name, values)?),
         "-rounds" => shape.rounds = Some(number(name, values)?),
+        "-seeds" => shape.seeds = Some(number(name, values)?),
         "-games" => shape.games = Some(number(name, values)?),
-        // fastchess: -games 2 (or N); cutechess: each opening N times, which arbiter's pairs do.
+        // fastchess: -games 2 (or N); cutechess: each opening N times (games_per_opening).
         "-repeat" => shape.repeat = Some(values.first().map_or(Ok(2), |_| number(name, values))?),
-        "-concurrency" => pass("--concurrency"),
-        "-openings" => openings(values, out)?,
-        "-pgnout" | "-epdout" => {
-            let file = file_of(values).ok_or_else(|| refuse(name, "needs a file"))?;
-            out.extend([format!("-{name}"), file]);
-            // Both tools add to the file unless fastchess is told `append=false`.
-            let replace = "--replace-copies".to_string();
-            if pairs(values).contains(&("append", "false")) && !out.contains(&replace) {
-                out.push(replace);
-            }
+        "-concurrency" => {
+            let n = values.first().and_then(|v| v.parse::<i64>().ok());
+            shape.concurrency = Some(n.ok_or_else(|| refuse(name, "needs a whole number"))?);
         }
+        "-force-concurrency" => shape.force_concurrency = true,
+        "-openings" => openings(values, out, shape)?,
+        "-pgnout" | "-epdout" | "-log" => file_flag(name, values, out, shape)?,
         "-sprt" | "-draw" => pass(&format!("-{name}")),
         "-resign" => pass("--resign"),
-        "-log" => out.extend(
-            file_of(values)
-                .map(|f| ["--log".to_string(), f])
-                .into_iter()
-                .flatten(),
-        ),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-site" => out.extend(["--site".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
@@ -841,6 +1090,12 @@ fn translate_flag(
         "-ratinginterval" | "-scoreinterval" | "-output" | "-report" => {
             output_flag(name, values, shape)?
         }
+        _ if NOTED.iter().any(|(n, _)| *n == name) => shape.notes.extend(
+            NOTED
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, why)| format!("{name}: {why}")),
+        ),
         _ if IGNORED.contains(&name) => {}
         "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
@@ -887,7 +1142,8 @@ mod tests {
 
     #[test]
     fn the_fastchess_readme_example_is_a_match() {
-        let line = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4";
+        // Forced: fastchess refuses 4 games at once under a clock on a machine of fewer CPUs.
+        let line = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4 -force-concurrency";
         let t = translate("arbiter", &words(line)).unwrap();
         assert_eq!(
             t.argv.join(" "),
@@ -901,6 +1157,154 @@ mod tests {
             "{:?}",
             t.argv
         );
+    }
+
+    /// The value of `flag` in a translation's command line, if it has one.
+    fn value_of(t: &Translation, flag: &str) -> Option<String> {
+        let at = t.argv.iter().position(|a| a == flag)?;
+        t.argv.get(at + 1).cloned()
+    }
+
+    #[test]
+    fn openings_serve_the_games_their_tool_gives_them() {
+        let per_opening = |program: &str, line: &str| {
+            let t = translate(program, &words(line)).unwrap();
+            value_of(&t, "--games-per-opening").map_or(2, |v| v.parse().unwrap())
+        };
+        let two = "-engine cmd=a -engine cmd=b -each tc=1 -openings file=b.epd";
+        let four = "-engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=1 -openings file=b.epd";
+        for (program, line, games) in [
+            // cutechess-cli: a new opening each game unless -repeat says otherwise.
+            ("cutechess-cli", format!("{two} -rounds 10"), 1),
+            ("cutechess-cli", format!("{two} -rounds 10 -repeat"), 2),
+            ("cutechess-cli", format!("{two} -rounds 10 -repeat 4"), 4),
+            ("cutechess-cli", format!("{two} -rounds 10 -repeat 1"), 1),
+            // ... and at each new encounter when more than two engines play.
+            ("cutechess-cli", format!("{four} -games 2 -repeat 4"), 2),
+            (
+                "cutechess-cli",
+                format!("{four} -games 6 -openings policy=encounter"),
+                6,
+            ),
+            // Between two engines, policy=encounter never moves on.
+            (
+                "cutechess-cli",
+                format!("{two} policy=encounter -games 2 -rounds 5"),
+                10,
+            ),
+            (
+                "cutechess-cli",
+                format!("{four} -games 3 -openings policy=round"),
+                3,
+            ),
+            // fastchess: one opening for each round's games.
+            ("fastchess", format!("{two} -games 1 -rounds 10"), 1),
+            ("fastchess", format!("{two} -rounds 10 -repeat"), 2),
+            ("fastchess", format!("{two} -rounds 10"), 2),
+        ] {
+            assert_eq!(per_opening(program, &line), games, "{program} {line}");
+        }
+        let err = translate(
+            "fastchess",
+            &words(&format!("{two} -openings policy=encounter")),
+        )
+        .err()
+        .unwrap();
+        assert!(err.0.contains("fastchess refuses it"), "{}", err.0);
+        let stray = translate(
+            "cutechess-cli",
+            &words(&format!("{two} -rounds 5 policy=round")),
+        );
+        let err = stray.err().unwrap().0;
+        assert!(err.contains("'policy=round' belongs to no flag"), "{err}");
+    }
+
+    #[test]
+    fn a_gauntlets_seeds_are_read_as_their_tool_reads_them() {
+        let line = "-tournament gauntlet -engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=1 -games 2 -seeds 2";
+        let cute = translate("cutechess-cli", &words(line)).unwrap();
+        assert_eq!(value_of(&cute, "--seeds").as_deref(), Some("2"));
+        assert!(!cute.argv.contains(&"--seeds-meet".to_string()));
+        let fast = translate("fastchess", &words(line)).unwrap();
+        assert!(fast.argv.contains(&"--seeds-meet".to_string()));
+        // More seeds than the engines allow are as many as can have an opponent.
+        let many = translate("fastchess", &words(&line.replace("-seeds 2", "-seeds 9"))).unwrap();
+        assert_eq!(value_of(&many, "--seeds").as_deref(), Some("3"));
+        let rr = line.replace("-tournament gauntlet ", "");
+        let t = translate("cutechess-cli", &words(&rr)).unwrap();
+        assert_eq!(value_of(&t, "--seeds"), None);
+        assert!(t.notes[0].contains("no seeds"), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn pgnout_keys_are_done_noted_or_refused() {
+        let line = |tail: &str| words(&format!("-engine cmd=a -engine cmd=b -each tc=1 {tail}"));
+        let t = translate("cutechess-cli", &line("-pgnout out.pgn min fi")).unwrap();
+        let argv = t.argv.join(" ");
+        assert!(
+            argv.contains("--pgnout-min") && argv.contains("--pgnout out.pgn"),
+            "{argv}"
+        );
+        assert!(t.notes.is_empty());
+        let t = translate(
+            "fastchess",
+            &line("-pgnout file=o.pgn notation=san nodes=true seldepth=false min=true"),
+        )
+        .unwrap();
+        assert!(t.argv.join(" ").contains("--pgnout-min"));
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(t.notes[0].contains("nodes=true"), "{:?}", t.notes);
+        let t = translate("cutechess-cli", &line("-debug")).unwrap();
+        assert!(t.notes[0].starts_with("-debug: "), "{:?}", t.notes);
+        let t = translate("fastchess", &line("-show-latency -check-mate-pvs")).unwrap();
+        assert!(t.notes[0].starts_with("-show-latency: "), "{:?}", t.notes);
+        assert!(t.notes[1].starts_with("-check-mate-pvs: "), "{:?}", t.notes);
+        let t = translate("fastchess", &line("-log f.log")).unwrap();
+        assert!(t.argv.join(" ").contains("--log f.log"), "{:?}", t.argv);
+        let t = translate("fastchess", &line("-log file=f.log level=warn engine=true")).unwrap();
+        assert!(t.argv.join(" ").contains("--log f.log"), "{:?}", t.argv);
+        assert!(t.notes[0].starts_with("-log level=warn"), "{:?}", t.notes);
+        for (tail, says) in [
+            ("-log file=f.log colour=blue", "unknown key 'colour'"),
+            ("-pgnout file=o.pgn notation=uci", "notation=uci"),
+            ("-pgnout file=o.pgn colour=blue", "unknown key 'colour'"),
+        ] {
+            let err = translate("fastchess", &line(tail)).err().unwrap().0;
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn fastchess_refuses_more_games_at_once_than_cpus_under_a_clock() {
+        let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let line = |tail: &str| words(&format!("-engine cmd=a -engine cmd=b {tail}"));
+        let over = format!("-each tc=1+0.1 -concurrency {}", cpus + 1);
+        let err = translate("fastchess", &line(&over)).err().unwrap().0;
+        assert!(err.contains("add -force-concurrency"), "{err}");
+        let concurrency = |t: Translation| {
+            let at = t.argv.iter().position(|a| a == "--concurrency").unwrap();
+            t.argv[at + 1].parse::<usize>().unwrap()
+        };
+        let forced = translate("fastchess", &line(&format!("{over} -force-concurrency")));
+        assert_eq!(concurrency(forced.unwrap()), cpus + 1);
+        // cutechess-cli plays it; and without a clock the CPUs decide no game.
+        assert_eq!(
+            concurrency(translate("cutechess-cli", &line(&over)).unwrap()),
+            cpus + 1
+        );
+        let untimed = format!("-each tc=inf nodes=100 -concurrency {}", cpus + 1);
+        assert_eq!(
+            concurrency(translate("fastchess", &line(&untimed)).unwrap()),
+            cpus + 1
+        );
+        // fastchess's 0 and below: the CPUs less that many.
+        let zero = translate("fastchess", &line("-each tc=1 -concurrency 0")).unwrap();
+        assert_eq!(concurrency(zero), cpus);
+        let below = translate(
+            "fastchess",
+            &line(&format!("-each tc=1 -concurrency -{cpus}")),
+        );
+        assert!(below.err().unwrap().0.contains("at least 1"));
     }
 
     #[test]

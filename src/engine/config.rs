@@ -59,9 +59,17 @@ pub struct EngineConfig {
     /// after it failed.
     #[serde(default)]
     pub restart: bool,
+    /// A file the engine's stderr is added to (`stderr=`, as cutechess-cli's), instead of the
+    /// run's `--log`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<std::path::PathBuf>,
     /// The sandbox and resource limits (`sandbox=`, `memory=`, `processes=`, `threads=`).
     #[serde(default, skip_serializing_if = "Confinement::is_default")]
     pub sandbox: Confinement,
+    /// Engines of one family never meet (`family=`, the MIT autotester's key): versions of one
+    /// program tested against others, not against each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
     /// Folders this engine must not see from its sandbox (the run's, the other engines'): set by
     /// the run, not a setting.
     #[serde(skip)]
@@ -132,7 +140,9 @@ impl EngineConfig {
             stall: DEFAULT_STALL,
             handshake: DEFAULT_HANDSHAKE,
             restart: false,
+            stderr: None,
             sandbox: Confinement::default(),
+            family: None,
             hidden: Vec::new(),
         };
         let shared = each.iter().map(|s| (s, true));
@@ -187,6 +197,8 @@ impl EngineConfig {
             }
             "stall" => self.stall = v.seconds()?,
             "handshake" => self.handshake = v.seconds()?,
+            "stderr" if !value.is_empty() => self.stderr = Some(value.into()),
+            "family" if !value.is_empty() => self.family = Some(value.into()),
             "restart" if value == "auto" => self.restart = false,
             "restart" => self.restart = v.on_off()?,
             _ => match key.strip_prefix("option.") {

@@ -19,6 +19,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::timeout_at;
 
+/// How long the last of a dead engine's stderr may take to be read.
+const STDERR_READ_GRACE: Duration = Duration::from_millis(300);
+
 /// How long an engine gets to exit after `quit` before it is killed.
 pub const QUIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -30,8 +33,9 @@ pub enum EngineError {
         cmd: String,
         reason: String,
     },
-    #[error("engine '{0}' exited")]
-    Exited(String),
+    /// `stderr`: the last lines it wrote there, when it exited during its handshake.
+    #[error("engine '{name}' exited")]
+    Exited { name: String, stderr: Vec<String> },
     #[error("engine '{name}' exceeded its memory limit ({limit}) and was stopped")]
     OverMemory { name: String, limit: String },
     #[error("engine '{name}' did not answer '{what}' within {secs:.1} s")]
@@ -63,47 +67,6 @@ pub struct Thought {
     /// the referee's own clock, from which its own cost between two moves is measured.
     pub asked_at: Instant,
     pub read_at: Instant,
-}
-
-/// The most of one engine process's stderr copied into --log: an engine flooding it is read to
-/// its end (so it never blocks on a full pipe) but cannot fill the disk.
-const MAX_STDERR_LOGGED: usize = 1 << 20;
-
-/// Copies an engine's stderr into the I/O log, line by line (a line cut at 4 kB), up to
-/// `MAX_STDERR_LOGGED` bytes; the rest is read and dropped.
-async fn copy_stderr(mut err: tokio::process::ChildStderr, name: String, log: IoLog) {
-    use tokio::io::AsyncReadExt;
-    const MAX_LINE: usize = 4096;
-    let mut chunk = [0u8; 8192];
-    let mut pending: Vec<u8> = Vec::new();
-    let mut logged = 0usize;
-    let emit = |bytes: &[u8], logged: &mut usize| {
-        if *logged < MAX_STDERR_LOGGED {
-            *logged += bytes.len() + 1;
-            let text = String::from_utf8_lossy(bytes);
-            log.write(&name, '!', text.trim_end_matches('\r'));
-        }
-    };
-    while let Ok(n) = err.read(&mut chunk).await {
-        if n == 0 {
-            break;
-        }
-        for &b in &chunk[..n] {
-            if b == b'\n' {
-                emit(&pending, &mut logged);
-                pending.clear();
-            } else if pending.len() < MAX_LINE {
-                pending.push(b);
-            } else {
-                emit(&pending, &mut logged);
-                pending.clear();
-                pending.push(b);
-            }
-        }
-    }
-    if !pending.is_empty() {
-        emit(&pending, &mut logged);
-    }
 }
 
 /// What a search's lines are read for, as `next_line` is told. Every other wait is a step of
@@ -271,14 +234,46 @@ impl Confined {
     }
 }
 
+/// The file `stderr=` names, opened to add to. The engine decides what is written there, so it
+/// may not lie where the engine must not reach (`hidden`: the run's folder, its log, the other
+/// engines' folders) nor be the engine's own program.
+fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, String> {
+    use std::path::Path;
+    let refused = |why: &str| format!("stderr={}: {why}", path.display());
+    let parent = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let target = std::fs::canonicalize(parent)
+        .map_err(|e| refused(&e.to_string()))?
+        .join(path.file_name().ok_or_else(|| refused("not a file"))?);
+    let program = Path::new(config.dir.as_deref().unwrap_or(".")).join(&config.cmd);
+    let reaches_run = config
+        .hidden
+        .iter()
+        .filter_map(|h| std::fs::canonicalize(h).ok())
+        .any(|h| target.starts_with(h));
+    if reaches_run || std::fs::canonicalize(program).is_ok_and(|p| p == target) {
+        return Err(refused(
+            "the engine's output would be written into the run's files, another engine's \
+             folder or its own program: give a file elsewhere",
+        ));
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&target)
+        .map(Stdio::from)
+        .map_err(|e| refused(&e.to_string()))
+}
+
 /// The engine's command: its program (inside bubblewrap when sandboxed), its clean environment,
-/// its pipes (stderr only when it is `logged`), and what it does before exec: the scheduling
+/// its pipes, and what it does before exec: the scheduling
 /// policy back, the keeper split off, its control groups joined.
 fn spawn_command(
     config: &EngineConfig,
     sandboxed: bool,
     confined: &mut Confined,
-    logged: bool,
 ) -> Result<Command, String> {
     let mut cmd = if sandboxed {
         let wrapped = sandbox::wrap(config, &config.hidden)?;
@@ -293,11 +288,11 @@ fn spawn_command(
         }
         cmd
     };
-    // stderr goes to --log when there is one (marked `!`), and nowhere otherwise.
-    let stderr = if logged {
-        Stdio::piped()
-    } else {
-        Stdio::null()
+    // stderr goes to its own file when given one, else it is read (into --log when there is
+    // one, marked `!`; its last lines kept). The file is opened here, outside any sandbox.
+    let stderr = match &config.stderr {
+        Some(path) => stderr_file(config, path)?,
+        None => Stdio::piped(),
     };
     cmd.env_clear()
         .envs(sandbox::environment(config, sandboxed))
@@ -378,16 +373,21 @@ impl EngineProcess {
             reason,
         };
         let mut confined = Confined::make(config, sandboxed).map_err(spawn_error)?;
-        let mut cmd =
-            spawn_command(config, sandboxed, &mut confined, log.is_some()).map_err(spawn_error)?;
+        let mut cmd = spawn_command(config, sandboxed, &mut confined).map_err(spawn_error)?;
         let mut child = super::orphans::keeper(|| {
             let child = cmd.spawn()?;
             let pid = child.id();
             Ok((child, pid))
         })
         .map_err(|e| spawn_error(e.to_string()))?;
-        if let (Some(err), Some(log)) = (child.stderr.take(), log.clone()) {
-            tokio::spawn(copy_stderr(err, config.name.clone(), log));
+        let tail = super::stderr::Tail::default();
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(super::stderr::read(
+                err,
+                config.name.clone(),
+                log.clone(),
+                tail.clone(),
+            ));
         }
         let stdin = child.stdin.take().expect("stdin is piped");
         // `write_now` must never wait for an engine that stopped reading: the runtime keeps its
@@ -425,6 +425,11 @@ impl EngineProcess {
                     super::overhead::count_sandbox(keeper);
                 }
                 Ok(engine)
+            }
+            Err(EngineError::Exited { name, .. }) => {
+                engine.kill().await;
+                let stderr = tail.last_lines(STDERR_READ_GRACE).await;
+                Err(EngineError::Exited { name, stderr })
             }
             Err(e) => {
                 engine.kill().await;
@@ -573,7 +578,10 @@ impl EngineIo {
                 name: self.config.name.clone(),
                 limit: sandbox::show_size(limit),
             },
-            _ => EngineError::Exited(self.config.name.clone()),
+            _ => EngineError::Exited {
+                name: self.config.name.clone(),
+                stderr: Vec::new(),
+            },
         }
     }
 

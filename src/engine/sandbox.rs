@@ -451,7 +451,7 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         link_starting_content(start, &scratch.0, &hidden)?;
     }
     let mut args = system_view();
-    let readable = readable_folders(config, &base, &program_dir, start.as_deref());
+    let readable = readable_folders(config, &base, &program, start.as_deref());
     let writable: Vec<PathBuf> = config
         .sandbox
         .writable
@@ -545,18 +545,24 @@ fn system_view() -> Args {
     args
 }
 
-/// The folders the engine may read, each where it lies: its program's, then what its options,
-/// arguments and `readable=` name. Within the starting content they are reached by its links.
+/// The folders the engine may read, each where it lies: its program's (and, for a script, the
+/// folders of the programs it names), then what its options, arguments and `readable=` name.
+/// Within the starting content they are reached by its links.
 fn readable_folders(
     config: &EngineConfig,
     base: &Path,
-    program_dir: &Path,
+    program: &Path,
     start: Option<&Path>,
 ) -> Vec<PathBuf> {
     let mut readable: Vec<PathBuf> = Vec::new();
     let within_start = |p: &Path| start.is_some_and(|s| p.starts_with(s));
-    if !is_system(program_dir) && !within_start(program_dir) {
-        readable.push(program_dir.to_path_buf());
+    let program_dir = program.parent().unwrap_or(Path::new("/"));
+    let folders = std::iter::once(program_dir.to_path_buf()).chain(script_targets(program, base));
+    for folder in folders {
+        let covered = readable.iter().any(|o| folder.starts_with(o));
+        if !is_system(&folder) && !within_start(&folder) && !covered {
+            readable.push(folder);
+        }
     }
     let named = config
         .options
@@ -578,6 +584,57 @@ fn readable_folders(
         }
     }
     readable
+}
+
+/// The most of a script read for the programs it runs.
+const SCRIPT_READ: u64 = 64 * 1024;
+
+/// How scripts name their own folder, taken for it when reading the paths a script names.
+const SCRIPT_FOLDER: &[&str] = &[
+    "$(cd \"$(dirname \"$0\")\" && pwd)",
+    "$(cd $(dirname $0) && pwd)",
+    "$(dirname \"$(readlink -f \"$0\")\")",
+    "$(dirname \"${BASH_SOURCE[0]}\")",
+    "$(dirname \"$0\")",
+    "$(dirname $0)",
+    "`dirname $0`",
+    "${0%/*}",
+];
+
+/// The folders of the files a wrapper script names (`exec /home/me/player/leiserchess "$@"`,
+/// `"$(dirname "$0")/../bin/engine"`), found where they lie now: the program a script runs is
+/// seldom beside it, and a sandbox that hid it would fail the engine at its start.
+fn script_targets(program: &Path, base: &Path) -> Vec<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    let read =
+        std::fs::File::open(program).and_then(|f| f.take(SCRIPT_READ).read_to_string(&mut text));
+    if read.is_err() || !text.starts_with("#!") {
+        return Vec::new();
+    }
+    let own = program.parent().unwrap_or(Path::new("/"));
+    for idiom in SCRIPT_FOLDER {
+        text = text.replace(idiom, &own.to_string_lossy());
+    }
+    let mut found = Vec::new();
+    let words = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || ";|&<>()'\"`=".contains(c)));
+    for word in words.filter(|w| w.contains('/') && !w.contains(['$', '*', '?'])) {
+        for from in [own, base] {
+            let path = real(&from.join(word));
+            let folder = match path.is_file() {
+                true => path.parent().map(Path::to_path_buf),
+                false => path.is_dir().then_some(path),
+            };
+            if let Some(folder) = folder.filter(|f| !found.contains(f)) {
+                found.push(folder);
+            }
+        }
+    }
+    found
 }
 
 /// Covers each of `hidden` that lies inside a folder the engine sees (`seen`: where it lies,
@@ -811,6 +868,36 @@ static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ways course and engine scripts name the program they run: absolute, beside the
+    /// script through its own folder, from the working folder; a word that is no file is not.
+    #[test]
+    fn a_scripts_programs_are_found_where_it_names_them() {
+        let root = std::env::temp_dir().join(format!("arbiter-script-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for folder in ["player", "bin", "lib", "work/build"] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        for file in ["bin/engine", "lib/weights.nn", "work/build/other"] {
+            std::fs::write(root.join(file), "").unwrap();
+        }
+        let script = root.join("player/run.sh");
+        let text = format!(
+            "#!/bin/bash\n# /not/a/program in a comment\nW={}/lib/weights.nn\n\
+             exec \"$(dirname \"$0\")/../bin/engine\" --weights=$W build/other /no/such \"$@\"\n",
+            root.display()
+        );
+        std::fs::write(&script, text).unwrap();
+        let found = script_targets(&script, &root.join("work"));
+        let real = |p: &str| root.join(p).canonicalize().unwrap();
+        assert_eq!(found, [real("lib"), real("bin"), real("work/build")]);
+        std::fs::write(&script, "\x7fELF /bin/engine").unwrap();
+        assert!(
+            script_targets(&script, &root).is_empty(),
+            "a binary is no script"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     /// The version read from the program file is the one it prints, where bubblewrap is
     /// installed (CI installs it); a program without one is asked instead.

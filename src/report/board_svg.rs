@@ -363,11 +363,19 @@ impl Board {
             );
         };
         let [first, second] = self.drawing.sides;
-        let _ = write!(
-            svg,
-            "<g class=\"legend\" transform=\"translate({x},{y})\"><circle cx=\"10\" cy=\"11\" r=\"8\" fill=\"{}\" stroke=\"#222\"/><text x=\"24\" y=\"15\" font-size=\"12\">{} (moves first)</text><circle cx=\"170\" cy=\"11\" r=\"8\" fill=\"{}\" stroke=\"#222\"/><text x=\"184\" y=\"15\" font-size=\"12\">{}</text></g>",
-            first.colour, first.name, second.colour, second.name
-        );
+        let disc = |colour: &str| {
+            format!("<circle cx=\"10\" cy=\"11\" r=\"8\" fill=\"{colour}\" stroke=\"#222\"/>")
+        };
+        let moves_first = format!("{} (moves first)", first.name);
+        svg.push_str(&swatch_row(
+            "legend",
+            x,
+            y,
+            &[
+                (disc(first.colour), moves_first.as_str()),
+                (disc(second.colour), second.name),
+            ],
+        ));
         y += LINE;
         for (token, what) in self.drawing.legend {
             let piece = self.piece(token).unwrap_or_default();
@@ -379,25 +387,59 @@ impl Board {
             );
             y += LINE;
         }
+        let square = |colour: &str, opacity: &str| {
+            format!("<rect y=\"2\" width=\"18\" height=\"18\" fill=\"{colour}\" fill-opacity=\"{opacity}\"/>")
+        };
         if self.tints().next().is_some() {
-            let _ = write!(
-                svg,
-                "<g transform=\"translate({x},{y})\" font-size=\"12\"><rect width=\"18\" height=\"18\" fill=\"{}\" fill-opacity=\"0.35\"/><text x=\"24\" y=\"14\">{} only</text><rect x=\"110\" width=\"18\" height=\"18\" fill=\"{}\" fill-opacity=\"0.35\"/><text x=\"134\" y=\"14\">{} only</text><rect x=\"220\" width=\"18\" height=\"18\" fill=\"#666\" fill-opacity=\"0.35\"/><text x=\"244\" y=\"14\">Lasers only</text></g>",
-                first.colour, first.name, second.colour, second.name
-            );
+            let only = [first.name, second.name].map(|name| format!("{name} only"));
+            svg.push_str(&swatch_row(
+                "tints",
+                x,
+                y,
+                &[
+                    (square(first.colour, "0.35"), only[0].as_str()),
+                    (square(second.colour, "0.35"), only[1].as_str()),
+                    (square("#666", "0.35"), "Lasers only"),
+                ],
+            ));
             y += LINE;
         }
-        let beam = if self.drawing.lasers {
-            format!("<line x1=\"100\" y1=\"9\" x2=\"124\" y2=\"9\" stroke=\"{BEAM}\" stroke-width=\"3\"/><text x=\"130\" y=\"14\">its laser beam</text>")
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            svg,
-            "<g transform=\"translate({x},{y})\" font-size=\"12\"><rect width=\"18\" height=\"18\" fill=\"#f4d03f\" fill-opacity=\"0.7\"/><text x=\"24\" y=\"14\">last move</text>{beam}<path d=\"M232 3l12 12m0 -12l-12 12\" stroke=\"{BEAM}\" stroke-width=\"3\"/><text x=\"252\" y=\"14\">removed</text></g></svg>"
-        );
+        let mut marks = vec![(square("#f4d03f", "0.7"), "last move")];
+        if self.drawing.lasers {
+            let beam = format!("<line x1=\"0\" y1=\"11\" x2=\"20\" y2=\"11\" stroke=\"{BEAM}\" stroke-width=\"3\"/>");
+            marks.push((beam, "its laser beam"));
+        }
+        let cross =
+            format!("<path d=\"M3 5l12 12m0 -12l-12 12\" stroke=\"{BEAM}\" stroke-width=\"3\"/>");
+        marks.push((cross, "removed"));
+        svg.push_str(&swatch_row("marks", x, y, &marks));
+        svg.push_str("</svg>");
         svg
     }
+}
+
+/// Width of a legend label at 12 px: wide enough for the widest letters of a sans-serif face.
+fn label_width(text: &str) -> i32 {
+    7 * text.chars().count() as i32
+}
+
+/// Swatches (each drawn in a 20 px box) with their labels in one legend line, each after the
+/// last one's label, so that no label runs into the next swatch whatever its length.
+fn swatch_row<L: AsRef<str>>(class: &str, x: i32, y: i32, items: &[(String, L)]) -> String {
+    let mut svg =
+        format!("<g class=\"{class}\" transform=\"translate({x},{y})\" font-size=\"12\">");
+    let mut at = 0;
+    for (swatch, label) in items {
+        let label = label.as_ref();
+        let _ = write!(
+            svg,
+            "<g transform=\"translate({at},0)\">{swatch}</g><text x=\"{}\" y=\"15\">{label}</text>",
+            at + 24
+        );
+        at += 24 + label_width(label) + 18;
+    }
+    svg.push_str("</g>");
+    svg
 }
 
 /// Dark ink on a light colour, white on a dark one.
@@ -469,6 +511,39 @@ mod tests {
             assert!(count("black") > 0, "{}", entry.id);
             assert_eq!(board.piece("?!"), None);
             assert!(svg.ends_with("</svg>"));
+            // No legend line is wider than the picture, and no label runs into the next swatch.
+            let width = board.width();
+            for class in ["legend", "tints", "marks"] {
+                let Some(row) = svg.split(&format!("<g class=\"{class}\"")).nth(1) else {
+                    continue;
+                };
+                let row = &row[..row.find("</text></g>").map_or(row.len(), |i| i + 11)];
+                let texts: Vec<(i32, &str)> = row
+                    .split("<text x=\"")
+                    .skip(1)
+                    .map(|t| {
+                        let (at, rest) = t.split_once('"').unwrap();
+                        let label = rest.split_once('>').unwrap().1.split('<').next().unwrap();
+                        (at.parse().unwrap(), label)
+                    })
+                    .collect();
+                let swatches: Vec<i32> = row
+                    .split("<g transform=\"translate(")
+                    .skip(2)
+                    .map(|t| t.split(',').next().unwrap().parse().unwrap())
+                    .collect();
+                for (i, (at, label)) in texts.iter().enumerate() {
+                    let end = at + label_width(label);
+                    assert!(MARGIN + end <= width, "{}: {label} ends at {end}", entry.id);
+                    if let Some(next) = swatches.get(i) {
+                        assert!(
+                            end < *next,
+                            "{}: {label} runs into the next swatch",
+                            entry.id
+                        );
+                    }
+                }
+            }
         }
         let laser = board_svg(
             find_game("laserchess").unwrap(),

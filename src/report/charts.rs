@@ -93,9 +93,36 @@ fn extent(series: &[Series], rules: &[Rule]) -> Option<(f64, f64, f64, f64)> {
     Some((x_lo, x_hi, y_lo, y_hi))
 }
 
+/// Width of one character of an 11 px label, wide enough for a sans-serif face's widest.
+const CHAR_W: f64 = 6.5;
+
+/// The most characters a label right of the plot shows; a longer one is cut with `…` (its
+/// whole text in the line's tooltip).
+const LABEL_CHARS: usize = 28;
+
+/// A label right of the plot, cut to `LABEL_CHARS`.
+fn side_label(text: &str) -> String {
+    match text.chars().count() > LABEL_CHARS {
+        true => text.chars().take(LABEL_CHARS - 1).chain(['…']).collect(),
+        false => text.to_string(),
+    }
+}
+
 pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
-    let (w, h) = (680.0, 300.0);
-    let (left, right, top, bottom) = (62.0, 110.0, 14.0, 46.0);
+    // The plot gives way to the labels right of it (the legend, the rules' names), so that
+    // none is cut at the picture's edge.
+    let legend = series
+        .iter()
+        .filter(|_| series.len() > 1)
+        .map(|s| (20.0, &s.name));
+    let named = rules.iter().map(|r| (4.0, &r.label));
+    let right = legend
+        .chain(named)
+        .map(|(at, l)| at + 8.0 + CHAR_W * side_label(l).chars().count() as f64)
+        .fold(40.0, f64::max);
+    let w = 680.0_f64.max(62.0 + 360.0 + right);
+    let h = 300.0;
+    let (left, top, bottom) = (62.0, 14.0, 46.0);
     let Some((x_lo, x_hi, y_lo, y_hi)) = extent(series, rules) else {
         return String::new();
     };
@@ -123,7 +150,7 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
     );
     let _ = write!(svg, "<text transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">{}</text>", top + plot_h / 2.0, html_escape(axes.y_label));
     for r in rules {
-        let _ = write!(svg, "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-dasharray=\"5\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", y(r.y), left + plot_w, y(r.y), left + plot_w + 4.0, y(r.y) + 4.0, html_escape(&r.label));
+        let _ = write!(svg, "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-dasharray=\"5\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", y(r.y), left + plot_w, y(r.y), left + plot_w + 4.0, y(r.y) + 4.0, html_escape(&side_label(&r.label)));
     }
     for (i, s) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
@@ -152,7 +179,7 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
         let _ = write!(svg, "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>", points.join(" "), html_escape(&s.name));
         if series.len() > 1 {
             let ly = top + 14.0 * i as f64 + 8.0;
-            let _ = write!(svg, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"3\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", left + plot_w + 6.0, ly - 2.0, left + plot_w + 20.0, ly + 2.0, html_escape(&s.name));
+            let _ = write!(svg, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"3\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", left + plot_w + 6.0, ly - 2.0, left + plot_w + 20.0, ly + 2.0, html_escape(&side_label(&s.name)));
         }
     }
     svg.push_str("</svg>");
@@ -211,6 +238,56 @@ mod tests {
         assert_eq!(ticks(-2.94, 2.94), vec![-2.0, 0.0, 2.0]);
         assert_eq!(ticks(-1.0, 1.0), vec![-1.0, -0.5, 0.0, 0.5, 1.0]);
         assert_eq!(ticks(3.0, 3.0), vec![3.0]);
+    }
+
+    /// Engines with long names in a chart's legend: every label ends inside the picture.
+    #[test]
+    fn the_legend_fits_inside_the_chart() {
+        let names = [
+            "search-engine-with-a-long-name",
+            "greedy",
+            "an-engine-whose-name-goes-on-and-on-and-on",
+        ];
+        let series: Vec<Series> = names
+            .iter()
+            .map(|n| Series {
+                name: n.to_string(),
+                points: vec![(1.0, 0.0), (10.0, 5.0)],
+                band: Vec::new(),
+            })
+            .collect();
+        let axes = Axes {
+            label: "Elo against the field over the run",
+            x_label: "games",
+            y_label: "Elo against the field",
+        };
+        let svg = line_chart(&axes, &series, &[]);
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let labels: Vec<(f64, String)> = svg
+            .split("<text x=\"")
+            .skip(1)
+            .map(|t| {
+                let (x, rest) = t.split_once('"').unwrap();
+                let text = rest.split_once('>').unwrap().1.split('<').next().unwrap();
+                (x.parse().unwrap(), text.to_string())
+            })
+            .filter(|(_, t)| names.iter().any(|n| n.starts_with(t.trim_end_matches('…'))))
+            .collect();
+        assert_eq!(labels.len(), 3, "{svg}");
+        for (x, text) in labels {
+            let end = x + CHAR_W * text.chars().count() as f64;
+            assert!(end <= width, "'{text}' ends at {end}, the chart at {width}");
+        }
+        // The whole name stays in the line's tooltip.
+        assert!(svg.contains("<title>an-engine-whose-name-goes-on-and-on-and-on</title>"));
     }
 
     #[test]

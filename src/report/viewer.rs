@@ -393,7 +393,7 @@ function show(){const G=GAMES[g],f=G.frames[p];$('pick').value=g;
  $('board').innerHTML=draw(BOARDS[G.game],f); $('where').textContent=`ply ${p} of ${G.frames.length-1}`;
  $('info').textContent=p==0?`${G.white} - ${G.black}: ${G.result}, ${G.end}`:
   `${p%2?G.white:G.black}: ${f.mv}${f.book?' (book)':` score ${f.sc||'-'} depth ${f.d??'-'} ${f.ms} ms`}${(f.rm||[]).length?', removed on '+f.rm.join(' '):''}`+
-  (f.clk?`; clocks: white ${(f.clk[0]/1000).toFixed(2)} s, black ${(f.clk[1]/1000).toFixed(2)} s`:'');
+  (f.clk?`; clocks: ${BOARDS[G.game].sides[0]} ${(f.clk[0]/1000).toFixed(2)} s, ${BOARDS[G.game].sides[1]} ${(f.clk[1]/1000).toFixed(2)} s`:'');
  $('moves').innerHTML=G.frames.slice(1).map((m,i)=>`<li${i+1==p?' class="now"':''}><a href="#g${g}p${i+1}">${m.mv}</a></li>`).join('');
  history.replaceState(null,'',`#g${g}p${p}`);}
 function go(n){p=Math.max(0,Math.min(GAMES[g].frames.length-1,n));show();}

@@ -231,8 +231,13 @@ fn live_json(g: &LiveGame, entry: Option<&'static GameEntry>) -> serde_json::Val
         };
         Some(board_svg(entry, &game.fen(), &marks))
     });
+    // The game's own names for its sides (Blue and Red in laser chess), for the clocks.
+    let sides = entry.map_or(["White", "Black"], |e| {
+        [e.drawing.sides[0].name, e.drawing.sides[1].name]
+    });
     serde_json::json!({
         "game": g.index + 1,
+        "sides": sides,
         "round": g.round,
         "white": g.white,
         "black": g.black,

@@ -57,6 +57,11 @@ impl Results {
     pub fn games(&self) -> f64 {
         self.counts.values().flatten().sum()
     }
+
+    /// Games won by either side.
+    pub fn decisive(&self) -> f64 {
+        self.counts.values().map(|c| c[0] + c[2]).sum()
+    }
 }
 
 /// A model parameter: estimated from the data, or fixed.
@@ -363,10 +368,12 @@ pub fn rate(results: &Results, opts: &RatingOptions) -> Result<Ratings, RatingEr
     })
 }
 
-/// Too few games to estimate the white advantage or the draw rate: they are fixed instead.
+/// Too few games to estimate the white advantage or the draw rate, or not one of them won:
+/// they are fixed instead. (Every game drawn sends the draw width to infinity, where every
+/// rating difference explains the games equally and the intervals collapse to nothing.)
 fn effective_options(results: &Results, opts: &RatingOptions) -> RatingOptions {
     let mut opts = opts.clone();
-    if results.games() < MIN_GAMES_TO_ESTIMATE {
+    if results.games() < MIN_GAMES_TO_ESTIMATE || results.decisive() == 0.0 {
         if opts.advantage == Param::Estimate {
             opts.advantage = Param::Fixed(DEFAULT_ADVANTAGE);
         }
@@ -616,6 +623,24 @@ mod tests {
         add(&mut more, "B", "A", 20, 20, 60);
         let out2 = rate(&more, &opts).unwrap();
         assert!(out2.ratings[0].upper - out2.ratings[0].lower < wide / 2.0);
+    }
+
+    #[test]
+    fn every_game_drawn_gives_an_interval_of_some_width() {
+        // 100,000 draws: the draw width cannot be estimated (it would run to infinity and the
+        // intervals to nothing), so it is BayesElo's; the interval narrows with games but is
+        // never zero.
+        for games in [1000, 100_000] {
+            let mut r = Results::default();
+            add(&mut r, "A", "B", 0, games / 2, 0);
+            add(&mut r, "B", "A", 0, games / 2, 0);
+            let out = rate(&r, &RatingOptions::default()).unwrap();
+            assert_eq!(out.drawelo, DEFAULT_DRAWELO, "{out:?}");
+            let width = out.ratings[0].upper - out.ratings[0].lower;
+            let expected = if games == 1000 { 2.0..20.0 } else { 0.2..2.0 };
+            assert!(expected.contains(&width), "{games}: {width} {out:?}");
+            assert!(out.ratings[0].elo.abs() < 1e-6);
+        }
     }
 
     #[test]

@@ -184,13 +184,8 @@ impl Claims {
         lease: Duration,
         blocks: Blocks,
     ) -> Result<Claims, String> {
+        let blocks = settle_blocks(&run_dir.join(CLAIMS_DIR), me, blocks)?;
         let dir = join_run(run_dir, me, identity)?;
-        // Every task of the run writes the same size; `arbiter merge` reads it.
-        let block_path = dir.join(BLOCK_FILE);
-        let tmp = dir.join(format!(".{BLOCK_FILE}.{me}.{}", std::process::id()));
-        std::fs::write(&tmp, blocks.size.to_string())
-            .and_then(|()| std::fs::rename(&tmp, &block_path))
-            .map_err(|e| format!("cannot write {}: {e}", block_path.display()))?;
         let log_path = run_dir.join(me).join(CLAIM_LOG);
         let log = OpenOptions::new()
             .create(true)
@@ -402,6 +397,41 @@ impl Claims {
             .ok();
         Heartbeat { stop, thread }
     }
+}
+
+/// The blocks the run in the claims folder `dir` claims by; `arbiter merge` reads the size
+/// from `claims/block`. Every task writes it before it claims anything, so a folder holding
+/// claims and no block file is a run begun before blocks, which claims pair by pair: its
+/// `p<n>` files are single pairs, and reading them as blocks would play pairs twice.
+fn settle_blocks(dir: &Path, me: &str, blocks: Blocks) -> Result<Blocks, String> {
+    let block_path = dir.join(BLOCK_FILE);
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", block_path.display());
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    if !block_path.exists() {
+        let claimed = std::fs::read_dir(dir)
+            .map_err(fail)?
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with('p'));
+        let size = if claimed { 1 } else { blocks.size };
+        let tmp = dir.join(format!(".{BLOCK_FILE}.{me}.{}", std::process::id()));
+        std::fs::write(&tmp, size.to_string()).map_err(fail)?;
+        // Linked, not renamed: the first task's size stands.
+        let linked = std::fs::hard_link(&tmp, &block_path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    let size = std::fs::read_to_string(&block_path)
+        .map_err(fail)?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&size| size > 0)
+        .ok_or_else(|| format!("{} does not hold a block size", block_path.display()))?;
+    Ok(Blocks { size, ..blocks })
 }
 
 /// Makes `run_dir` the folder of the split run `identity`, or checks that it is; a folder
@@ -617,6 +647,36 @@ mod tests {
             .count();
         assert_eq!(files, 4, "three blocks and one takeover");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_run_begun_before_blocks_goes_on_claiming_pair_by_pair() {
+        let dir = scratch("before-blocks");
+        std::fs::create_dir_all(dir.join("shard-2-of-2")).unwrap();
+        // As an older version left it: the identity and single-pair claims, no block file.
+        std::fs::create_dir_all(dir.join(CLAIMS_DIR)).unwrap();
+        std::fs::write(dir.join(CLAIMS_DIR).join(IDENTITY_FILE), "{run}").unwrap();
+        std::fs::write(dir.join(CLAIMS_DIR).join("p0"), "shard-1-of-2").unwrap();
+        let lease = Duration::from_secs(60);
+        let blocks = Blocks::of_run(10_000, false);
+        assert_eq!(blocks.size, 3);
+        let mut b = Claims::open(&dir, "shard-2-of-2", "{run}", lease, blocks).unwrap();
+        assert_eq!(
+            b.claim(1).unwrap(),
+            Some(1..2),
+            "pair 1 was not in p0's claim"
+        );
+        assert_eq!(owner_in(&dir, 0).as_deref(), Some("shard-1-of-2"));
+        assert_eq!(owner_in(&dir, 1).as_deref(), Some("shard-2-of-2"));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A new run whose identity a task wrote before its claims (as the run folder does)
+        // claims blocks.
+        let fresh = scratch("identity-first");
+        std::fs::create_dir_all(fresh.join("shard-1-of-2")).unwrap();
+        join_run(&fresh, "shard-1-of-2", "{run}").unwrap();
+        let mut a = Claims::open(&fresh, "shard-1-of-2", "{run}", lease, blocks).unwrap();
+        assert_eq!(a.claim(1).unwrap(), Some(0..3));
+        let _ = std::fs::remove_dir_all(&fresh);
     }
 
     #[test]

@@ -171,6 +171,12 @@ impl MadeBeforeEngines {
         Ok(())
     }
 
+    /// `path` stays when the rest goes (the log of a run refused at its engines' start), and so
+    /// do the folders it lies in.
+    pub fn keep_file(&mut self, path: &Path) {
+        self.made.retain(|m| !path.starts_with(m));
+    }
+
     /// The run plays: what was made is its own now.
     pub fn keep(mut self) {
         self.made.clear();

@@ -171,7 +171,14 @@ pub fn write_copies(run_dir: &Path, spec: &RunSpec) -> Result<(), RunError> {
     if let Some(path) = &spec.pgnout {
         let games = std::fs::File::open(run_dir.join(crate::report::files::GAMES_PGN));
         games
-            .and_then(|mut games| write_after(path, base.pgn, &mut games))
+            .and_then(|games| {
+                let mut games = std::io::BufReader::new(games);
+                if spec.pgnout_min {
+                    write_after(path, base.pgn, &mut crate::pgn::Uncommented::new(games))
+                } else {
+                    write_after(path, base.pgn, &mut games)
+                }
+            })
             .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(path) = &spec.epdout {
@@ -260,24 +267,35 @@ impl Run {
 
     /// Every engine started and its handshake completed once, before anything is written; the
     /// processes are kept on a runtime of their own to play the first games.
-    fn start_engines_once(&self) -> Result<Checked, RunError> {
+    /// An engine that fails it leaves what it said on stderr in `--log`, which is kept.
+    fn start_engines_once(&self, made: &mut MadeBeforeEngines) -> Result<Checked, RunError> {
         let hidden = crate::engine::sandbox::run_files(
             &self.dir,
             self.spec.shard.is_some(),
             self.spec.log.as_deref(),
         );
         let runtime = runtime()?;
-        let engines = runtime
-            .block_on(super::preflight(&self.spec.engines, self.entry.id, &hidden))
-            .map_err(RunError::Setup)?;
-        Ok(Checked::new(engines, runtime))
+        let started =
+            runtime.block_on(super::preflight(&self.spec.engines, self.entry.id, &hidden));
+        match (started, &self.spec.log) {
+            (Ok(engines), _) => Ok(Checked::new(engines, runtime)),
+            (Err(failed), Some(log)) if failed.log_into(log).is_ok() => {
+                made.keep_file(log);
+                Err(RunError::Setup(format!(
+                    "{}\n  (its stderr is in {} too)",
+                    failed.message,
+                    log.display()
+                )))
+            }
+            (Err(failed), _) => Err(RunError::Setup(failed.message)),
+        }
     }
 
     /// What a run checks before it plays, and nothing more: its engines started once and ended.
     /// Nothing is left behind.
     pub fn try_engines(&self) -> Result<(), RunError> {
-        let _made = self.made_before_engines()?;
-        self.start_engines_once()?.quit();
+        let mut made = self.made_before_engines()?;
+        self.start_engines_once(&mut made)?.quit();
         Ok(())
     }
 
@@ -288,10 +306,10 @@ impl Run {
         let total = self.spec.schedule_size();
         crate::engine::sandbox::games_at_once(self.spec.concurrency.min(total.max(1) as usize));
         super::spec::make_output_folders(&self.spec).map_err(RunError::Setup)?;
-        let made = self.made_before_engines()?;
+        let mut made = self.made_before_engines()?;
         let checked = match self.finished {
             true => None,
-            false => Some(self.start_engines_once()?),
+            false => Some(self.start_engines_once(&mut made)?),
         };
         let folder = RunFolder::open(&self.spec, &self.dir, self.resume)?;
         made.keep();

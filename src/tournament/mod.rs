@@ -15,6 +15,7 @@ pub mod merge;
 pub mod openings;
 mod pooled_sprt;
 pub mod proof;
+pub mod rules_check;
 pub mod run;
 pub mod runner;
 pub mod schedule;
@@ -75,7 +76,7 @@ pub async fn preflight(
     engines: &[EngineConfig],
     game: &str,
     run: &[PathBuf],
-) -> Result<Vec<(usize, EngineProcess)>, String> {
+) -> Result<Vec<(usize, EngineProcess)>, StartFailed> {
     let engines = &crate::engine::sandbox::hide_from_each_other(engines, run);
     let unnamed = |c: &EngineConfig| EngineConfig {
         name: String::new(),
@@ -91,7 +92,16 @@ pub async fn preflight(
         }
         match EngineProcess::start(cfg, game, None).await {
             Ok(engine) => started.push((i, engine)),
-            Err(e) => return Err(explain_start_failure(&e, cfg, game)),
+            Err(e) => {
+                return Err(StartFailed {
+                    message: explain_start_failure(&e, cfg, game),
+                    engine: cfg.name.clone(),
+                    stderr: match e {
+                        EngineError::Exited { stderr, .. } => stderr,
+                        _ => Vec::new(),
+                    },
+                })
+            }
         }
     }
     // The sandbox's version, for the banner and the report: asked here, so that it counts.
@@ -111,6 +121,35 @@ pub async fn preflight(
         std::sync::atomic::Ordering::Relaxed,
     );
     Ok(started)
+}
+
+/// An engine that could not start or complete its handshake: why, in a sentence for the user,
+/// and what it last wrote to stderr (for `--log`).
+#[derive(Debug)]
+pub struct StartFailed {
+    pub message: String,
+    pub engine: String,
+    pub stderr: Vec<String>,
+}
+
+impl StartFailed {
+    /// Adds what the engine said on stderr to the I/O log at `path`, as the run would have.
+    pub fn log_into(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)?;
+        for line in &self.stderr {
+            writeln!(log, "{:12.6} {} ! {line}", 0.0, self.engine)?;
+        }
+        let engine = &self.engine;
+        writeln!(
+            log,
+            "{:12.6} {engine} ! (its start failed: the run was not played)",
+            0.0
+        )
+    }
 }
 
 /// The engines the start-up check left running, on the runtime that reads their pipes: a
@@ -182,13 +221,51 @@ fn children_cpu() -> std::time::Duration {
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
-fn explain_start_failure(e: &EngineError, cfg: &EngineConfig, game: &str) -> String {
-    let hint = match e {
-        EngineError::Exited(_) => format!(
-            " during the handshake, before answering; is {} an engine that speaks {} for {game}?",
+/// What a program prints when a file it looks for is not there (or not to be opened).
+const MISSING_FILE: &[&str] = &[
+    "not found",
+    "No such file",
+    "Permission denied",
+    "cannot open",
+    "can't open",
+    "error while loading shared libraries",
+];
+
+/// Why an engine that exited during its handshake did: what it said on stderr, and where its
+/// sandbox may be the cause, which file to name with `readable=`.
+fn explain_exit(stderr: &[String], cfg: &EngineConfig, game: &str) -> String {
+    let mut text = String::from(" during the handshake, before answering");
+    if stderr.is_empty() {
+        text.push_str(&format!(
+            "; is {} an engine that speaks {} for {game}?",
             cfg.cmd,
             cfg.proto.as_str()
-        ),
+        ));
+    } else {
+        text.push_str(". Its last words on stderr:");
+        for line in stderr {
+            text.push_str(&format!("\n    {line}"));
+        }
+    }
+    let sandboxed = crate::engine::sandbox::decide(cfg.sandbox.mode).unwrap_or(false);
+    let missing = stderr
+        .iter()
+        .any(|l| MISSING_FILE.iter().any(|m| l.contains(m)));
+    if sandboxed && missing {
+        text.push_str(
+            "\n  It ran in arbiter's sandbox, which shows an engine only the system's programs, \
+             its program's folder, its working folder and the files its settings name;\
+             \n  a program its wrapper script runs from elsewhere, a book or a network file is \
+             hidden. Name it in the engine's settings with readable=PATH\
+             \n  (or try sandbox=off to see whether the sandbox is the cause).",
+        );
+    }
+    text
+}
+
+fn explain_start_failure(e: &EngineError, cfg: &EngineConfig, game: &str) -> String {
+    let hint = match e {
+        EngineError::Exited { stderr, .. } => explain_exit(stderr, cfg, game),
         EngineError::Timeout { .. } => {
             " (raise handshake=<seconds> if it is only slow to load)".to_string()
         }

@@ -2,6 +2,8 @@
 //!
 //! Games come in pairs: the two games of a pair share an opening with colours reversed. Within a
 //! round every pairing plays one pair; each round uses the next opening (or a seeded random one).
+//! A run may give an opening to fewer or more games in a row (`games_per_opening`, cutechess-cli's
+//! `-repeat N`): the colours still alternate game by game.
 
 use super::runner::{permuted, Pairing, Schedule};
 
@@ -100,6 +102,9 @@ pub fn opening_of_round(round: u64, openings: u64, random: bool, seed: u64, star
 pub struct PairSchedule {
     pub engines: usize,
     pub format: Format,
+    /// A gauntlet's first engines, who meet the others; `seeds_meet`: and each other.
+    pub seeds: u64,
+    pub seeds_meet: bool,
     pub rounds: u64,
     /// A cap on the number of games (a match of an odd number of games ends mid-pair).
     pub limit: Option<u64>,
@@ -109,24 +114,53 @@ pub struct PairSchedule {
     /// The book's opening the first round plays (1-based).
     pub book_start: u64,
     pub colours: Colours,
+    /// Games in a row of one pairing that share an opening (2: each pair).
+    pub games_per_opening: u64,
+    /// The pairings played, when the format's are not all played (engines of one family never
+    /// meet): a list as long as the pairings, whatever the rounds.
+    pub only: Option<std::sync::Arc<[(usize, usize)]>>,
 }
 
 impl PairSchedule {
+    /// The schedule without the pairings `apart` says must not meet.
+    pub fn without(mut self, apart: impl Fn(usize, usize) -> bool) -> PairSchedule {
+        self.only = None;
+        let kept: Vec<(usize, usize)> = (0..self.pairings())
+            .map(|p| self.pairing_at(p))
+            .filter(|&(a, b)| !apart(a, b))
+            .collect();
+        self.only = Some(kept.into());
+        self
+    }
+
     /// Pairings per round.
     pub fn pairings(&self) -> u64 {
+        if let Some(only) = &self.only {
+            return only.len() as u64;
+        }
         let n = self.engines as u64;
+        let s = self.seeds.clamp(1, n.saturating_sub(1).max(1));
         match self.format {
             Format::RoundRobin => n.saturating_mul(n.saturating_sub(1)) / 2,
-            Format::Gauntlet => n.saturating_sub(1),
+            // The round robin's first s rows: each seed meets every engine after it.
+            Format::Gauntlet if self.seeds_meet => (s * n).saturating_sub(s * (s + 1) / 2),
+            Format::Gauntlet => s.saturating_mul(n.saturating_sub(s)),
         }
     }
 
     /// The `p`-th pairing of a round, as (first, second) engine indices.
     fn pairing_at(&self, p: u64) -> (usize, usize) {
+        if let Some(only) = &self.only {
+            return only[p as usize];
+        }
+        let n = self.engines as u64;
         match self.format {
-            Format::Gauntlet => (0, p as usize + 1),
-            Format::RoundRobin => {
-                let n = self.engines as u64;
+            Format::Gauntlet if !self.seeds_meet => {
+                let s = self.seeds.clamp(1, n.saturating_sub(1).max(1));
+                let others = n.saturating_sub(s).max(1);
+                ((p / others) as usize, (s + p % others) as usize)
+            }
+            Format::Gauntlet | Format::RoundRobin => {
                 let mut first = 0;
                 let mut p = p;
                 while p >= n - 1 - first {
@@ -158,8 +192,10 @@ impl Schedule for PairSchedule {
         let per_round = self.pairings().max(1);
         let (round, p) = (pair / per_round, pair % per_round);
         let (a, b) = self.pairing_at(p);
+        // The pairing's games so far, in its rounds' order, grouped by the opening they share.
+        let turn = (round.saturating_mul(2) + index % 2) / self.games_per_opening.max(1);
         let opening = opening_of_round(
-            round,
+            turn,
             self.openings as u64,
             self.random_order,
             self.seed,
@@ -187,6 +223,8 @@ mod tests {
         PairSchedule {
             engines,
             format,
+            seeds: 1,
+            seeds_meet: false,
             rounds,
             limit: None,
             openings: 3,
@@ -194,6 +232,8 @@ mod tests {
             random_order: true,
             book_start: 1,
             colours: Colours::Alternate,
+            games_per_opening: 2,
+            only: None,
         }
     }
 
@@ -222,6 +262,51 @@ mod tests {
             let p = s.pairing(i);
             p.white == 0 || p.black == 0
         }));
+    }
+
+    #[test]
+    fn a_gauntlets_seeds_meet_the_rest_and_each_other_only_when_asked() {
+        let pairings = |seeds, seeds_meet| {
+            let s = PairSchedule {
+                seeds,
+                seeds_meet,
+                ..schedule(5, Format::Gauntlet, 1)
+            };
+            let list: Vec<(usize, usize)> = (0..s.len())
+                .step_by(2)
+                .map(|i| (s.pairing(i).white, s.pairing(i).black))
+                .collect();
+            assert_eq!(list.len() as u64, s.pairings());
+            list
+        };
+        // cutechess-cli: seed after seed, each against every engine after the seeds.
+        assert_eq!(
+            pairings(2, false),
+            [(0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4)]
+        );
+        // fastchess: the seeds meet each other too.
+        assert_eq!(
+            pairings(2, true),
+            [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4)]
+        );
+        assert_eq!(pairings(1, false), pairings(1, true));
+        assert_eq!(pairings(1, false), [(0, 1), (0, 2), (0, 3), (0, 4)]);
+    }
+
+    #[test]
+    fn engines_kept_apart_never_meet() {
+        // The autotester's family example: three programs, and three versions of one.
+        let family = [0, 1, 2, 3, 3, 3];
+        let s = schedule(6, Format::RoundRobin, 2).without(|a, b| family[a] == family[b]);
+        assert_eq!(s.pairings(), 15 - 3);
+        assert_eq!(s.len(), 2 * 12 * 2);
+        let mut met = std::collections::BTreeSet::new();
+        for i in 0..s.len() {
+            let p = s.pairing(i);
+            assert_ne!(family[p.white], family[p.black], "game {i}");
+            met.insert((p.white.min(p.black), p.white.max(p.black)));
+        }
+        assert_eq!(met.len(), 12, "every other pairing is played");
     }
 
     #[test]
@@ -260,6 +345,28 @@ mod tests {
             let saved = serde_json::to_string(&c).unwrap();
             assert_eq!(saved, format!("\"{name}\""));
         }
+    }
+
+    #[test]
+    fn an_opening_serves_as_many_games_in_a_row_as_asked() {
+        let openings = |games_per_opening| {
+            let s = PairSchedule {
+                games_per_opening,
+                random_order: false,
+                openings: 100,
+                ..schedule(2, Format::RoundRobin, 4)
+            };
+            (0..8)
+                .map(|i| (s.pairing(i).opening, s.pairing(i).white))
+                .collect::<Vec<_>>()
+        };
+        let whites = [0, 1, 0, 1, 0, 1, 0, 1];
+        let with = |o: [usize; 8]| o.into_iter().zip(whites).collect::<Vec<_>>();
+        assert_eq!(openings(2), with([0, 0, 1, 1, 2, 2, 3, 3]));
+        assert_eq!(openings(1), with([0, 1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(openings(4), with([0, 0, 0, 0, 1, 1, 1, 1]));
+        assert_eq!(openings(3), with([0, 0, 0, 1, 1, 1, 2, 2]));
+        assert_eq!(openings(u64::MAX), with([0; 8]));
     }
 
     #[test]

@@ -108,6 +108,13 @@ pub struct RunSpec {
     pub game: String,
     pub engines: Vec<EngineConfig>,
     pub format: Format,
+    /// A gauntlet's seeds: its first engines, each of whom meets the engines after the seeds.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub seeds: u64,
+    /// Whether a gauntlet's seeds also meet each other (fastchess's `-seeds`; cutechess-cli's
+    /// seeds do not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seeds_meet: bool,
     /// Rounds: in each, every pairing plays one game pair.
     pub rounds: u64,
     /// Stop after this many games in all, even mid-round or mid-pair.
@@ -131,6 +138,13 @@ pub struct RunSpec {
     /// Who has White in each game of a pair.
     #[serde(default)]
     pub colours: Colours,
+    /// How many games in a row (of a pairing) play one opening: 2, a colour-reversed pair, by
+    /// default; 1 gives every game its own; cutechess-cli's `-repeat N`.
+    #[serde(
+        default = "default_games_per_opening",
+        skip_serializing_if = "is_default_games_per_opening"
+    )]
+    pub games_per_opening: u64,
     pub seed: u64,
     pub max_plies: usize,
     /// The game's rule options chosen for this run (`repetition=fairy-stockfish`).
@@ -155,6 +169,9 @@ pub struct RunSpec {
     /// added to it (as cutechess-cli and fastchess add to them).
     #[serde(default)]
     pub replace_copies: bool,
+    /// `pgnout` without the engines' comments (cutechess-cli's `min`, fastchess's `min=true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pgnout_min: bool,
     /// How long `pgnout` and `epdout` were when the run started: its games go after that, so a
     /// resumed run or a second merge rewrites its own games, never anything before them.
     #[serde(default)]
@@ -191,6 +208,22 @@ fn default_lease() -> u64 {
 
 fn default_book_start() -> u64 {
     1
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+fn default_games_per_opening() -> u64 {
+    2
+}
+
+fn is_default_games_per_opening(n: &u64) -> bool {
+    *n == default_games_per_opening()
 }
 
 fn default_viewer_games() -> usize {
@@ -256,6 +289,8 @@ impl RunSpec {
             game: "leiserchess".into(),
             engines,
             format: Format::RoundRobin,
+            seeds: 1,
+            seeds_meet: false,
             rounds: 4,
             games: None,
             concurrency: 1,
@@ -267,6 +302,7 @@ impl RunSpec {
             random_openings: false,
             book_start: default_book_start(),
             colours: Colours::default(),
+            games_per_opening: default_games_per_opening(),
             seed: 1,
             max_plies: 500,
             rules: Vec::new(),
@@ -281,6 +317,7 @@ impl RunSpec {
             pgnout: None,
             epdout: None,
             replace_copies: false,
+            pgnout_min: false,
             copy_base: None,
             event: None,
             site: None,
@@ -346,6 +383,28 @@ impl RunSpec {
         Ok(())
     }
 
+    fn check_seeds(&self) -> Result<(), SpecError> {
+        let seeded = self.seeds != 1 || self.seeds_meet;
+        if seeded && self.format != Format::Gauntlet {
+            return Err(SpecError::new(
+                "seeds",
+                "only a gauntlet has seeds (--format gauntlet)",
+            ));
+        }
+        let players = self.engines.len() as u64;
+        if self.seeds == 0 || (players >= 2 && self.seeds >= players) {
+            return Err(SpecError::new(
+                "seeds",
+                format!(
+                    "{}: from 1 to one fewer than the {players} engines, for a seed needs an \
+                     opponent",
+                    self.seeds
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_engines(&self) -> Result<(), SpecError> {
         match (self.kind, self.engines.len()) {
             (RunKind::Match, 2) => {}
@@ -364,6 +423,14 @@ impl RunSpec {
                 ))
             }
             _ => {}
+        }
+        self.check_seeds()?;
+        if self.engines.len() >= 2 && self.schedule(0).pairings() == 0 {
+            return Err(SpecError::new(
+                "family",
+                "every engine is of one family (family=), and engines of one family never meet: \
+                 no game is left to play",
+            ));
         }
         if self.sprt.is_some() && self.engines.len() != 2 {
             return Err(SpecError::new(
@@ -396,6 +463,7 @@ impl RunSpec {
         at_least_one("games", self.games.unwrap_or(1))?;
         at_least_one("max_plies", self.max_plies as u64)?;
         at_least_one("book_start", self.book_start)?;
+        at_least_one("games_per_opening", self.games_per_opening)?;
         at_least_one("lease", self.lease)?;
         if self.lease > MAX_LEASE {
             return Err(SpecError::new(
@@ -458,11 +526,14 @@ impl RunSpec {
         self.schedule(0).len()
     }
 
-    /// Who plays whom in which game, with which opening of a book of `openings`.
+    /// Who plays whom in which game, with which opening of a book of `openings`. Engines of one
+    /// family never meet.
     pub fn schedule(&self, openings: usize) -> PairSchedule {
-        PairSchedule {
+        let schedule = PairSchedule {
             engines: self.engines.len(),
             format: self.format,
+            seeds: self.seeds,
+            seeds_meet: self.seeds_meet,
             rounds: self.rounds,
             limit: self.games,
             openings,
@@ -470,7 +541,17 @@ impl RunSpec {
             random_order: self.random_openings,
             book_start: self.book_start,
             colours: self.colours,
+            games_per_opening: self.games_per_opening,
+            only: None,
+        };
+        if self.engines.iter().all(|e| e.family.is_none()) {
+            return schedule;
         }
+        let family = |i: usize| {
+            let e = &self.engines[i];
+            e.family.as_deref().unwrap_or(&e.name)
+        };
+        schedule.without(|a, b| family(a) == family(b))
     }
 
     /// Writes the spec into its run folder, for `--resume`.
@@ -499,6 +580,7 @@ impl RunSpec {
         "pgnout",
         "epdout",
         "replace_copies",
+        "pgnout_min",
         "copy_base",
         "concurrency",
         "affinity",
@@ -511,7 +593,15 @@ impl RunSpec {
         let blank = serde_json::to_value(RunSpec::new(self.kind, Vec::new()))
             .expect("a spec is plain data");
         for field in Self::PER_TASK {
-            this[*field] = blank[*field].clone();
+            match blank.get(*field) {
+                Some(default) => this[*field] = default.clone(),
+                // Left out of run.json at its default: left out of the identity too.
+                None => {
+                    if let Some(fields) = this.as_object_mut() {
+                        fields.remove(*field);
+                    }
+                }
+            }
         }
         serde_json::from_value(this).expect("a spec reads back what it wrote")
     }
@@ -702,6 +792,10 @@ mod tests {
         assert_eq!(refused(&|s| s.games = Some(0)).setting, "games");
         assert_eq!(refused(&|s| s.rounds = 0).setting, "rounds");
         assert_eq!(refused(&|s| s.book_start = 0).setting, "book_start");
+        assert_eq!(
+            refused(&|s| s.games_per_opening = 0).setting,
+            "games_per_opening"
+        );
         assert_eq!(refused(&|s| s.game = "go".into()).setting, "game");
         assert_eq!(refused(&|s| s.name = Some("../x".into())).setting, "name");
         let dup = refused(&|s| s.engines[1].name = "a".into());

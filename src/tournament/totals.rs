@@ -61,6 +61,20 @@ impl Totals {
         }
     }
 
+    /// The index of the player `name`, added as a new one if it has not played yet (games read
+    /// from a file meet their players as they come).
+    pub fn player(&mut self, name: &str) -> usize {
+        if let Some(i) = self.index(name) {
+            return i;
+        }
+        let i = self.names.len();
+        self.names.push(name.to_string());
+        self.results.players.push(name.to_string());
+        self.per_engine.push(Wdl::default());
+        self.positions.insert(name.to_string(), i);
+        i
+    }
+
     fn index(&self, name: &str) -> Option<usize> {
         self.positions.get(name).copied()
     }

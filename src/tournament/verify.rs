@@ -128,55 +128,78 @@ impl RunCheck {
         Ok(())
     }
 
-    /// Replays the moves: every one legal, and the result the rules give when they end the
-    /// game; a result the referee gave (a forfeit, a resignation) only while the game was on.
     fn replay(&self, record: &crate::referee::GameRecord) -> Result<(), String> {
-        let mut game = self
-            .entry
-            .new_game_with(record.start_fen.as_deref(), &self.rules)
-            .map_err(|e| format!("its start position: {e}"))?;
-        for (i, mv) in record.moves.iter().enumerate() {
-            if game.status().is_over() {
-                return Err(format!(
-                    "move {} ({}) is played after the game ended",
-                    i + 1,
-                    mv.text
-                ));
-            }
-            game.play(&mv.text)
-                .map_err(|e| format!("move {} ({}): {e}", i + 1, mv.text))?;
+        replay(self.entry, &self.rules, record).map(|_| ())
+    }
+}
+
+/// Who decided a game's result, as its replay shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// Its moves end the game, with the result it is scored.
+    ByRules,
+    /// Its moves leave the game on: the result was given outside the rules (adjudication, a
+    /// forfeit, a resignation), which a replay cannot check beyond the side it falls on.
+    Outside,
+}
+
+/// Replays a game's moves: every one legal, and the result the rules give when they end the
+/// game; a result the referee gave (a forfeit, a resignation) only while the game was on. A
+/// game without a recorded termination (a PGN of another tool) is held to its result alone.
+pub fn replay(
+    entry: &GameEntry,
+    rules: &[(String, String)],
+    record: &crate::referee::GameRecord,
+) -> Result<Decided, String> {
+    let mut game = entry
+        .new_game_with(record.start_fen.as_deref(), rules)
+        .map_err(|e| format!("its start position: {e}"))?;
+    for (i, mv) in record.moves.iter().enumerate() {
+        if game.status().is_over() {
+            return Err(format!(
+                "move {} ({}) is played after the game ended",
+                i + 1,
+                mv.text
+            ));
         }
-        let claimed = (record.outcome, record.termination);
-        let mover = game.turn();
-        match game.status() {
-            Status::Over(outcome, termination) if (outcome, termination) != claimed => {
+        game.play(&mv.text)
+            .map_err(|e| format!("move {} ({}): {e}", i + 1, mv.text))?;
+    }
+    let unrecorded = record.termination == Termination::Unrecorded;
+    let claimed = (record.outcome, record.termination);
+    let mover = game.turn();
+    match game.status() {
+        Status::Over(outcome, _) if unrecorded && outcome != record.outcome => Err(format!(
+            "scored {}, where its moves end it {outcome}",
+            record.outcome
+        )),
+        Status::Over(outcome, termination) if !unrecorded && (outcome, termination) != claimed => {
+            Err(format!(
+                "scored {} by {}, where its moves end it {} by {}",
+                record.outcome, record.termination, outcome, termination
+            ))
+        }
+        Status::Over(..) => Ok(Decided::ByRules),
+        Status::Ongoing if ends_by_rule(record.termination) => Err(format!(
+            "scored {} by {}, but its moves do not end the game",
+            record.outcome, record.termination
+        )),
+        Status::Ongoing if loses_on_move(record.termination) => {
+            if record.outcome == mover.other().wins() {
+                Ok(Decided::Outside)
+            } else {
                 Err(format!(
-                    "scored {} by {}, where its moves end it {} by {}",
-                    record.outcome, record.termination, outcome, termination
+                    "scored {} by {}, which loses the game for the side to move ({})",
+                    record.outcome,
+                    record.termination,
+                    match mover {
+                        Color::White => "white",
+                        Color::Black => "black",
+                    }
                 ))
             }
-            Status::Over(..) => Ok(()),
-            Status::Ongoing if ends_by_rule(record.termination) => Err(format!(
-                "scored {} by {}, but its moves do not end the game",
-                record.outcome, record.termination
-            )),
-            Status::Ongoing if loses_on_move(record.termination) => {
-                if record.outcome == mover.other().wins() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "scored {} by {}, which loses the game for the side to move ({})",
-                        record.outcome,
-                        record.termination,
-                        match mover {
-                            Color::White => "white",
-                            Color::Black => "black",
-                        }
-                    ))
-                }
-            }
-            Status::Ongoing => Ok(()),
         }
+        Status::Ongoing => Ok(Decided::Outside),
     }
 }
 

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use arbiter::game::{Game, Position, Status};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `../shared/rules/<name>`: the rule texts live beside the repository, as in CI.
@@ -37,7 +37,20 @@ pub fn recorded_moves(text: &str) -> Vec<String> {
 pub const COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Runs `cmd` to its end, with its output, failing the test if it outlives `COMMAND_DEADLINE`.
-pub fn output_within_deadline(mut cmd: Command) -> Output {
+pub fn output_within_deadline(cmd: Command) -> Output {
+    output_within(cmd, COMMAND_DEADLINE)
+}
+
+/// Runs `arbiter` for a long piece of work (thousands of games of debug-built engines, which a
+/// loaded machine slows several times over): a hang is still caught, after `deadline`.
+pub fn arbiter_long(args: &[&str], deadline: std::time::Duration) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(args);
+    output_within(cmd, deadline)
+}
+
+/// Runs `cmd` to its end, with its output, failing the test if it outlives `deadline`.
+fn output_within(mut cmd: Command, deadline: std::time::Duration) -> Output {
     use std::io::Read;
     use std::process::Stdio;
     let mut child = cmd
@@ -60,10 +73,10 @@ pub fn output_within_deadline(mut cmd: Command) -> Output {
         if let Some(status) = child.try_wait().expect("the command can be waited for") {
             break status;
         }
-        if started.elapsed() > COMMAND_DEADLINE {
+        if started.elapsed() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{cmd:?} ran over {COMMAND_DEADLINE:?} and was killed");
+            panic!("{cmd:?} ran over {deadline:?} and was killed");
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
@@ -165,11 +178,45 @@ pub fn script(dir: &std::path::Path, name: &str, text: &str, mode: u32) -> Strin
 }
 
 /// An empty folder of this test process's own, for one test: `<tmp>/arbiter-<kind>-<pid>-<name>`.
-pub fn scratch(kind: &str, name: &str) -> PathBuf {
+/// It is removed when the test passes (a test may leave hundreds of megabytes: an engine's
+/// flooded stderr, a long run's games); a failing test keeps it, to be looked at.
+pub fn scratch(kind: &str, name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("arbiter-{kind}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    // Canonical: engines see the folder through its real path, whatever links TMPDIR takes.
+    Scratch(dir.canonicalize().unwrap())
+}
+
+/// A test's folder, removed on drop unless the test is failing.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The opening book shipped for `game`.
