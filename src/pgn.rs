@@ -262,17 +262,15 @@ fn parse_tag(text: &str, line: usize) -> Result<(String, String), PgnError> {
 }
 
 /// A finished token of movetext: a result, or a move (its number, if glued on, dropped). A
-/// reader of results alone keeps only the result.
-fn take_token(t: &str, game: &mut PgnGame, moves: bool) {
+/// reader of results alone keeps only the result. Returns whether the token was a move, which
+/// makes a game of a file without tags a game whether its moves are kept or not.
+fn take_token(t: &str, game: &mut PgnGame, moves: bool) -> bool {
     if t.is_empty() {
-        return;
+        return false;
     }
     if matches!(t, "1-0" | "0-1" | "1/2-1/2" | "*") {
         game.result = Some(t.to_string());
-        return;
-    }
-    if !moves {
-        return;
+        return false;
     }
     // A move number, possibly glued to its move (`12.e2e4`, `12...e7e5`).
     let t = t
@@ -280,9 +278,11 @@ fn take_token(t: &str, game: &mut PgnGame, moves: bool) {
         .trim_start_matches('.');
     // Annotation glyphs (`e4!?`, `Nf3?!`) say what a reader thought of the move, not the move.
     let t = t.trim_end_matches(['!', '?']);
-    if !t.is_empty() && !t.starts_with('$') {
+    let is_move = !t.is_empty() && !t.starts_with('$');
+    if is_move && moves {
         game.moves.push(t.to_string());
     }
+    is_move
 }
 
 /// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
@@ -305,6 +305,8 @@ pub struct PgnReader<R> {
     done: bool,
     /// Whether the moves are kept; without them a game is its tags and result.
     moves: bool,
+    /// Whether the game in progress has a move, kept or not.
+    has_move: bool,
 }
 
 impl<R: std::io::BufRead> PgnReader<R> {
@@ -320,6 +322,7 @@ impl<R: std::io::BufRead> PgnReader<R> {
             variation_depth: 0,
             done: false,
             moves: true,
+            has_move: false,
         }
     }
 
@@ -335,6 +338,9 @@ impl<R: std::io::BufRead> PgnReader<R> {
         let line = line.trim();
         if self.comment_depth == 0 && line.starts_with('[') {
             let finished = self.in_moves.then(|| std::mem::take(&mut self.current));
+            if finished.is_some() {
+                self.has_move = false;
+            }
             self.in_moves = false;
             if self.current.tags.is_empty() {
                 self.current.line = line_no;
@@ -361,7 +367,7 @@ impl<R: std::io::BufRead> PgnReader<R> {
             let ends_token = matches!(b, b'{' | b';' | b'(' | b')') || b.is_ascii_whitespace();
             if ends_token {
                 if let Some(s) = start.take() {
-                    take_token(&line[s..i], &mut self.current, self.moves);
+                    self.has_move |= take_token(&line[s..i], &mut self.current, self.moves);
                 }
             }
             match b {
@@ -378,7 +384,7 @@ impl<R: std::io::BufRead> PgnReader<R> {
             }
         }
         if let Some(s) = start {
-            take_token(&line[s..], &mut self.current, self.moves);
+            self.has_move |= take_token(&line[s..], &mut self.current, self.moves);
         }
         Ok(None)
     }
@@ -393,7 +399,7 @@ impl<R: std::io::BufRead> PgnReader<R> {
             }));
         }
         let last = std::mem::take(&mut self.current);
-        (!last.tags.is_empty() || !last.moves.is_empty()).then_some(Ok(last))
+        (!last.tags.is_empty() || self.has_move).then_some(Ok(last))
     }
 }
 
@@ -591,6 +597,23 @@ mod tests {
         let games = read_games(&text).unwrap();
         assert_eq!(games.len(), 1);
         assert_eq!(games[0].outcome(), Some(Outcome::Draw));
+    }
+
+    #[test]
+    fn a_game_without_tags_is_a_game_whether_its_moves_are_kept_or_not() {
+        for text in [
+            "1. a1a2 b7b6",
+            "[Event \"e\"]\n\n1-0\n\n1. a1a2 *",
+            "e4 {c}\n",
+        ] {
+            let full = read_games(text).unwrap();
+            let results: Vec<_> = PgnReader::new(text.as_bytes())
+                .results_only()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(results.len(), full.len(), "{text}");
+            assert!(!full.is_empty());
+        }
     }
 
     #[test]
