@@ -203,6 +203,16 @@ fn scheduling(task: &Path) -> (String, String) {
 /// `-use-affinity` line); returns how its game worker thread and its two engines were
 /// scheduled while they played.
 fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String, String)>) {
+    pinned_match_in(name, affinity, None)
+}
+
+/// As `pinned_match`, with arbiter's temporary folder (where runs lock the CPUs they pin to)
+/// set to `tmp`.
+fn pinned_match_in(
+    name: &str,
+    affinity: &[&str],
+    tmp: Option<&Path>,
+) -> ((String, String), Vec<(String, String)>) {
     let dir = engines_dir(name);
     let state = dir.join("state");
     std::fs::create_dir_all(&state).unwrap();
@@ -233,7 +243,11 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
         ]);
     }
     args.extend(["--out".into(), dir.join("run").display().to_string()]);
-    let arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+    let mut arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    if let Some(tmp) = tmp {
+        arbiter.env("TMPDIR", tmp);
+    }
+    let arbiter = arbiter
         .args(&args)
         .current_dir(&dir)
         .stdout(Stdio::null())
@@ -354,6 +368,100 @@ fn affinity_with_a_list_pins_the_game_to_the_cpus_listed() {
         assert!(stderr(&out).contains(says), "{}", stderr(&out));
         assert!(!dir.join("reports").exists(), "nothing written");
     }
+}
+
+/// The CPUs this test may use, in order.
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => cpus.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => cpus.push(part.parse().unwrap()),
+        }
+    }
+    cpus
+}
+
+/// Holds the lock a run takes on `cpu` under `--affinity auto`, as another run would.
+fn hold_cpu(tmp: &Path, cpu: usize) -> std::fs::File {
+    let dir = tmp.join("arbiter-cpus");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::File::create(dir.join(format!("cpu{cpu}"))).unwrap();
+    file.try_lock().unwrap();
+    file
+}
+
+/// Whether a short match of as many games as this test has CPUs (at least 2), run with `extra`
+/// flags in `tmp`, says it pinned its games.
+fn says_it_pinned(tmp: &Path, extra: &[&str]) -> bool {
+    let dir = engines_dir("auto-pinned-line");
+    let engine = format!("cmd={}", bundled_engine());
+    let games = (allowed_cpus().len().max(2).div_ceil(2) * 2).to_string();
+    let mut args = vec![
+        "match",
+        "--games",
+        &games,
+        "--max-plies",
+        "4",
+        "--each",
+        "depth=1",
+    ];
+    args.extend(["--engine", &engine, "name=a", "--engine", &engine, "name=b"]);
+    args.extend(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    said.lines().any(|l| l.starts_with("pinned: "))
+}
+
+/// By default a game is pinned with its engines to a CPU when that takes nothing from anyone:
+/// a CPU another run holds is passed over, one CPU is always left over, and an engine that
+/// searches with several threads, or `--affinity off`, leaves the game to the scheduler.
+#[test]
+fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
+    let tmp = engines_dir("auto-affinity-tmp");
+    let cpus = allowed_cpus();
+    assert!(!cpus.is_empty());
+    if cpus.len() < 2 {
+        // No CPU to spare: never pinned.
+        assert!(!says_it_pinned(&tmp, &[]));
+        return;
+    }
+    let last = *cpus.last().unwrap();
+    let next = cpus[cpus.len() - 2];
+    {
+        let _other_run = hold_cpu(&tmp, last);
+        let (referee, engines) = pinned_match_in("auto-affinity", &[], Some(&tmp));
+        assert_eq!(referee, ("3".to_string(), next.to_string()), "the referee");
+        for engine in &engines {
+            assert_eq!(engine, &("0".to_string(), next.to_string()));
+        }
+    }
+    assert!(says_it_pinned(&tmp, &[]), "a free CPU is taken and said");
+    assert!(!says_it_pinned(&tmp, &["--affinity", "off"]));
+    assert!(!says_it_pinned(&tmp, &["--each", "threads=2"]));
+    let concurrency = cpus.len().to_string();
+    assert!(
+        !says_it_pinned(&tmp, &["--concurrency", &concurrency]),
+        "no CPU left over"
+    );
+    let _held: Vec<_> = cpus.iter().map(|&c| hold_cpu(&tmp, c)).collect();
+    assert!(
+        !says_it_pinned(&tmp, &[]),
+        "every CPU is held by other runs"
+    );
 }
 
 /// Cause guarded: without a control group (a user who may make none, `sandbox=off`), an engine

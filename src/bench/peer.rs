@@ -332,6 +332,14 @@ fn turnaround(stdout: &Path) -> Option<String> {
     Some(line.split_once("moves): ")?.1.to_string())
 }
 
+/// The line arbiter printed when `--affinity auto` pinned its games.
+fn pinned_line(stdout: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(stdout).ok()?;
+    text.lines()
+        .find(|l| l.starts_with("pinned: "))
+        .map(String::from)
+}
+
 /// The program `stockfish` on PATH, or Debian's.
 pub fn default_stockfish() -> PathBuf {
     std::env::var_os("PATH")
@@ -380,6 +388,9 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         let dir = |who: &str| root.join(format!("{who}-{run}"));
         eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
         let ours = measure(&me, &args, &dir("arbiter"), true)?;
+        if let Some(pinned) = pinned_line(&dir("arbiter").join("stdout.txt")) {
+            say!("arbiter {pinned}");
+        }
         eprintln!("playing them again under {} ...", peer.name);
         let theirs = measure(&peer.program, &peer_args, &dir("peer"), false)?;
         eprintln!("and relayed by the least a referee can do ...");

@@ -68,6 +68,9 @@ impl KeyError {
     }
 }
 
+/// Keys whose flag, when absent, is neither on nor off: `false` is written as `--key=off`.
+const OFF_WORD_KEYS: &[&str] = &["affinity"];
+
 /// The command-line words of the file's keys: `true` is the flag alone, `false` no flag, a list
 /// its items joined by commas (`affinity = [0, 1]`).
 fn key_words(flags: &BTreeMap<String, toml::Value>, base: &Path) -> Result<Vec<String>, KeyError> {
@@ -88,6 +91,11 @@ fn key_words(flags: &BTreeMap<String, toml::Value>, base: &Path) -> Result<Vec<S
         let text = match value {
             toml::Value::Boolean(true) => {
                 words.push(flag);
+                continue;
+            }
+            // Off where the flag's absence means `auto`.
+            toml::Value::Boolean(false) if OFF_WORD_KEYS.contains(&key.as_str()) => {
+                words.push(format!("{flag}=off"));
                 continue;
             }
             toml::Value::Boolean(false) => continue,
@@ -690,7 +698,13 @@ mod tests {
         assert!(spec.affinity.is_on() && spec.random_openings);
         assert_eq!(spec.format, Format::Gauntlet);
         let off = format!("affinity = false\n{engines}");
-        assert!(!toml_of(&off).unwrap().affinity.is_on());
+        assert_eq!(
+            toml_of(&off).unwrap().affinity,
+            crate::tournament::Affinity::Pinned(false)
+        );
+        assert!(toml_of(engines).unwrap().affinity.is_auto());
+        let auto = format!("affinity = \"auto\"\n{engines}");
+        assert!(toml_of(&auto).unwrap().affinity.is_auto());
         let listed = format!("affinity = [0]\n{engines}");
         assert_eq!(
             toml_of(&listed).unwrap().affinity,

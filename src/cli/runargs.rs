@@ -45,10 +45,13 @@ pub struct RunArgs {
     pub concurrency: usize,
     /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
     /// started by it inherit the CPU). There the referee, a SCHED_BATCH thread, lets the
-    /// engine finish its reply and reads it at once instead of waking for every `info` line:
-    /// about half its cost per move with fast engines. The games take the CPUs arbiter may run
-    /// on in turn, or those listed (`--affinity 2,3` or `4-7`, as taskset and fastchess's
-    /// -use-affinity write them). Leave it off for engines that search with several threads.
+    /// engine finish its reply and reads it at once instead of waking for every `info` line
+    /// on another CPU: a third to a quarter of its cost per move with fast engines. The games
+    /// take the CPUs arbiter may run on in turn, or those listed (`--affinity 2,3` or `4-7`,
+    /// as taskset and fastchess's -use-affinity write them). By default (`auto`) the games
+    /// are pinned only when each gets a CPU no other arbiter run holds, one CPU is left over,
+    /// and no engine searches with several threads (`option.Threads`, `threads=`); a line says
+    /// so. `--affinity off` never pins.
     #[arg(long, value_name = "CPUS", num_args = 0..=1)]
     pub affinity: Option<Option<String>>,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
@@ -409,7 +412,7 @@ impl RunArgs {
         spec.game = self.game.clone();
         spec.concurrency = self.concurrency;
         spec.affinity = match &self.affinity {
-            None => Affinity::Pinned(false),
+            None => Affinity::default(),
             Some(None) => Affinity::Pinned(true),
             Some(Some(list)) => {
                 Affinity::parse(list).map_err(|why| SpecError::new("affinity", why))?

@@ -95,6 +95,9 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
             "{}",
             crate::engine::sandbox::describe(&opened.run.spec.engines)
         );
+        if let Some(cpus) = opened.auto_pinned() {
+            say!("{}", describe_auto_pinning(cpus));
+        }
     }
     for note in opened.notes() {
         eprintln!("{note}");
@@ -180,4 +183,18 @@ fn plan<'a>(opened: &'a OpenRun, kind: &'a str) -> Plan<'a> {
         out_dir: &run.dir,
         sprt: spec.sprt,
     }
+}
+
+/// The line that says `--affinity auto` pinned the games, and how not to.
+fn describe_auto_pinning(cpus: &[usize]) -> String {
+    let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    let (games, cpu) = match cpus.len() {
+        1 => ("the game", "CPU"),
+        _ => ("each game", "CPUs"),
+    };
+    format!(
+        "pinned: {games} and its engines on a CPU no other run holds ({cpu} {}); \
+         --affinity off leaves them to the scheduler",
+        list.join(", ")
+    )
 }

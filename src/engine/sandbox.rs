@@ -334,19 +334,25 @@ pub fn limits(config: &EngineConfig) -> Limits {
         (libc::sysconf(libc::_SC_PHYS_PAGES) as u64)
             .saturating_mul(libc::sysconf(libc::_SC_PAGESIZE) as u64)
     };
-    let asked_threads = config
-        .options
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Threads"))
-        .and_then(|(_, v)| v.trim().parse::<u32>().ok());
     Limits {
         memory: config
             .sandbox
             .memory
             .unwrap_or((ram / cores.max(1)).max(256 << 20)),
         processes: config.sandbox.processes.unwrap_or(512),
-        cpus: config.sandbox.threads.or(asked_threads).unwrap_or(1).max(1),
+        cpus: cpus_asked(config),
     }
+}
+
+/// The CPUs' worth of time an engine searches with: `threads=`, else its `Threads` option,
+/// else one.
+pub fn cpus_asked(config: &EngineConfig) -> u32 {
+    let option = config
+        .options
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Threads"))
+        .and_then(|(_, v)| v.trim().parse::<u32>().ok());
+    config.sandbox.threads.or(option).unwrap_or(1).max(1)
 }
 
 /// How to start one sandboxed engine: bwrap's arguments up to the engine's program.

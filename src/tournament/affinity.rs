@@ -4,26 +4,42 @@ use crate::engine::procfs::{children, threads};
 use serde::{Deserialize, Serialize};
 
 /// Whether each concurrent game (its referee thread and both engines) is pinned to a CPU, and
-/// to which: the games take the CPUs in turn. Written to run.json as `false`, `true` (the CPUs
-/// arbiter may run on) or a list of CPU numbers, so runs saved before lists existed read back.
+/// to which: the games take the CPUs in turn. Written to run.json as `"auto"`, `false`, `true`
+/// (the CPUs arbiter may run on) or a list of CPU numbers, so runs saved before lists existed
+/// read back.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Affinity {
     Pinned(bool),
     /// These CPUs, as fastchess's `-use-affinity 3,5,7-11` gives them.
     Cpus(Vec<usize>),
+    /// Pinned where it costs nothing (see `claim_free_cpus`), else not.
+    Auto(AutoWord),
+}
+
+/// The word `auto` in run.json.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AutoWord {
+    Auto,
 }
 
 impl Default for Affinity {
     fn default() -> Affinity {
-        Affinity::Pinned(false)
+        Affinity::Auto(AutoWord::Auto)
     }
 }
 
 impl Affinity {
     /// A list of CPUs as `taskset -c` and fastchess write it: `3,5,7-11`.
+    /// `off` and `auto` are the words of the other two choices.
     pub fn parse(list: &str) -> Result<Affinity, String> {
-        let bad = || format!("'{list}': a list of CPU numbers such as 0,2,4-7");
+        match list.trim() {
+            "off" | "false" => return Ok(Affinity::Pinned(false)),
+            "auto" => return Ok(Affinity::default()),
+            _ => {}
+        }
+        let bad = || format!("'{list}': off, auto, or a list of CPU numbers such as 0,2,4-7");
         let mut cpus = Vec::new();
         for part in list.split(',').map(str::trim) {
             let number = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
@@ -43,14 +59,19 @@ impl Affinity {
         Ok(Affinity::Cpus(cpus))
     }
 
+    /// Whether the games are pinned whatever the machine: `auto` decides when the run starts.
     pub fn is_on(&self) -> bool {
-        !matches!(self, Affinity::Pinned(false))
+        matches!(self, Affinity::Pinned(true) | Affinity::Cpus(_))
+    }
+
+    pub fn is_auto(&self) -> bool {
+        matches!(self, Affinity::Auto(_))
     }
 
     /// The CPUs the games take in turn; none when nothing is pinned.
     pub fn cpus(&self) -> Vec<usize> {
         match self {
-            Affinity::Pinned(false) => Vec::new(),
+            Affinity::Pinned(false) | Affinity::Auto(_) => Vec::new(),
             Affinity::Pinned(true) => allowed_cpus(),
             Affinity::Cpus(list) => list.clone(),
         }
@@ -79,6 +100,82 @@ impl Affinity {
             None => Ok(()),
         }
     }
+}
+
+/// CPUs a run's games hold under `--affinity auto`, each by a lock every arbiter process on the
+/// machine sees: runs started side by side take different CPUs, and one that finds too few
+/// free plays unpinned. The locks end with the process.
+#[derive(Debug)]
+pub struct ClaimedCpus {
+    pub cpus: Vec<usize>,
+    _locks: Vec<std::fs::File>,
+}
+
+/// Under `auto` a run is pinned only where that takes nothing from anyone: each of its `games`
+/// gets a CPU no other arbiter run holds, at least one CPU it may use is left to everything
+/// else, and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken from the
+/// last, as CPU 0 usually serves the most interrupts.
+pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> {
+    let allowed = allowed_cpus();
+    if !one_cpu_each || games == 0 || games >= allowed.len() {
+        return None;
+    }
+    let dir = cpu_lock_dir()?;
+    let mut claimed = ClaimedCpus {
+        cpus: Vec::new(),
+        _locks: Vec::new(),
+    };
+    for &cpu in allowed.iter().rev() {
+        if claimed.cpus.len() == games {
+            break;
+        }
+        if let Some(lock) = lock_cpu(&dir, cpu) {
+            claimed.cpus.push(cpu);
+            claimed._locks.push(lock);
+        }
+    }
+    (claimed.cpus.len() == games).then_some(claimed)
+}
+
+/// The locks of the CPUs a run pinned by `--affinity` plays on (the first `games` of them),
+/// those no other run holds: an `auto` run started beside it then keeps off them.
+pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
+    let Some(dir) = cpu_lock_dir() else {
+        return Vec::new();
+    };
+    let mut cpus = affinity.cpus();
+    cpus.truncate(games);
+    cpus.into_iter()
+        .filter_map(|cpu| lock_cpu(&dir, cpu))
+        .collect()
+}
+
+/// The folder of the CPU locks, shared by every user of the machine (sticky, as /tmp is).
+fn cpu_lock_dir() -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join("arbiter-cpus");
+    if std::fs::create_dir(&dir).is_ok() {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777));
+    }
+    dir.is_dir().then_some(dir)
+}
+
+/// The lock of one CPU, if no other process holds it. Another user's lock file is opened to
+/// read, which is all `flock` needs.
+fn lock_cpu(dir: &std::path::Path, cpu: usize) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!("cpu{cpu}"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .open(&path)
+        .or_else(|_| std::fs::File::open(&path))
+        .ok()?;
+    file.try_lock().ok()?;
+    Some(file)
 }
 
 /// The CPUs this process may run on, in order.

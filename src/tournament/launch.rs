@@ -313,11 +313,28 @@ impl Run {
         };
         let folder = RunFolder::open(&self.spec, &self.dir, self.resume)?;
         made.keep();
+        let games = self.spec.concurrency.min(total.max(1) as usize);
+        let pinned = match (&checked, self.spec.affinity.is_auto()) {
+            (Some(_), true) => super::claim_free_cpus(
+                games,
+                self.spec
+                    .engines
+                    .iter()
+                    .all(|e| crate::engine::sandbox::cpus_asked(e) == 1),
+            ),
+            _ => None,
+        };
+        let held = match checked {
+            Some(_) => super::hold_listed(&self.spec.affinity, games),
+            None => Vec::new(),
+        };
         Ok(OpenRun {
             run: self,
             folder,
             checked,
             runtime,
+            pinned,
+            _held: held,
         })
     }
 }
@@ -328,6 +345,10 @@ pub struct OpenRun {
     folder: RunFolder,
     checked: Option<Checked>,
     runtime: tokio::runtime::Runtime,
+    /// The CPUs `--affinity auto` took for the games, held while they play.
+    pinned: Option<super::ClaimedCpus>,
+    /// The locks of the CPUs `--affinity` gave the games, for `auto` runs to keep off them.
+    _held: Vec<std::fs::File>,
 }
 
 impl OpenRun {
@@ -339,6 +360,11 @@ impl OpenRun {
     /// What opening the folder found and mended (a torn journal, a requeued task).
     pub fn notes(&self) -> &[String] {
         &self.folder.notes
+    }
+
+    /// The CPUs the games were given by `--affinity auto`, if it pinned them.
+    pub fn auto_pinned(&self) -> Option<&[usize]> {
+        self.pinned.as_ref().map(|p| p.cpus.as_slice())
     }
 
     /// Whether engines were started (a finished run starts none).
@@ -355,10 +381,18 @@ impl OpenRun {
             folder,
             checked,
             runtime,
+            pinned,
+            _held,
         } = self;
-        let mut opts = RunOptions::of(this.spec.clone(), this.entry, this.openings, folder);
+        let mut spec = this.spec.clone();
+        if let Some(claimed) = &pinned {
+            spec.affinity = super::Affinity::Cpus(claimed.cpus.clone());
+        }
+        let mut opts = RunOptions::of(spec, this.entry, this.openings, folder);
         opts.checked = checked;
-        let outcome = runtime.block_on(run(opts, on_game))?;
+        let outcome = runtime.block_on(run(opts, on_game));
+        drop((pinned, _held));
+        let outcome = outcome?;
         // A finished run resumed has its copies in place already (and other runs may have
         // added to the files since).
         if this.spec.shard.is_none() && !this.finished {

@@ -1,7 +1,10 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
-pub use affinity::{allowed_cpus, bring_tree_here, pin_current_thread, Affinity};
+pub use affinity::{
+    allowed_cpus, bring_tree_here, claim_free_cpus, hold_listed, pin_current_thread, Affinity,
+    AutoWord, ClaimedCpus,
+};
 pub mod bookgen;
 pub mod claims;
 pub mod contents;
