@@ -401,6 +401,11 @@ fn hold_cpu(tmp: &Path, cpu: usize) -> std::fs::File {
 /// Whether a short match of as many games as this test has CPUs (at least 2), run with `extra`
 /// flags in `tmp`, says it pinned its games.
 fn says_it_pinned(tmp: &Path, extra: &[&str]) -> bool {
+    pinned_line(tmp, extra).is_some()
+}
+
+/// The line a short match (as `says_it_pinned` plays) printed when it pinned its games.
+fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
     let dir = engines_dir("auto-pinned-line");
     let engine = format!("cmd={}", bundled_engine());
     let games = (allowed_cpus().len().max(2).div_ceil(2) * 2).to_string();
@@ -423,7 +428,9 @@ fn says_it_pinned(tmp: &Path, extra: &[&str]) -> bool {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout).to_string();
-    said.lines().any(|l| l.starts_with("pinned: "))
+    said.lines()
+        .find(|l| l.starts_with("pinned: "))
+        .map(String::from)
 }
 
 /// By default a game is pinned with its engines to a CPU when that takes nothing from anyone:
@@ -462,6 +469,61 @@ fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
         !says_it_pinned(&tmp, &[]),
         "every CPU is held by other runs"
     );
+}
+
+/// A run pinned by `--affinity` holds its CPU while it plays: a run started beside it by default
+/// takes another.
+#[test]
+fn a_run_pinned_by_hand_keeps_auto_runs_off_its_cpu() {
+    let cpus = allowed_cpus();
+    let tmp = engines_dir("held-by-hand-tmp");
+    let dir = engines_dir("held-by-hand");
+    let last = *cpus.last().unwrap();
+    let engine = format!("cmd={}", bundled_engine());
+    let pinned = format!("--affinity={last}");
+    let mut by_hand = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--games",
+            "2",
+            "--max-plies",
+            "40",
+            "--quiet",
+            &pinned,
+        ])
+        .args([
+            "--each", "st=0.2", "--engine", &engine, "name=a", "--engine", &engine,
+        ])
+        .args(["name=b"])
+        .current_dir(&dir)
+        .env("TMPDIR", &*tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = tmp.join("arbiter-cpus").join(format!("cpu{last}"));
+    let started = Instant::now();
+    let held = loop {
+        let held = std::fs::File::open(&lock).is_ok_and(|f| f.try_lock().is_err());
+        if held || started.elapsed() > Duration::from_secs(30) {
+            break held;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let beside = pinned_line(&tmp, &[]);
+    let still_playing = by_hand.try_wait().unwrap().is_none();
+    let out = by_hand.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(held, "the run pinned by hand holds the lock of CPU {last}");
+    assert!(still_playing, "the run beside it ran while it played");
+    match beside {
+        // With one CPU none is spare.
+        None => assert_eq!(cpus.len(), 1, "the run beside it takes a free CPU"),
+        Some(line) => assert!(
+            !line.contains(&format!("CPU {last})")),
+            "the run beside it keeps off CPU {last}: {line}"
+        ),
+    }
 }
 
 /// Cause guarded: without a control group (a user who may make none, `sandbox=off`), an engine
