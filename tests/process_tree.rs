@@ -418,7 +418,9 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
         "--each",
         "depth=1",
     ];
-    args.extend(["--engine", &engine, "name=a", "--engine", &engine, "name=b"]);
+    if !extra.contains(&"--engine") {
+        args.extend(["--engine", &engine, "name=a", "--engine", &engine, "name=b"]);
+    }
     args.extend(extra);
     let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
@@ -459,6 +461,21 @@ fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     assert!(says_it_pinned(&tmp, &[]), "a free CPU is taken and said");
     assert!(!says_it_pinned(&tmp, &["--affinity", "off"]));
     assert!(!says_it_pinned(&tmp, &["--each", "threads=2"]));
+    // An engine that searches with two threads unless told otherwise (as Lc0 offers it).
+    let two_threads = common::script(
+        &tmp,
+        "two-threads.sh",
+        &format!(
+            "#!/bin/sh\n{} | sed -u 's/^uciok$/option name Threads type spin default 2 min 1 max 8\\nuciok/'\n",
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let engine = format!("cmd={two_threads}");
+    let offers_two = ["--engine", &engine, "name=a", "--engine", &engine, "name=b"];
+    assert!(!says_it_pinned(&tmp, &offers_two));
+    let told_one = [&offers_two[..], &["--each", "option.Threads=1"]].concat();
+    assert!(says_it_pinned(&tmp, &told_one), "told to search with one");
     let concurrency = cpus.len().to_string();
     assert!(
         !says_it_pinned(&tmp, &["--concurrency", &concurrency]),

@@ -17,6 +17,8 @@ pub enum OptionKind {
 pub struct OfferedOption {
     pub name: String,
     pub kind: OptionKind,
+    /// The first word of its default value, when it gave one.
+    pub default: Option<String>,
 }
 
 impl OfferedOption {
@@ -50,7 +52,16 @@ impl OfferedOption {
             Some("button") => OptionKind::Button,
             _ => OptionKind::Text,
         };
-        OfferedOption { name, kind }
+        let default = fields
+            .iter()
+            .position(|w| *w == "default")
+            .and_then(|i| fields.get(i + 1))
+            .map(|v| v.to_string());
+        OfferedOption {
+            name,
+            kind,
+            default,
+        }
     }
 
     /// The value of a CECP `feature option="NAME -TYPE ..."`: `-spin DEFAULT MIN MAX`,
@@ -58,10 +69,12 @@ impl OfferedOption {
     pub fn from_cecp(text: &str) -> Option<OfferedOption> {
         let (name, rest) = text.split_once(" -")?;
         let mut words = rest.split_whitespace();
+        let mut default = None;
         let kind = match words.next()? {
             "check" => OptionKind::Check,
             "spin" | "slider" => {
                 let numbers: Vec<i64> = words.filter_map(|w| w.parse().ok()).collect();
+                default = numbers.first().map(i64::to_string);
                 OptionKind::Spin {
                     min: numbers.get(1).copied(),
                     max: numbers.get(2).copied(),
@@ -81,6 +94,7 @@ impl OfferedOption {
         Some(OfferedOption {
             name: name.trim().to_string(),
             kind,
+            default,
         })
     }
 
@@ -175,6 +189,10 @@ mod tests {
         // The MIT player says `value` before its default.
         let mit = uci("option name hash type spin value 16 default 16 min 1 max 4096");
         assert_eq!(mit.name, "hash");
+        assert_eq!(mit.default.as_deref(), Some("16"));
+        let lc0 = uci("option name Threads type spin default 2 min 0 max 128");
+        assert_eq!(lc0.default.as_deref(), Some("2"));
+        assert_eq!(uci("option name Clear Hash type button").default, None);
         assert!(mit.refuses("5000").is_some());
         let cecp = OfferedOption::from_cecp("Style -combo random /// greedy /// *search").unwrap();
         assert_eq!(
@@ -184,6 +202,7 @@ mod tests {
             }
         );
         let spin = OfferedOption::from_cecp("Seed -spin 0 0 100").unwrap();
+        assert_eq!(spin.default.as_deref(), Some("0"));
         assert!(spin.refuses("101").is_some() && spin.refuses("7").is_none());
     }
 

@@ -519,7 +519,8 @@ mod tests {
                 name: "UCI_Variant".into(),
                 kind: OptionKind::Combo {
                     vars: vec!["chess".into(), "leaperhouse".into()]
-                }
+                },
+                default: Some("chess".into()),
             })
         );
         let EngineLine::Info(i) =

@@ -347,11 +347,19 @@ pub fn limits(config: &EngineConfig) -> Limits {
 /// The CPUs' worth of time an engine searches with: `threads=`, else its `Threads` option,
 /// else one.
 pub fn cpus_asked(config: &EngineConfig) -> u32 {
+    cpus_searched(config, None)
+}
+
+/// As `cpus_asked`, with the `Threads` default the engine itself offered (`default`) where
+/// the user set none: an engine that searches with two threads unless told otherwise.
+pub fn cpus_searched(config: &EngineConfig, default: Option<&str>) -> u32 {
     let option = config
         .options
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("Threads"))
-        .and_then(|(_, v)| v.trim().parse::<u32>().ok());
+        .map(|(_, v)| v.as_str())
+        .or(default)
+        .and_then(|v| v.trim().parse::<u32>().ok());
     config.sandbox.threads.or(option).unwrap_or(1).max(1)
 }
 

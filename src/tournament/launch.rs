@@ -315,12 +315,9 @@ impl Run {
         made.keep();
         let games = self.spec.concurrency.min(total.max(1) as usize);
         let pinned = match (&checked, self.spec.affinity.is_auto()) {
-            (Some(_), true) => super::claim_free_cpus(
+            (Some(checked), true) => super::claim_free_cpus(
                 games,
-                self.spec
-                    .engines
-                    .iter()
-                    .all(|e| crate::engine::sandbox::cpus_asked(e) == 1),
+                checked.each_searches_with_one_cpu(&self.spec.engines),
             ),
             _ => None,
         };

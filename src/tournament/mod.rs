@@ -176,6 +176,21 @@ impl Checked {
         (runtime, std::mem::take(&mut self.engines))
     }
 
+    /// Whether each engine of `configs` searches with one CPU, by its settings and, where they
+    /// set no `Threads`, by the default the started engine offered.
+    pub fn each_searches_with_one_cpu(&self, configs: &[EngineConfig]) -> bool {
+        configs.iter().enumerate().all(|(i, config)| {
+            let offered_default = self
+                .engines
+                .iter()
+                .filter(|(at, _)| *at == i)
+                .flat_map(|(_, engine)| engine.offered())
+                .find(|o| o.name.eq_ignore_ascii_case("Threads"))
+                .and_then(|o| o.default.as_deref());
+            crate::engine::sandbox::cpus_searched(config, offered_default) == 1
+        })
+    }
+
     /// Ends the engines politely, on their own runtime (not from inside another).
     pub fn quit(self) {
         let (runtime, engines) = self.take();
