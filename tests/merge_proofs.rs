@@ -134,16 +134,21 @@ fn merge_refuses_other_runs_folders_and_changes_nothing() {
 /// Edits the first line and seals it again with the run's key, as only arbiter could: what
 /// the checks of a game's players, opening and moves must refuse even then.
 fn forge(path: &Path, edit: impl Fn(&str) -> String) {
+    forge_at(path, 0, edit)
+}
+
+/// Edits line `at` (from 0) as the run's own key would seal it.
+fn forge_at(path: &Path, at: usize, edit: impl Fn(&str) -> String) {
     use arbiter::tournament::proof::{unsealed, Key};
     let mut all = lines(path);
-    let forged = edit(&unsealed(&all[0]));
-    assert_ne!(forged, unsealed(&all[0]), "the forgery changed nothing");
+    let forged = edit(&unsealed(&all[at]));
+    assert_ne!(forged, unsealed(&all[at]), "the forgery changed nothing");
     let key = Key::load(path.parent().unwrap())
         .unwrap()
         .expect("the run's key");
     let mut line = forged.into_bytes();
     key.seal(&mut line);
-    all[0] = String::from_utf8(line).unwrap();
+    all[at] = String::from_utf8(line).unwrap();
     std::fs::write(path, all.join("\n") + "\n").unwrap();
 }
 
@@ -152,6 +157,88 @@ fn forge_unsealed(path: &Path, edit: impl Fn(&str) -> String) {
     let mut all = lines(path);
     all[0] = edit(&all[0]);
     std::fs::write(path, all.join("\n") + "\n").unwrap();
+}
+
+/// A journal line whose first engine move is `a1a1`, scored 1-0 by a zapped king.
+fn illegal_move_scored_as_a_zapped_king(l: &str) -> String {
+    // The first engine move's text: the token before the first time (`@`).
+    let moves = l.find("\"moves\":\"").unwrap() + 9;
+    let end = moves + l[moves..].find('@').unwrap();
+    let at = l[..end].rfind([' ', '"']).unwrap() + 1;
+    let l = format!("{}a1a1{}", &l[..at], &l[end..]);
+    let l = l.replacen("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"", 1);
+    let l = l.replacen("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"", 1);
+    let t = l.find("\"termination\":\"").unwrap() + 15;
+    let e = t + l[t..].find('"').unwrap();
+    format!("{}king zapped{}", &l[..t], &l[e..])
+}
+
+/// A journal line whose black player is one the run does not have.
+fn black_a_stranger(l: &str) -> String {
+    let at = l.find("\"black\":\"").unwrap() + 9;
+    let end = at + l[at..].find('"').unwrap();
+    format!("{}stranger{}", &l[..at], &l[end..])
+}
+
+/// The games of a run are proved on every core, yet a merge names the first line that is not a
+/// game of the run, whether its players or its moves make it so, and wherever the other is.
+#[test]
+fn merge_names_the_first_line_that_is_no_game_of_the_run() {
+    let dir = scratch("merge", "first-forged");
+    succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
+    let journal = dir.join("run/shard-1-of-1/journal.jsonl");
+    let pristine = std::fs::read(&journal).unwrap();
+    let game_at = |at: usize| {
+        let line = &lines(&journal)[at];
+        let i = line.find("\"index\":").unwrap() + 8;
+        let n: String = line[i..].chars().take_while(char::is_ascii_digit).collect();
+        n.parse::<u64>().unwrap() + 1
+    };
+    type Edit = fn(&str) -> String;
+    let cases: [(usize, Edit, usize, Edit, usize, &str); 3] = [
+        (
+            1,
+            black_a_stranger,
+            8,
+            illegal_move_scored_as_a_zapped_king,
+            1,
+            "stranger",
+        ),
+        (
+            1,
+            illegal_move_scored_as_a_zapped_king,
+            8,
+            black_a_stranger,
+            1,
+            "(a1a1)",
+        ),
+        (
+            8,
+            illegal_move_scored_as_a_zapped_king,
+            10,
+            illegal_move_scored_as_a_zapped_king,
+            8,
+            "(a1a1)",
+        ),
+    ];
+    for (first, first_edit, second, second_edit, named, why) in cases {
+        std::fs::write(&journal, &pristine).unwrap();
+        let game = game_at(named);
+        forge_at(&journal, first, first_edit);
+        forge_at(&journal, second, second_edit);
+        let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let said = stderr(&out);
+        let expected = format!(
+            "shard-1-of-1/journal.jsonl:{}: game {game} is not a game of this run",
+            named + 1
+        );
+        assert!(
+            said.contains(&expected) && said.contains(why),
+            "{expected}: {said}"
+        );
+        assert!(!dir.join("merged/journal.jsonl").exists(), "nothing merged");
+    }
 }
 
 /// What a forgery is, the reason a refusal must give, and the edit that makes it.
@@ -193,18 +280,7 @@ fn forged_journal_lines_are_refused_by_merge_and_resume() {
             // The book's moves come first: the forged move is an engine's, so that the
             // refusal is the rules' (an edited book move is refused as another opening).
             "(a1a1):".to_string(),
-            Box::new(|l: &str| {
-                // The first engine move's text: the token before the first time (`@`).
-                let moves = l.find("\"moves\":\"").unwrap() + 9;
-                let end = moves + l[moves..].find('@').unwrap();
-                let at = l[..end].rfind([' ', '"']).unwrap() + 1;
-                let l = format!("{}a1a1{}", &l[..at], &l[end..]);
-                let l = l.replacen("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"", 1);
-                let l = l.replacen("\"outcome\":\"1/2-1/2\"", "\"outcome\":\"1-0\"", 1);
-                let t = l.find("\"termination\":\"").unwrap() + 15;
-                let e = t + l[t..].find('"').unwrap();
-                format!("{}king zapped{}", &l[..t], &l[e..])
-            }),
+            Box::new(illegal_move_scored_as_a_zapped_king),
         ),
     ];
     for (what, why, edit) in &forgeries {

@@ -169,10 +169,16 @@ fn prove_dropped(
     check: &mut RunCheck,
 ) -> Result<(), MergeError> {
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
+    let mut batch = Batch::default();
     for (place, f) in dropped {
-        proven_entry(&mut files, folders, place, *f, check)?;
+        if let Some(entry) = entry_at(&mut files, folders, place, *f)? {
+            batch.push(entry, place, *f);
+        }
+        if batch.entries.len() == BATCH {
+            batch.prove_and_write(folders, check, |_| Ok(()))?;
+        }
     }
-    Ok(())
+    batch.prove_and_write(folders, check, |_| Ok(()))
 }
 
 /// The folder a merge writes: locked against a run playing there and a second merge; empty, or
@@ -341,14 +347,16 @@ fn write_journal(
     written.map(|()| tmp)
 }
 
-/// The entry at `place` in folder `f`'s journal (files opened once, kept in `files`), proved a
-/// game of the run; `None` for a line that no longer reads whole.
-fn proven_entry(
+/// Games read and proved at a time: enough to keep every core replaying, few enough to hold.
+const BATCH: usize = 1024;
+
+/// The entry at `place` in folder `f`'s journal (files opened once, kept in `files`); `None`
+/// for a line that no longer reads whole.
+fn entry_at(
     files: &mut [Option<File>],
     folders: &[PathBuf],
     place: &Place,
     f: usize,
-    check: &mut RunCheck,
 ) -> Result<Option<journal::Entry>, MergeError> {
     let source = folders[f].join(JOURNAL_FILE);
     let unreadable =
@@ -357,18 +365,46 @@ fn proven_entry(
         files[f] = Some(File::open(&source).map_err(unreadable)?);
     }
     let file = files[f].as_mut().expect("opened above");
-    let Some(entry) = journal::read_at(file, place).map_err(unreadable)? else {
-        return Ok(None);
-    };
-    check.check(&entry).map_err(|why| {
-        MergeError::Input(format!(
-            "{}:{}: game {} is not a game of this run: {why}",
-            source.display(),
-            place.line,
-            u128::from(entry.index) + 1
-        ))
-    })?;
-    Ok(Some(entry))
+    journal::read_at(file, place).map_err(unreadable)
+}
+
+/// Entries read for proving, with where each was read: a folder's journal and its place there.
+#[derive(Default)]
+struct Batch {
+    entries: Vec<journal::Entry>,
+    origins: Vec<(Place, usize)>,
+}
+
+impl Batch {
+    fn push(&mut self, entry: journal::Entry, place: &Place, f: usize) {
+        self.entries.push(entry);
+        self.origins.push((*place, f));
+    }
+
+    /// Proves the entries games of the run, then hands each to `write` and empties the batch;
+    /// the first that is not a game of the run refuses the merge with its file and line.
+    fn prove_and_write(
+        &mut self,
+        folders: &[PathBuf],
+        check: &mut RunCheck,
+        mut write: impl FnMut(&journal::Entry) -> Result<(), MergeError>,
+    ) -> Result<(), MergeError> {
+        if let Err((i, why)) = check.check_batch(&self.entries) {
+            let (place, f) = &self.origins[i];
+            return Err(MergeError::Input(format!(
+                "{}:{}: game {} is not a game of this run: {why}",
+                folders[*f].join(JOURNAL_FILE).display(),
+                place.line,
+                u128::from(self.entries[i].index) + 1
+            )));
+        }
+        for entry in &self.entries {
+            write(entry)?;
+        }
+        self.entries.clear();
+        self.origins.clear();
+        Ok(())
+    }
 }
 
 fn write_entries(
@@ -385,13 +421,20 @@ fn write_entries(
     let folder = tmp.parent().unwrap_or(Path::new("."));
     let key = super::proof::Key::load_or_make(folder).map_err(output)?;
     let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
+    let mut write = |entry: &journal::Entry| {
+        let line = journal::sealed_line(entry, &key).map_err(output)?;
+        writer.write_all(&line).map_err(output)
+    };
+    let mut batch = Batch::default();
     for (place, f) in kept {
-        let Some(entry) = proven_entry(&mut files, folders, place, *f, check)? else {
-            continue;
-        };
-        let line = journal::sealed_line(&entry, &key).map_err(output)?;
-        writer.write_all(&line).map_err(output)?;
+        if let Some(entry) = entry_at(&mut files, folders, place, *f)? {
+            batch.push(entry, place, *f);
+        }
+        if batch.entries.len() == BATCH {
+            batch.prove_and_write(folders, check, &mut write)?;
+        }
     }
+    batch.prove_and_write(folders, check, &mut write)?;
     let file = writer.into_inner().map_err(|e| output(e.into_error()))?;
     file.sync_all().map_err(output)
 }

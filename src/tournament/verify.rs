@@ -46,6 +46,47 @@ impl RunCheck {
 
     /// Why `e` is not a game of this run, if it is not.
     pub fn check(&mut self, e: &Entry) -> Result<(), String> {
+        self.check_place(e)?;
+        self.replay(&e.record)
+    }
+
+    /// Checks `entries` as `check` does, their moves replayed on every core; the first that is
+    /// not a game of the run, by its position in `entries`, and why.
+    pub fn check_batch(&mut self, entries: &[Entry]) -> Result<(), (usize, String)> {
+        let placed = entries
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| self.check_place(e).err().map(|why| (i, why)));
+        let upto = placed.as_ref().map_or(entries.len(), |(i, _)| *i);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = upto.div_ceil(threads).max(1);
+        let this: &RunCheck = self;
+        let replayed = std::thread::scope(|scope| {
+            let parts: Vec<_> = entries[..upto]
+                .chunks(chunk)
+                .enumerate()
+                .map(|(c, part)| {
+                    scope.spawn(move || {
+                        part.iter().enumerate().find_map(|(k, e)| {
+                            this.replay(&e.record).err().map(|why| (c * chunk + k, why))
+                        })
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .filter_map(|part| part.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .min_by_key(|(i, _)| *i)
+        });
+        match replayed.or(placed) {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        }
+    }
+
+    /// Why `e` does not belong where the schedule puts it (players, round, opening), if it
+    /// does not; its moves are not replayed.
+    fn check_place(&mut self, e: &Entry) -> Result<(), String> {
         let record = &e.record;
         if e.index >= self.schedule.len() {
             return Err(format!(
@@ -71,8 +112,7 @@ impl RunCheck {
                 record.round, pairing.round
             ));
         }
-        self.check_opening(record, pairing.opening)?;
-        self.replay(record)
+        self.check_opening(record, pairing.opening)
     }
 
     fn check_opening(
