@@ -404,7 +404,8 @@ fn says_it_pinned(tmp: &Path, extra: &[&str]) -> bool {
     pinned_line(tmp, extra).is_some()
 }
 
-/// The line a short match (as `says_it_pinned` plays) printed when it pinned its games.
+/// The line a short match (as `says_it_pinned` plays) printed when it pinned its games. It runs
+/// with `--affinity auto` unless `extra` gives its own `--affinity`, or `no-flag` for none.
 fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
     let dir = engines_dir("auto-pinned-line");
     let engine = format!("cmd={}", bundled_engine());
@@ -421,7 +422,10 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
     if !extra.contains(&"--engine") {
         args.extend(["--engine", &engine, "name=a", "--engine", &engine, "name=b"]);
     }
-    args.extend(extra);
+    if !extra.contains(&"--affinity") && !extra.contains(&"no-flag") {
+        args.extend(["--affinity", "auto"]);
+    }
+    args.extend(extra.iter().filter(|a| **a != "no-flag"));
     let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
         .current_dir(&dir)
@@ -435,11 +439,12 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
         .map(String::from)
 }
 
-/// By default a game is pinned with its engines to a CPU when that takes nothing from anyone:
-/// a CPU another run holds is passed over, one CPU is always left over, and an engine that
-/// searches with several threads, or `--affinity off`, leaves the game to the scheduler.
+/// With `--affinity auto` a game is pinned with its engines to a CPU when that takes nothing
+/// from anyone: a CPU another run holds is passed over, one CPU is always left over, and an
+/// engine that searches with several threads leaves the game to the scheduler, as a run
+/// without the flag or with `--affinity off` does.
 #[test]
-fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
+fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     let tmp = engines_dir("auto-affinity-tmp");
     let cpus = allowed_cpus();
     assert!(!cpus.is_empty());
@@ -452,7 +457,8 @@ fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     let next = cpus[cpus.len() - 2];
     {
         let _other_run = hold_cpu(&tmp, last);
-        let (referee, engines) = pinned_match_in("auto-affinity", &[], Some(&tmp));
+        let (referee, engines) =
+            pinned_match_in("auto-affinity", &["--affinity", "auto"], Some(&tmp));
         assert_eq!(referee, ("3".to_string(), next.to_string()), "the referee");
         for engine in &engines {
             assert_eq!(engine, &("0".to_string(), next.to_string()));
@@ -460,6 +466,10 @@ fn by_default_a_game_is_pinned_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     }
     assert!(says_it_pinned(&tmp, &[]), "a free CPU is taken and said");
     assert!(!says_it_pinned(&tmp, &["--affinity", "off"]));
+    assert!(
+        !says_it_pinned(&tmp, &["no-flag"]),
+        "nothing pinned by default"
+    );
     assert!(!says_it_pinned(&tmp, &["--each", "threads=2"]));
     // An engine that searches with two threads unless told otherwise (as Lc0 offers it).
     let two_threads = common::script(

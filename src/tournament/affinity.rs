@@ -13,7 +13,7 @@ pub enum Affinity {
     Pinned(bool),
     /// These CPUs, as fastchess's `-use-affinity 3,5,7-11` gives them.
     Cpus(Vec<usize>),
-    /// Pinned where it costs nothing (see `claim_free_cpus`), else not.
+    /// Pinned where it costs nothing (see `claim_free_cpus`), else not (`--affinity auto`).
     Auto(AutoWord),
 }
 
@@ -26,7 +26,7 @@ pub enum AutoWord {
 
 impl Default for Affinity {
     fn default() -> Affinity {
-        Affinity::Auto(AutoWord::Auto)
+        Affinity::Pinned(false)
     }
 }
 
@@ -36,7 +36,7 @@ impl Affinity {
     pub fn parse(list: &str) -> Result<Affinity, String> {
         match list.trim() {
             "off" | "false" => return Ok(Affinity::Pinned(false)),
-            "auto" => return Ok(Affinity::default()),
+            "auto" => return Ok(Affinity::Auto(AutoWord::Auto)),
             _ => {}
         }
         let bad = || format!("'{list}': off, auto, or a list of CPU numbers such as 0,2,4-7");
