@@ -25,9 +25,6 @@ use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc::{self, error::TryRecvError};
 
-/// How long a stopped run waits for its game workers to abandon their games.
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
 pub struct RunOptions {
     /// The run's settings, as given (a new setting is a field there, read where it is used).
     pub spec: RunSpec,
@@ -442,8 +439,7 @@ pub async fn run(
         total,
     };
     let collected = journaling.run(&mut on_game).await;
-    let interrupted = collected.as_ref().map_or(true, |c| c.interrupted);
-    if interrupted {
+    if collected.as_ref().map_or(true, |c| c.interrupted) {
         // Games in progress are abandoned: their engines are dropped, which kills them. A
         // journal that cannot be written (a full disk, a lost folder) stops the run at once;
         // the games already in it stay, and --resume plays the rest.
@@ -452,14 +448,7 @@ pub async fn run(
     }
     // A worker still sending a result sees the channel closed.
     drop(rx);
-    // A stopped run ends even if a worker is stuck in a read its engine never answers.
-    if !workers.join_within(interrupted.then_some(STOP_GRACE)).await {
-        eprintln!(
-            "a game worker did not end within {} s of the stop: its game is left to end with \
-             arbiter",
-            STOP_GRACE.as_secs()
-        );
-    }
+    workers.join().await;
     let Collected {
         interrupted,
         setup_error,

@@ -119,28 +119,15 @@ impl Workers {
         let _ = self.cancel.send(true);
     }
 
-    /// Waits until every worker has ended (after the results channel closed, or a `cancel`),
-    /// or for at most `limit`: whether they all ended. A worker left running ends with the
-    /// process (its engines' keepers end them); the waiting thread is not the runtime's, so
-    /// the runtime does not wait for it either.
-    pub async fn join_within(self, limit: Option<std::time::Duration>) -> bool {
+    /// Waits until every worker has ended (after the results channel closed, or a `cancel`).
+    pub async fn join(self) {
         let threads = self.threads;
-        let (ended, all_ended) = tokio::sync::oneshot::channel();
-        let joiner = std::thread::Builder::new()
-            .name("worker joiner".into())
-            .spawn(move || {
-                for t in threads {
-                    let _ = t.join();
-                }
-                let _ = ended.send(());
-            });
-        if joiner.is_err() {
-            return false;
-        }
-        match limit {
-            None => all_ended.await.is_ok(),
-            Some(limit) => matches!(tokio::time::timeout(limit, all_ended).await, Ok(Ok(()))),
-        }
+        let _ = tokio::task::spawn_blocking(move || {
+            for t in threads {
+                let _ = t.join();
+            }
+        })
+        .await;
     }
 }
 
