@@ -531,7 +531,8 @@ fn a_cecp_resignation_is_a_resignation() {
 fn a_hangup_ends_the_run_with_its_reports() {
     let dir = scratch("hostile", "hangup");
     let e = format!("cmd={}", bundled_engine());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    command
         .args([
             "match",
             "--game",
@@ -551,9 +552,17 @@ fn a_hangup_ends_the_run_with_its_reports() {
         ])
         .current_dir(&dir)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    // A test run under `nohup` passes SIGHUP on ignored, and arbiter then keeps running as
+    // `nohup` asks: the run under test must see a hangup as a terminal's closing.
+    // SAFETY: signal(2) alone between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        })
+    };
+    let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     // The banner's last line: the run is set up and its handlers are in place soon after.
     for line in lines.by_ref() {
