@@ -140,11 +140,12 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> 
 /// The locks of the CPUs a run pinned by `--affinity` plays on (the first `games` of them),
 /// those no other run holds: an `auto` run started beside it then keeps off them.
 pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
-    let Some(dir) = cpu_lock_dir() else {
-        return Vec::new();
-    };
     let mut cpus = affinity.cpus();
     cpus.truncate(games);
+    // An unpinned run (the default) leaves no lock folder behind.
+    let Some(dir) = (!cpus.is_empty()).then(cpu_lock_dir).flatten() else {
+        return Vec::new();
+    };
     cpus.into_iter()
         .filter_map(|cpu| lock_cpu(&dir, cpu))
         .collect()
