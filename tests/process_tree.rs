@@ -441,8 +441,8 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
 
 /// With `--affinity auto` a game is pinned with its engines to a CPU when that takes nothing
 /// from anyone: a CPU another run holds is passed over, one CPU is always left over, and an
-/// engine that searches with several threads leaves the game to the scheduler, as a run
-/// without the flag or with `--affinity off` does.
+/// engine that searches with several threads leaves the game to the scheduler, as a run with
+/// `--affinity off` does. `auto` is the default.
 #[test]
 fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     let tmp = engines_dir("auto-affinity-tmp");
@@ -466,10 +466,7 @@ fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     }
     assert!(says_it_pinned(&tmp, &[]), "a free CPU is taken and said");
     assert!(!says_it_pinned(&tmp, &["--affinity", "off"]));
-    assert!(
-        !says_it_pinned(&tmp, &["no-flag"]),
-        "nothing pinned by default"
-    );
+    assert!(says_it_pinned(&tmp, &["no-flag"]), "auto is the default");
     assert!(!says_it_pinned(&tmp, &["--each", "threads=2"]));
     // An engine that searches with two threads unless told otherwise (as Lc0 offers it).
     let two_threads = common::script(

@@ -72,10 +72,10 @@ pub struct BenchArgs {
     /// command line gets fastchess's `-use-affinity`, which arbiter reads as --affinity.
     #[arg(long, requires = "peer")]
     pub peer_affinity: bool,
-    /// arbiter plays the --peer match with `--affinity auto` (its line gets `-use-affinity
-    /// auto`), the peer as it runs by default.
+    /// Neither harness pins anything: arbiter plays the --peer match with `--affinity off`
+    /// (its line gets `-use-affinity off`) instead of its default `auto`.
     #[arg(long, requires = "peer", conflicts_with = "peer_affinity")]
-    pub peer_auto_affinity: bool,
+    pub peer_unpinned: bool,
     /// Make the --peer comparison this many times in a row (each run: arbiter, the peer, the
     /// bare relay) and print every run's ratio with their median: one run's ratio follows
     /// the machine's load as much as the harnesses.

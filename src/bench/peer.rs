@@ -259,8 +259,8 @@ pub struct Work {
     pub nodes: u64,
     /// Each game and its engines pinned to a CPU (fastchess's `-use-affinity`).
     pub affinity: bool,
-    /// arbiter alone runs with `--affinity auto`.
-    pub auto_affinity: bool,
+    /// arbiter runs with `--affinity off` rather than its default `auto`.
+    pub unpinned: bool,
     /// Times the whole comparison is made, one after the other: the ratio follows the
     /// machine's load, which one run cannot tell apart from the harnesses.
     pub runs: u32,
@@ -377,8 +377,8 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     let book = root.join("book.epd");
     write_book(&book, pairs as usize)?;
     let mut args = match_line(stockfish, &book, work, false);
-    if work.auto_affinity {
-        args.extend(["-use-affinity".to_string(), "auto".to_string()]);
+    if work.unpinned {
+        args.extend(["-use-affinity".to_string(), "off".to_string()]);
     }
     let peer_args = match_line(stockfish, &book, work, peer.is_cutechess());
     say!("both harnesses run: <harness> {}", peer_args.join(" "));

@@ -25,7 +25,7 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
                 games: args.peer_games,
                 nodes: args.peer_nodes,
                 affinity: args.peer_affinity,
-                auto_affinity: args.peer_auto_affinity,
+                unpinned: args.peer_unpinned,
                 runs: args.peer_runs,
             };
             crate::bench::peer::peer_bench(&peer, &stockfish, &work)

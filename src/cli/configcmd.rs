@@ -702,7 +702,7 @@ mod tests {
             toml_of(&off).unwrap().affinity,
             crate::tournament::Affinity::Pinned(false)
         );
-        assert!(!toml_of(engines).unwrap().affinity.is_on());
+        assert!(toml_of(engines).unwrap().affinity.is_auto(), "the default");
         let auto = format!("affinity = \"auto\"\n{engines}");
         assert!(toml_of(&auto).unwrap().affinity.is_auto());
         let listed = format!("affinity = [0]\n{engines}");

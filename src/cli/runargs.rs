@@ -48,10 +48,10 @@ pub struct RunArgs {
     /// engine finish its reply and reads it at once instead of waking for every `info` line
     /// on another CPU: a third to a quarter of its cost per move with fast engines. The games
     /// take the CPUs arbiter may run on in turn, or those listed (`--affinity 2,3` or `4-7`,
-    /// as taskset and fastchess's -use-affinity write them). With `--affinity auto` the games
-    /// are pinned only when each gets a CPU no other arbiter run holds, one CPU is left over,
-    /// and no engine searches with several threads (`option.Threads`, `threads=`, or the
-    /// engine's own `Threads` default); a line says so. Without the flag (or with `off`) nothing is pinned.
+    /// as taskset and fastchess's -use-affinity write them). By default (`auto`) the games are
+    /// pinned only when each gets a CPU no other arbiter run holds, one CPU is left over, and
+    /// no engine searches with several threads (`option.Threads`, `threads=`, or the engine's
+    /// own `Threads` default); a line says so. `--affinity off` pins nothing.
     #[arg(long, value_name = "CPUS", num_args = 0..=1)]
     pub affinity: Option<Option<String>>,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.

@@ -24,9 +24,11 @@ pub enum AutoWord {
     Auto,
 }
 
+/// `auto`: a game pinned to a CPU nobody else uses costs a quarter of the referee's CPU of
+/// one left to the scheduler, and `auto` pins only where that takes nothing from anyone.
 impl Default for Affinity {
     fn default() -> Affinity {
-        Affinity::Pinned(false)
+        Affinity::Auto(AutoWord::Auto)
     }
 }
 
@@ -142,7 +144,7 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> 
 pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
     let mut cpus = affinity.cpus();
     cpus.truncate(games);
-    // An unpinned run (the default) leaves no lock folder behind.
+    // An unpinned run leaves no lock folder behind.
     let Some(dir) = (!cpus.is_empty()).then(cpu_lock_dir).flatten() else {
         return Vec::new();
     };
