@@ -206,8 +206,8 @@ fn pinned_match(name: &str, affinity: &[&str]) -> ((String, String), Vec<(String
     pinned_match_in(name, affinity, None)
 }
 
-/// As `pinned_match`, with arbiter's temporary folder (where runs lock the CPUs they pin to)
-/// set to `tmp`.
+/// As `pinned_match`, with the folder where runs lock the CPUs they pin to (`/tmp/arbiter-cpus`
+/// unless `ARBITER_CPU_LOCKS` names another) in `tmp`.
 fn pinned_match_in(
     name: &str,
     affinity: &[&str],
@@ -245,7 +245,12 @@ fn pinned_match_in(
     args.extend(["--out".into(), dir.join("run").display().to_string()]);
     let mut arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"));
     if let Some(tmp) = tmp {
-        arbiter.env("TMPDIR", tmp);
+        // A temporary folder of its own, as cluster jobs get: the locks are not looked for there.
+        let own_tmp = tmp.join("job-tmp");
+        std::fs::create_dir_all(&own_tmp).unwrap();
+        arbiter
+            .env("ARBITER_CPU_LOCKS", tmp.join("arbiter-cpus"))
+            .env("TMPDIR", own_tmp);
     }
     let arbiter = arbiter
         .args(&args)
@@ -429,7 +434,7 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
     let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
         .current_dir(&dir)
-        .env("TMPDIR", tmp)
+        .env("ARBITER_CPU_LOCKS", tmp.join("arbiter-cpus"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -520,7 +525,7 @@ fn a_run_pinned_by_hand_keeps_auto_runs_off_its_cpu() {
         ])
         .args(["name=b"])
         .current_dir(&dir)
-        .env("TMPDIR", &*tmp)
+        .env("ARBITER_CPU_LOCKS", tmp.join("arbiter-cpus"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -51,7 +51,8 @@ pub struct RunArgs {
     /// as taskset and fastchess's -use-affinity write them). By default (`auto`) the games are
     /// pinned only when each gets a CPU no other arbiter run holds, one CPU is left over, and
     /// no engine searches with several threads (`option.Threads`, `threads=`, or the engine's
-    /// own `Threads` default); a line says so. `--affinity off` pins nothing.
+    /// own `Threads` default); a line says so. Runs hold their CPUs by locks in
+    /// /tmp/arbiter-cpus (or the folder ARBITER_CPU_LOCKS names). `--affinity off` pins nothing.
     #[arg(long, value_name = "CPUS", num_args = 0..=1)]
     pub affinity: Option<Option<String>>,
     /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.

@@ -153,10 +153,16 @@ pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
         .collect()
 }
 
-/// The folder of the CPU locks, shared by every user of the machine (sticky, as /tmp is).
+/// The folder of the CPU locks, shared by every user of the machine (sticky, as /tmp is). It is
+/// `/tmp/arbiter-cpus` whatever `TMPDIR` says: cluster jobs sharing a machine often get a
+/// temporary folder each, and runs that did not see each other's locks would pin their games to
+/// the same CPU. `ARBITER_CPU_LOCKS` names another folder (a machine whose `/tmp` is not shared).
 fn cpu_lock_dir() -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join("arbiter-cpus");
+    let dir = match std::env::var_os("ARBITER_CPU_LOCKS") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from("/tmp/arbiter-cpus"),
+    };
     if std::fs::create_dir(&dir).is_ok() {
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777));
     }
