@@ -222,6 +222,33 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         &["merge", "unnamed", "unnamed"].map(String::from),
     ));
     assert!(text.contains("Merged 18 games"), "{text}");
+    // Killed after claiming a pair but before its next heartbeat, whose last beat (written
+    // before the claim) says it holds nothing: its list of claims says otherwise, so it is
+    // watched for a lease like any task holding pairs, and its pair taken over. (Seen when
+    // the kill landed in that window: the task after it ended at once, leaving the pair.)
+    run(&dir, &task("stale-beat", 1));
+    drop_games(
+        &dir.join("stale-beat/shard-1-of-3/journal.jsonl"),
+        &[16, 17],
+    );
+    std::fs::write(
+        dir.join("stale-beat/claims/alive-shard-1-of-3"),
+        "1 2 3 0\n",
+    )
+    .unwrap();
+    let mut rescuer = task("stale-beat", 2);
+    rescuer.extend(["--lease".into(), "1".into()]);
+    let rescued = run(&dir, &rescuer);
+    assert!(
+        stderr(&rescued).contains("took over game pair 9 from shard-1-of-3"),
+        "{}",
+        stderr(&rescued)
+    );
+    let text = stdout(&run(
+        &dir,
+        &["merge", "stale-beat", "stale-beat"].map(String::from),
+    ));
+    assert!(text.contains("Merged 18 games"), "{text}");
     // The same, but the task requeued under its own name finds its own unnamed claim (seen in
     // CI: the kill landed between the two): the pair it listed is its own, and it plays it.
     run(&dir, &task("unnamed-self", 1));

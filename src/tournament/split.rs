@@ -361,9 +361,12 @@ impl Split {
                 continue;
             }
             match self.claims.look(&task) {
+                Liveness::Ended => continue,
                 // Holding nothing now, and every pair is claimed: it can only take pairs over,
-                // and it is alive to play them.
-                Liveness::Ended | Liveness::Alive { open: 0 } => continue,
+                // and it is alive to play them. A beat written before it claimed its last
+                // pair says 0 too, and stays so if it was killed before the next: its list of
+                // claims tells.
+                Liveness::Alive { open: 0 } if !self.may_hold_unfinished(&task) => continue,
                 // Its pairs are under way, or it may die and leave them.
                 Liveness::Alive { .. } => {
                     waiting = true;
@@ -387,6 +390,23 @@ impl Split {
             }
         }
         Ok(Next::Finished)
+    }
+
+    /// Whether `task` listed a pair that is not finished and no other task has taken over: it
+    /// may hold it, whatever its last beat said.
+    fn may_hold_unfinished(&mut self, task: &str) -> bool {
+        self.read_journal(task);
+        self.read_claim_log(task);
+        let listed: Vec<u64> = self.others[task].listed.iter().copied().collect();
+        listed.into_iter().any(|pair| {
+            !self.pair_done(pair)
+                && match self.claims.owner(pair) {
+                    // Another task's now: its own heartbeat speaks for it.
+                    Ok(Some(claim)) => claim.owner == task || claim.owner.is_empty(),
+                    // Listed and not claimed yet, or unreadable: it may claim it still.
+                    Ok(None) | Err(_) => true,
+                }
+        })
     }
 
     /// Takes over the pairs a dead task listed and did not finish.
