@@ -394,7 +394,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
         let ours = measure(&me, &args, &dir("arbiter"), true)?;
         if let Some(pinned) = pinned_line(&dir("arbiter").join("stdout.txt")) {
-            say!("arbiter {pinned}");
+            say!("under arbiter, {pinned}");
         }
         eprintln!("playing them again under {} ...", peer.name);
         let theirs = measure(&peer.program, &peer_args, &dir("peer"), false)?;
