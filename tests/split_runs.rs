@@ -150,6 +150,20 @@ fn signal_after(dir: &Path, args: &[String], journal: &Path, games: usize, signa
     child.wait().unwrap();
 }
 
+/// Task 2 of the run in `out`, given `rescuer` with a lease of 1 s, takes over pair 9 from
+/// task 1 (dead, its pair unfinished), and the run merges whole.
+fn task_2_takes_over_pair_9(dir: &Path, mut rescuer: Vec<String>, out: &str) {
+    rescuer.extend(["--lease".into(), "1".into()]);
+    let rescued = run(dir, &rescuer);
+    assert!(
+        stderr(&rescued).contains("took over game pair 9 from shard-1-of-3"),
+        "{}",
+        stderr(&rescued)
+    );
+    let text = stdout(&run(dir, &["merge", out, out].map(String::from)));
+    assert!(text.contains("Merged 18 games"), "{text}");
+}
+
 #[test]
 fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     let dir = scratch("split", "requeue");
@@ -209,19 +223,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     drop_games(&dir.join("unnamed/shard-1-of-3/journal.jsonl"), &[16, 17]);
     std::fs::write(dir.join("unnamed/claims/p8"), "").unwrap();
     std::fs::write(dir.join("unnamed/claims/alive-shard-1-of-3"), "1 2 3 1\n").unwrap();
-    let mut rescuer = task("unnamed", 2);
-    rescuer.extend(["--lease".into(), "1".into()]);
-    let rescued = run(&dir, &rescuer);
-    assert!(
-        stderr(&rescued).contains("took over game pair 9 from shard-1-of-3"),
-        "{}",
-        stderr(&rescued)
-    );
-    let text = stdout(&run(
-        &dir,
-        &["merge", "unnamed", "unnamed"].map(String::from),
-    ));
-    assert!(text.contains("Merged 18 games"), "{text}");
+    task_2_takes_over_pair_9(&dir, task("unnamed", 2), "unnamed");
     // Killed after claiming a pair but before its next heartbeat, whose last beat (written
     // before the claim) says it holds nothing: its list of claims says otherwise, so it is
     // watched for a lease like any task holding pairs, and its pair taken over. (Seen when
@@ -236,19 +238,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         "1 2 3 0\n",
     )
     .unwrap();
-    let mut rescuer = task("stale-beat", 2);
-    rescuer.extend(["--lease".into(), "1".into()]);
-    let rescued = run(&dir, &rescuer);
-    assert!(
-        stderr(&rescued).contains("took over game pair 9 from shard-1-of-3"),
-        "{}",
-        stderr(&rescued)
-    );
-    let text = stdout(&run(
-        &dir,
-        &["merge", "stale-beat", "stale-beat"].map(String::from),
-    ));
-    assert!(text.contains("Merged 18 games"), "{text}");
+    task_2_takes_over_pair_9(&dir, task("stale-beat", 2), "stale-beat");
     // The same, but the task requeued under its own name finds its own unnamed claim (seen in
     // CI: the kill landed between the two): the pair it listed is its own, and it plays it.
     run(&dir, &task("unnamed-self", 1));

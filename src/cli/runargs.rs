@@ -46,7 +46,7 @@ pub struct RunArgs {
     /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
     /// started by it inherit the CPU). There the referee, a SCHED_BATCH thread, lets the
     /// engine finish its reply and reads it at once instead of waking for every `info` line
-    /// on another CPU: a third to a quarter of its cost per move with fast engines. The games
+    /// on another CPU: a quarter to a half of its cost per move with fast engines. The games
     /// take the CPUs arbiter may run on in turn, or those listed (`--affinity 2,3` or `4-7`,
     /// as taskset and fastchess's -use-affinity write them). By default (`auto`) the games are
     /// pinned only when each gets a CPU no other arbiter run holds, one CPU is left over, and

@@ -24,8 +24,8 @@ pub enum AutoWord {
     Auto,
 }
 
-/// `auto`: a game pinned to a CPU nobody else uses costs a quarter of the referee's CPU of
-/// one left to the scheduler, and `auto` pins only where that takes nothing from anyone.
+/// `auto`: a game pinned to a CPU nobody else uses costs the referee a quarter to a half of the
+/// CPU of one left to the scheduler, and `auto` pins only where that takes nothing from anyone.
 impl Default for Affinity {
     fn default() -> Affinity {
         Affinity::Auto(AutoWord::Auto)

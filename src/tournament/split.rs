@@ -397,15 +397,20 @@ impl Split {
     fn may_hold_unfinished(&mut self, task: &str) -> bool {
         self.read_journal(task);
         self.read_claim_log(task);
-        let listed: Vec<u64> = self.others[task].listed.iter().copied().collect();
-        listed.into_iter().any(|pair| {
-            !self.pair_done(pair)
-                && match self.claims.owner(pair) {
-                    // Another task's now: its own heartbeat speaks for it.
-                    Ok(Some(claim)) => claim.owner == task || claim.owner.is_empty(),
-                    // Listed and not claimed yet, or unreadable: it may claim it still.
-                    Ok(None) | Err(_) => true,
-                }
+        let (done, games) = (&self.done, self.games);
+        let Some(reading) = self.others.get_mut(task) else {
+            return false;
+        };
+        // Finished pairs are dropped for good: a long task lists thousands, looked at each time.
+        reading
+            .listed
+            .retain(|&pair| !pair_finished(done, games, pair));
+        let left: Vec<u64> = reading.listed.iter().copied().collect();
+        left.into_iter().any(|pair| match self.claims.owner(pair) {
+            // Another task's now: its own heartbeat speaks for it.
+            Ok(Some(claim)) => claim.owner == task || claim.owner.is_empty(),
+            // Listed and not claimed yet, or unreadable: it may claim it still.
+            Ok(None) | Err(_) => true,
         })
     }
 
