@@ -114,8 +114,9 @@ pub struct ClaimedCpus {
 }
 
 /// Under `auto` a run is pinned only where that takes nothing from anyone: each of its `games`
-/// gets a CPU no other arbiter run holds, at least one CPU it may use is left to everything
-/// else, and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken from the
+/// gets a CPU no other arbiter run holds, at least one more CPU it may use, held by no run, is
+/// left to everything else (four tasks of a split run started at once on two CPUs: one is
+/// pinned, not two), and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken from the
 /// last, as CPU 0 usually serves the most interrupts.
 pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> {
     let allowed = allowed_cpus();
@@ -127,8 +128,10 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> 
         cpus: Vec::new(),
         _locks: Vec::new(),
     };
+    // One CPU more than the games is locked, to be sure one no run holds is left over; its
+    // lock is let go at once.
     for &cpu in allowed.iter().rev() {
-        if claimed.cpus.len() == games {
+        if claimed.cpus.len() == games + 1 {
             break;
         }
         if let Some(lock) = lock_cpu(&dir, cpu) {
@@ -136,7 +139,12 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> 
             claimed._locks.push(lock);
         }
     }
-    (claimed.cpus.len() == games).then_some(claimed)
+    if claimed.cpus.len() <= games {
+        return None;
+    }
+    claimed.cpus.truncate(games);
+    claimed._locks.truncate(games);
+    Some(claimed)
 }
 
 /// The locks of the CPUs a run pinned by `--affinity` plays on (the first `games` of them),
