@@ -219,7 +219,7 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
             // The program the script runs, for the engine's sandbox.
             &format!("readable={}", bundled_engine()),
             // Where it counts its starts: what it writes elsewhere is its process's alone.
-            &format!("writable={}", state.display()),
+            &common::writable(&state),
             "--engine",
             &good,
             "name=good",

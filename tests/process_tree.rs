@@ -239,7 +239,7 @@ fn pinned_match_in(
             format!("dir={}", dir.display()),
             format!("arg={}", bundled_engine()),
             // What the script counts in outlives the engine's private folder.
-            format!("writable={}", state.display()),
+            common::writable(&state),
         ]);
     }
     args.extend(["--out".into(), dir.join("run").display().to_string()]);

@@ -121,7 +121,7 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
                 args.push(format!("arg={a}"));
             }
         };
-        let writable = format!("writable={}", out.display());
+        let writable = common::writable(&out);
         engine("cheater", &cheater, "cheater", Some(writable));
         engine("victim", &victim.display().to_string(), "victim", None);
         succeed_in(&dir, &args);
@@ -186,7 +186,7 @@ fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
         format!("cmd={attacker}"),
         "name=attacker".into(),
         format!("dir={}", dir.display()),
-        format!("writable={}", out.display()),
+        common::writable(&out),
         "processes=64".into(),
         "--engine".into(),
         format!("cmd={}", victim.display()),
@@ -497,7 +497,7 @@ fn an_engine_gets_the_cpu_its_threads_setting_allows() {
     std::fs::create_dir_all(&out).unwrap();
     let mut settings = strings(&["arg=--fault", "arg=spin", "threads=1"]);
     settings.push(format!("dir={}", out.display()));
-    settings.push(format!("writable={}", out.display()));
+    settings.push(common::writable(&out));
     let args = against_a_fair_engine(1, "spinner", &settings);
     succeed_in(&dir, &args);
     // The spinner started once: the start-up check's process played the game, held throughout.

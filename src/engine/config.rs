@@ -233,6 +233,7 @@ impl EngineConfig {
                 )
             }
             "freeze" => sandbox.unfrozen = !v.on_off()?,
+            "locks" => sandbox.locks = v.on_off()?,
             "readable" => sandbox.readable.push(value.to_string()),
             "writable" => sandbox.writable.push(value.to_string()),
             "processes" => sandbox.processes = Some(v.positive_u32()?),

@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod reader;
 pub mod sandbox;
 pub mod sched;
+pub mod seccomp;
 pub mod stderr;
 pub mod watchdog;
 

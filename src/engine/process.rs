@@ -113,7 +113,8 @@ struct Confined {
     group: Option<EngineGroup>,
     /// Its memory limit, when one is kept.
     memory: Option<u64>,
-    scratch: Option<sandbox::Scratch>,
+    /// The seccomp filters handed to bubblewrap, open only until the engine has started.
+    seccomp: Vec<std::os::fd::OwnedFd>,
     /// `freeze=off`: never frozen.
     unfrozen: bool,
 }
@@ -279,7 +280,7 @@ fn spawn_command(
         let wrapped = sandbox::wrap(config, &config.hidden)?;
         let mut cmd = Command::new(&wrapped.bwrap);
         cmd.args(&wrapped.args);
-        confined.scratch = wrapped.scratch;
+        confined.seccomp = wrapped.seccomp;
         cmd
     } else {
         let mut cmd = Command::new(&config.cmd);
@@ -315,8 +316,10 @@ fn spawn_command(
         super::orphans::adopt();
     }
     let policy = super::sched::engine_policy();
-    // SAFETY: keeper::split, cgroup::join and sched::restore make only async-signal-safe
-    // calls, as pre_exec requires.
+    let user = sandbox::engine_user().filter(|_| sandboxed);
+    let filters: Vec<i32> = confined.seccomp.iter().map(|f| f.as_raw_fd()).collect();
+    // SAFETY: keeper::split, cgroup::join, sched::restore and become_engine_user make only
+    // async-signal-safe calls, as pre_exec requires.
     unsafe {
         let referee = libc::getpid();
         cmd.pre_exec(move || {
@@ -326,6 +329,15 @@ fn spawn_command(
             super::keeper::split(referee, freezer.as_ref())?;
             cgroup::join(&groups)?;
             sandbox::close_inherited_files();
+            // bubblewrap reads its filters from these, and closes them before the engine runs.
+            for &fd in &filters {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+            // The keeper (this process's parent now) stays the referee's user: it must end
+            // the tree; the sandbox and the engine run as the engine's user.
+            if let Some(user) = user {
+                sandbox::become_engine_user(user, libc::getppid())?;
+            }
             Ok(())
         });
     }
@@ -380,6 +392,7 @@ impl EngineProcess {
             Ok((child, pid))
         })
         .map_err(|e| spawn_error(e.to_string()))?;
+        confined.seccomp.clear();
         let tail = super::stderr::Tail::default();
         if let Some(err) = child.stderr.take() {
             tokio::spawn(super::stderr::read(

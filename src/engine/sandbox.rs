@@ -58,6 +58,11 @@ pub struct Confinement {
     /// own, or a measurement of what freezing costs). Frozen by default where it can be.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unfrozen: bool,
+    /// `locks=on`: the engine may take file locks (`flock`, `fcntl` record locks), which every
+    /// other sandbox opening the same file would see: a channel between engines, refused unless
+    /// an engine needs them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub locks: bool,
 }
 
 impl Confinement {
@@ -309,7 +314,28 @@ pub fn describe(engines: &[EngineConfig]) -> String {
         }
         None => "no memory, process or CPU limits (no writable cgroup v1 here)".to_string(),
     };
-    format!("sandbox: {who} in its own namespaces ({version}); {limits}{why_not}")
+    let user = match engine_user_name() {
+        Some(name) => format!(" as {name}"),
+        None => String::new(),
+    };
+    let filter = match super::seccomp::filters(false) {
+        Some(_) => {
+            let locking: Vec<&str> = sandboxed
+                .iter()
+                .filter(|e| e.sandbox.locks)
+                .map(|e| e.name.as_str())
+                .collect();
+            match locking.is_empty() {
+                true => ", system calls filtered".to_string(),
+                false => format!(
+                    ", system calls filtered (file locks let through for {})",
+                    locking.join(", ")
+                ),
+            }
+        }
+        None => ", no system-call filter on this processor".to_string(),
+    };
+    format!("sandbox: {who} in its own namespaces{user}{filter} ({version}); {limits}{why_not}")
 }
 
 /// How many engine processes the run keeps at once (two per game played at the same time): the
@@ -368,37 +394,108 @@ pub fn cpus_searched(config: &EngineConfig, default: Option<&str>) -> u32 {
 pub struct Wrapped {
     pub bwrap: PathBuf,
     pub args: Vec<OsString>,
-    /// A working folder made for this engine (none was given), removed when the engine is gone.
-    pub scratch: Option<Scratch>,
+    /// The seccomp filters bubblewrap loads (`--add-seccomp-fd`), open until the engine starts.
+    pub seccomp: Vec<std::os::fd::OwnedFd>,
 }
 
-/// A folder removed when dropped.
-#[derive(Debug)]
-pub struct Scratch(pub PathBuf);
+/// The user a sandboxed engine runs as when arbiter is run by root: never root itself, which
+/// owns the host's kernel settings (`/proc/sys`) and every 0600 file, capabilities or not.
+/// `None` for anyone else, whose engines run as themselves.
+pub fn engine_user() -> Option<(libc::uid_t, libc::gid_t)> {
+    static USER: OnceLock<Option<(libc::uid_t, libc::gid_t)>> = OnceLock::new();
+    *USER.get_or_init(|| {
+        // SAFETY: geteuid(2) has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        // SAFETY: getpwnam(3) is called once, before any engine starts, with a C string; its
+        // result is read at once.
+        let nobody = unsafe { libc::getpwnam(c"nobody".as_ptr()) };
+        Some(match nobody.is_null() {
+            true => (NOBODY, NOBODY),
+            // SAFETY: a non-null passwd entry from getpwnam.
+            false => unsafe { ((*nobody).pw_uid, (*nobody).pw_gid) },
+        })
+    })
+}
 
-impl Scratch {
-    /// A fresh private folder for one engine process, readable by its owner alone.
-    fn make() -> Result<Scratch, String> {
-        use std::os::unix::fs::DirBuilderExt;
-        let dir = std::env::temp_dir().join(format!(
-            "arbiter-engine-{}-{}",
-            std::process::id(),
-            SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        Ok(Scratch(real(&dir)))
+/// The kernel's overflow id, `nobody` where the user database has no such name.
+const NOBODY: u32 = 65534;
+
+/// The name the banner gives the engines' user.
+fn engine_user_name() -> Option<String> {
+    let (uid, _) = engine_user()?;
+    Some(match uid {
+        NOBODY => "nobody".to_string(),
+        other => format!("uid {other}"),
+    })
+}
+
+/// Drops to `user` in the engine's process just before bubblewrap starts: groups, group, user,
+/// then the death signal again (a change of user clears it). Only system calls, as `pre_exec`
+/// requires.
+///
+/// # Safety
+/// Only between `fork` and `exec`.
+pub unsafe fn become_engine_user(
+    user: (libc::uid_t, libc::gid_t),
+    parent: libc::pid_t,
+) -> std::io::Result<()> {
+    let fail = || Err(std::io::Error::last_os_error());
+    if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(user.1) != 0 {
+        return fail();
+    }
+    if libc::setuid(user.0) != 0 {
+        return fail();
+    }
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    if libc::getppid() != parent {
+        libc::_exit(1);
+    }
+    Ok(())
+}
+
+/// Removes the scratch folders earlier builds made per engine process in the temporary folder
+/// (`arbiter-engine-<pid>-<n>`) whose arbiter is gone (a `kill -9` left them): engines now work
+/// in a memory file system that goes with them. Only this user's own folders are touched, and
+/// never through a link.
+pub fn sweep_old_scratch() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("arbiter-engine-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if meta.is_dir() && meta.uid() == me && !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// The size of an engine's private working folder and of its `/tmp`, each a memory file system:
+/// an engine that fills one gets "no space" there, and the run's disk is never touched. Memory
+/// written there counts against the engine's memory limit where a control group keeps one, so
+/// each is a quarter of it: both full still leave the engine half its memory to search with.
+pub fn scratch_size(config: &EngineConfig) -> u64 {
+    (limits(config).memory / 4).clamp(1 << 20, SCRATCH_CAP)
 }
+
+/// The most an engine's scratch space may hold, whatever its memory limit.
+const SCRATCH_CAP: u64 = 1 << 30;
 
 /// The system's folders every program needs, read-only.
 const SYSTEM: &[&str] = &[
@@ -452,20 +549,32 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     let Ok(bwrap) = program() else {
         return Err("no bubblewrap".into());
     };
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_old_scratch);
     let base = real(Path::new(config.dir.as_deref().unwrap_or(".")));
     let program = program_in(config, &base)?;
     check_executable(&program)?;
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
-    let hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
-    let scratch = Scratch::make()?;
+    let mut hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
+    hidden.extend(crate::tournament::proof::key_path().map(|k| real(&k)));
     // A system folder (`/` for a service) gives no starting content: the private folder alone.
     let start = (!is_system(&base)).then_some(base.clone());
-    let work = start.clone().unwrap_or_else(|| scratch.0.clone());
     if let Some(start) = &start {
-        link_starting_content(start, &scratch.0, &hidden)?;
+        hidden.extend(run_folders_in(start));
     }
-    let mut args = system_view();
-    let readable = readable_folders(config, &base, &program, start.as_deref());
+    let work = start.clone().unwrap_or_else(|| PathBuf::from(PRIVATE_WORK));
+    let size = scratch_size(config).to_string();
+    let mut args = system_view(&size);
+    let readable = readable_folders(config, &base, &program, start.as_deref(), &hidden)?;
+    for folder in readable.iter().filter(|r| r.is_dir()) {
+        hidden.extend(run_folders_in(folder));
+    }
+    if let Some(user) = engine_user() {
+        check_reachable(&program, user, true)?;
+        for r in readable.iter().chain(&start) {
+            check_reachable(r, user, false)?;
+        }
+    }
     let writable: Vec<PathBuf> = config
         .sandbox
         .writable
@@ -485,7 +594,13 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     if let Some(start) = &start {
         args.mount("--ro-bind", start, Path::new(STARTING_CONTENT));
     }
-    args.mount("--bind", &scratch.0, &work);
+    // The private working folder: a memory file system of its own size, holding a link per
+    // entry of the starting content.
+    args.words(&["--size", &size, "--perms", "0700"]);
+    args.mount_one("--tmpfs", &work);
+    if let Some(start) = &start {
+        link_starting_content(&mut args, start, &work, &hidden)?;
+    }
     for r in inside {
         args.mount("--ro-bind", r, r);
     }
@@ -507,13 +622,108 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     }
     seen.extend(readable.iter().map(|r| (r.clone(), r.clone())));
     cover_hidden(&mut args, &hidden, &seen, &program_dir)?;
+    let mut seccomp = Vec::new();
+    for filter in super::seccomp::filters(config.sandbox.locks).unwrap_or_default() {
+        use std::os::fd::AsRawFd;
+        let file = super::seccomp::memory_file(&filter)
+            .map_err(|e| format!("cannot hand bubblewrap its seccomp filter: {e}"))?;
+        args.words(&["--add-seccomp-fd", &file.as_raw_fd().to_string()]);
+        seccomp.push(file);
+    }
     args.mount_one("--chdir", &work);
     args.0.push(program.into_os_string());
     Ok(Wrapped {
         bwrap: bwrap.clone(),
         args: args.0,
-        scratch: Some(scratch),
+        seccomp,
     })
+}
+
+/// Where an engine whose working folder is a system folder works.
+const PRIVATE_WORK: &str = "/run/arbiter/work";
+
+/// Folders inside `start` (to two levels: `reports/<run>`) that hold a run's, a tune's or a
+/// bisect's files: an engine started beside older runs must not read their journals.
+fn run_folders_in(start: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(top) = std::fs::read_dir(start) else {
+        return found;
+    };
+    for entry in top.flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if holds_run(&path) {
+            found.push(path);
+            continue;
+        }
+        let Ok(inner) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        found.extend(
+            inner
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .filter(|p| holds_run(p)),
+        );
+    }
+    found
+}
+
+/// Whether `folder` holds a run's records (its journal, settings or their proofs).
+pub fn holds_run(folder: &Path) -> bool {
+    const RUN_FILES: &[&str] = &[
+        "run.json",
+        "journal.jsonl",
+        "run.proof",
+        "run.key",
+        "tune.json",
+        "tune.proof",
+    ];
+    RUN_FILES.iter().any(|f| folder.join(f).exists())
+}
+
+/// Refuses a path the engine's user (`nobody`, arbiter being root) cannot reach: a folder on
+/// its way that others may not enter, or the path itself that others may not read (or run,
+/// for the program). Said before the start, with the fix, rather than as the engine's failure.
+fn check_reachable(
+    path: &Path,
+    user: (libc::uid_t, libc::gid_t),
+    program: bool,
+) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let allows = |meta: &std::fs::Metadata, bits: u32| {
+        let mode = meta.mode();
+        (meta.uid() == user.0 && mode & (bits << 6) == bits << 6)
+            || (meta.gid() == user.1 && mode & (bits << 3) == bits << 3)
+            || mode & bits == bits
+    };
+    let refuse = |what: &Path, need: &str| {
+        Err(format!(
+            "the engine runs as {} (arbiter was started by root, and no engine runs as root), \
+             and {} does not let others {need}: make it so (chmod o+{}), or run arbiter as a \
+             normal user",
+            engine_user_name().unwrap_or_default(),
+            what.display(),
+            if need == "enter it" { "x" } else { "rx" },
+        ))
+    };
+    for folder in path.ancestors().skip(1) {
+        if let Ok(meta) = std::fs::metadata(folder) {
+            if !allows(&meta, 0o1) {
+                return refuse(folder, "enter it");
+            }
+        }
+    }
+    if let Ok(meta) = std::fs::metadata(path) {
+        let bits = if program || meta.is_dir() { 0o5 } else { 0o4 };
+        if !allows(&meta, bits) {
+            return refuse(path, if program { "run it" } else { "read it" });
+        }
+    }
+    Ok(())
 }
 
 /// The program `cmd=` names: a path from the working folder, or a name looked up in `PATH`.
@@ -531,8 +741,9 @@ fn program_in(config: &EngineConfig, base: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// A sandbox with nothing shared, and the system's folders and `/etc` files read-only.
-fn system_view() -> Args {
+/// A sandbox with nothing shared, and the system's folders and `/etc` files read-only; its
+/// `/tmp` a memory file system of `size` bytes.
+fn system_view(size: &str) -> Args {
     let mut args = Args::default();
     args.words(&[
         "--unshare-all",
@@ -555,23 +766,27 @@ fn system_view() -> Args {
             args.mount("--ro-bind", &path, &path);
         }
     }
-    args.words(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+    args.words(&[
+        "--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/tmp",
+    ]);
     args
 }
 
-/// The folders the engine may read, each where it lies: its program's (and, for a script, the
-/// folders of the programs it names), then what its options, arguments and `readable=` name.
-/// Within the starting content they are reached by its links.
+/// The folders (and single files) the engine may read, each where it lies: its program's (and,
+/// for a script, its interpreter's and those of the programs it runs), then what its options,
+/// arguments and `readable=` name. Within the starting content they are reached by its links.
 fn readable_folders(
     config: &EngineConfig,
     base: &Path,
     program: &Path,
     start: Option<&Path>,
-) -> Vec<PathBuf> {
+    hidden: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
     let mut readable: Vec<PathBuf> = Vec::new();
     let within_start = |p: &Path| start.is_some_and(|s| p.starts_with(s));
     let program_dir = program.parent().unwrap_or(Path::new("/"));
-    let folders = std::iter::once(program_dir.to_path_buf()).chain(script_targets(program, base));
+    let folders =
+        std::iter::once(program_dir.to_path_buf()).chain(script_targets(program, base, hidden));
     for folder in folders {
         let covered = readable.iter().any(|o| folder.starts_with(o));
         if !is_system(&folder) && !within_start(&folder) && !covered {
@@ -592,12 +807,21 @@ fn readable_folders(
             continue;
         }
         let path = real(&base.join(part));
+        if let Some(h) = hidden
+            .iter()
+            .find(|h| *h == &path || h.starts_with(&path) && path.is_file())
+        {
+            return Err(format!(
+                "{part}: {} is the run's own, another engine's or arbiter's key, and no engine may read it",
+                h.display()
+            ));
+        }
         let covered = readable.iter().any(|o| path.starts_with(o)) || within_start(&path);
         if path.exists() && !covered && !is_system(&path) {
             readable.push(path);
         }
     }
-    readable
+    Ok(readable)
 }
 
 /// The most of a script read for the programs it runs.
@@ -615,11 +839,16 @@ const SCRIPT_FOLDER: &[&str] = &[
     "${0%/*}",
 ];
 
-/// The folders of the files a wrapper script names (`exec /home/me/player/leiserchess "$@"`,
-/// `"$(dirname "$0")/../bin/engine"`), found where they lie now: the program a script runs is
-/// seldom beside it, and a sandbox that hid it would fail the engine at its start.
-fn script_targets(program: &Path, base: &Path) -> Vec<PathBuf> {
+/// What a wrapper script needs of the world to start: its interpreter (`#!/home/me/venv/bin/python`,
+/// with the virtual environment around it) and the programs it runs (`exec /opt/sf/stockfish
+/// "$@"`, `"$(dirname "$0")/../bin/engine"`), found where they lie now. Only executable files
+/// count: a folder or a data file a script merely names is not given (a secret, another run's
+/// folder); the engine's error then says `readable=`. A program is given with its folder, where
+/// its nets and books usually lie, except where that folder is a home, `/tmp` or holds what no
+/// engine may see: then the program file alone.
+fn script_targets(program: &Path, base: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
     use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
     let mut text = String::new();
     let read =
         std::fs::File::open(program).and_then(|f| f.take(SCRIPT_READ).read_to_string(&mut text));
@@ -631,24 +860,50 @@ fn script_targets(program: &Path, base: &Path) -> Vec<PathBuf> {
         text = text.replace(idiom, &own.to_string_lossy());
     }
     let mut found = Vec::new();
-    let words = text
+    let interpreter = text.lines().next().unwrap_or("").trim_start_matches("#!");
+    let body = text
         .lines()
         .skip(1)
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .flat_map(|l| l.split(|c: char| c.is_whitespace() || ";|&<>()'\"`=".contains(c)));
+        .filter(|l| !l.trim_start().starts_with('#'));
+    let words = interpreter.split_whitespace().take(2).chain(
+        body.flat_map(|l| l.split(|c: char| c.is_whitespace() || ";|&<>()'\"`=".contains(c))),
+    );
     for word in words.filter(|w| w.contains('/') && !w.contains(['$', '*', '?'])) {
         for from in [own, base] {
             let path = real(&from.join(word));
-            let folder = match path.is_file() {
-                true => path.parent().map(Path::to_path_buf),
-                false => path.is_dir().then_some(path),
+            let executable = std::fs::metadata(&path)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            if !executable || is_system(&path) {
+                continue;
+            }
+            let folder = path.parent().unwrap_or(Path::new("/"));
+            // A virtual environment's interpreter needs the environment around it.
+            let venv = folder
+                .parent()
+                .filter(|root| root.join("pyvenv.cfg").is_file())
+                .map(Path::to_path_buf);
+            let given = match venv {
+                Some(root) if !too_wide(&root, hidden) => root,
+                _ if !too_wide(folder, hidden) => folder.to_path_buf(),
+                _ => path.clone(),
             };
-            if let Some(folder) = folder.filter(|f| !found.contains(f)) {
-                found.push(folder);
+            if !found.contains(&given) {
+                found.push(given);
             }
         }
     }
     found
+}
+
+/// Whether giving `folder` to an engine would give it more than a program's own folder: a
+/// home, a temporary folder, the root, or a folder holding what no engine may see.
+fn too_wide(folder: &Path, hidden: &[PathBuf]) -> bool {
+    const WIDE: &[&str] = &["/", "/tmp", "/var/tmp", "/dev/shm", "/home", "/root"];
+    let home = std::env::var_os("HOME").map(|h| real(Path::new(&h)));
+    WIDE.iter().any(|w| folder == Path::new(w))
+        || home.is_some_and(|h| folder == h)
+        || hidden.iter().any(|h| h.starts_with(folder))
+        || holds_run(folder)
 }
 
 /// Covers each of `hidden` that lies inside a folder the engine sees (`seen`: where it lies,
@@ -769,7 +1024,12 @@ fn cover(host: &Path, rest: &Path, program_dir: &Path) -> Result<Option<PathBuf>
 
 /// One link in the private folder `into` for each entry of `start`, to its read-only view;
 /// the entries that must stay hidden get none.
-fn link_starting_content(start: &Path, into: &Path, hidden: &[PathBuf]) -> Result<(), String> {
+fn link_starting_content(
+    args: &mut Args,
+    start: &Path,
+    into: &Path,
+    hidden: &[PathBuf],
+) -> Result<(), String> {
     let entries =
         std::fs::read_dir(start).map_err(|e| format!("cannot read {}: {e}", start.display()))?;
     for entry in entries.flatten() {
@@ -777,8 +1037,11 @@ fn link_starting_content(start: &Path, into: &Path, hidden: &[PathBuf]) -> Resul
         if hidden.iter().any(|h| *h == start.join(&name)) {
             continue;
         }
-        std::os::unix::fs::symlink(Path::new(STARTING_CONTENT).join(&name), into.join(&name))
-            .map_err(|e| format!("cannot make {}: {e}", into.display()))?;
+        args.mount(
+            "--symlink",
+            &Path::new(STARTING_CONTENT).join(&name),
+            &into.join(&name),
+        );
     }
     Ok(())
 }
@@ -807,6 +1070,26 @@ fn check_writable(path: &Path, program_dir: &Path, hidden: &[PathBuf]) -> Result
             path.display(),
             h.display()
         ));
+    }
+    if let Some(user) = engine_user() {
+        use std::os::unix::fs::MetadataExt;
+        let meta =
+            std::fs::metadata(path).map_err(|e| format!("writable={}: {e}", path.display()))?;
+        let mode = meta.mode();
+        let writes = (meta.uid() == user.0 && mode & 0o300 == 0o300)
+            || (meta.gid() == user.1 && mode & 0o030 == 0o030)
+            || mode & 0o003 == 0o003;
+        if !writes {
+            return Err(format!(
+                "writable={}: the engine runs as {} (arbiter was started by root, and no engine \
+                 runs as root), which may not write it: chown {} {}",
+                path.display(),
+                engine_user_name().unwrap_or_default(),
+                user.0,
+                path.display()
+            ));
+        }
+        check_reachable(path, user, false)?;
     }
     Ok(())
 }
@@ -877,37 +1160,54 @@ fn check_executable(program: &Path) -> Result<(), String> {
     Ok(())
 }
 
-static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The ways course and engine scripts name the program they run: absolute, beside the
-    /// script through its own folder, from the working folder; a word that is no file is not.
+    /// script through its own folder, from the working folder. A data file, a folder or a
+    /// word that is no file is not given, nor a home or a folder holding a run.
     #[test]
     fn a_scripts_programs_are_found_where_it_names_them() {
+        use std::os::unix::fs::PermissionsExt;
         let root = std::env::temp_dir().join(format!("arbiter-script-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        for folder in ["player", "bin", "lib", "work/build"] {
+        for folder in ["player", "bin", "lib", "work/build", "secrets", "old-run"] {
             std::fs::create_dir_all(root.join(folder)).unwrap();
         }
-        for file in ["bin/engine", "lib/weights.nn", "work/build/other"] {
+        for file in [
+            "bin/engine",
+            "lib/weights.nn",
+            "work/build/other",
+            "old-run/tool",
+        ] {
             std::fs::write(root.join(file), "").unwrap();
         }
+        for program in ["bin/engine", "work/build/other", "old-run/tool"] {
+            let path = root.join(program);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::write(root.join("old-run/journal.jsonl"), "").unwrap();
         let script = root.join("player/run.sh");
         let text = format!(
-            "#!/bin/bash\n# /not/a/program in a comment\nW={}/lib/weights.nn\n\
+            "#!/bin/bash\n# /not/a/program in a comment\nW={}/lib/weights.nn\ncat {}/secrets\n\
+             {}/old-run/tool\n\
              exec \"$(dirname \"$0\")/../bin/engine\" --weights=$W build/other /no/such \"$@\"\n",
-            root.display()
+            root.display(),
+            root.display(),
+            root.display(),
         );
         std::fs::write(&script, text).unwrap();
-        let found = script_targets(&script, &root.join("work"));
+        let found = script_targets(&script, &root.join("work"), &[]);
         let real = |p: &str| root.join(p).canonicalize().unwrap();
-        assert_eq!(found, [real("lib"), real("bin"), real("work/build")]);
+        assert_eq!(
+            found,
+            [real("old-run/tool"), real("bin"), real("work/build")],
+            "programs only; a run's folder gives its program file alone"
+        );
         std::fs::write(&script, "\x7fELF /bin/engine").unwrap();
         assert!(
-            script_targets(&script, &root).is_empty(),
+            script_targets(&script, &root, &[]).is_empty(),
             "a binary is no script"
         );
         let _ = std::fs::remove_dir_all(&root);

@@ -11,6 +11,26 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::path::Path;
 
+/// Where the sealing key of this user's runs is kept: `ARBITER_KEY` (a cluster with a home per
+/// node names one file every node reads), else `$XDG_DATA_HOME/arbiter/key`, else
+/// `~/.local/share/arbiter/key`. Never inside a run folder: whoever can write the folder could
+/// then make a key of their own and seal what they like.
+pub fn key_path() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    if let Some(path) = std::env::var_os("ARBITER_KEY").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|p| !p.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })?;
+    Some(data.join("arbiter").join("key"))
+}
+
 /// The key's file in a run folder.
 pub const KEY_FILE: &str = "run.key";
 /// The MAC of the folder's `run.json`.

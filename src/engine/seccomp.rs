@@ -1,0 +1,199 @@
+//! The system calls a sandboxed engine is refused, modelled on what Docker's default profile and
+//! nsjail deny: nothing an engine needs to search, and everything that reaches past its sandbox
+//! (mounts, tracing, kernel keys and modules, BPF, performance counters, io_uring, userfaultfd,
+//! new namespaces) or lets two sandboxes talk (file locks on files both can read, such as
+//! `/etc/passwd`: a lock is visible to every process that opens the file).
+//!
+//! bubblewrap loads the filters (`--add-seccomp-fd`) after it has built the sandbox and just
+//! before it runs the engine, so bubblewrap itself may still mount and unshare.
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Refused with `EPERM` whatever their arguments.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_kcmp,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_userfaultfd,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_reboot,
+    libc::SYS_syslog,
+    libc::SYS_acct,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_quotactl,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_fanotify_init,
+    libc::SYS_vhangup,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+];
+
+/// The `fcntl` commands that take, test or wait for a record lock.
+const LOCK_COMMANDS: &[libc::c_int] = &[
+    libc::F_GETLK,
+    libc::F_SETLK,
+    libc::F_SETLKW,
+    libc::F_OFD_GETLK,
+    libc::F_OFD_SETLK,
+    libc::F_OFD_SETLKW,
+];
+
+fn arch() -> Option<TargetArch> {
+    if cfg!(target_arch = "x86_64") {
+        Some(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(TargetArch::aarch64)
+    } else {
+        None
+    }
+}
+
+/// The filters for one engine, compiled; `None` on a processor seccompiler does not know
+/// (the banner then says the engines run without one). `locks`: the engine may take file locks.
+pub fn filters(locks: bool) -> Option<Vec<BpfProgram>> {
+    let arch = arch()?;
+    let eq = |arg: u8, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+            .expect("a valid condition")
+    };
+    let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|&n| (n, Vec::new())).collect();
+    // A new user namespace through clone(2) (its flags are the first argument on both
+    // processors); threads and forks go through.
+    let new_user = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(libc::CLONE_NEWUSER as u64),
+        libc::CLONE_NEWUSER as u64,
+    )
+    .expect("a valid condition");
+    denied.insert(
+        libc::SYS_clone,
+        vec![SeccompRule::new(vec![new_user]).expect("a rule")],
+    );
+    if !locks {
+        denied.insert(libc::SYS_flock, Vec::new());
+        let rules = LOCK_COMMANDS
+            .iter()
+            .map(|&cmd| SeccompRule::new(vec![eq(1, cmd as u64)]).expect("a rule"))
+            .collect();
+        denied.insert(libc::SYS_fcntl, rules);
+    }
+    let perm = SeccompFilter::new(
+        denied,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .ok()?;
+    // clone3 passes its flags in memory a filter cannot read: it is refused as unknown, so that
+    // the C library falls back to clone(2), which the first filter reads.
+    let clone3: BTreeMap<i64, Vec<SeccompRule>> =
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect();
+    let nosys = SeccompFilter::new(
+        clone3,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .ok()?;
+    Some(vec![perm.try_into().ok()?, nosys.try_into().ok()?])
+}
+
+/// A filter as bubblewrap reads it: the raw `struct sock_filter` array, in a memory file whose
+/// descriptor is closed on exec except in the one child that is given it.
+pub fn memory_file(program: &BpfProgram) -> std::io::Result<OwnedFd> {
+    // SAFETY: memfd_create(2) with a NUL-terminated name; the descriptor is owned from here.
+    let fd = unsafe { libc::memfd_create(c"arbiter-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just made and is owned by nothing else.
+    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut bytes = Vec::with_capacity(program.len() * 8);
+    for op in program {
+        bytes.extend_from_slice(&op.code.to_ne_bytes());
+        bytes.push(op.jt);
+        bytes.push(op.jf);
+        bytes.extend_from_slice(&op.k.to_ne_bytes());
+    }
+    let mut written = 0;
+    while written < bytes.len() {
+        // SAFETY: writes from a live slice to the descriptor owned above.
+        let n = unsafe {
+            libc::write(
+                file.as_raw_fd(),
+                bytes[written..].as_ptr().cast(),
+                bytes.len() - written,
+            )
+        };
+        if n <= 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        written += n as usize;
+    }
+    // SAFETY: lseek(2) on the descriptor owned above.
+    if unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_SET) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filters_compile_with_and_without_locks() {
+        let strict = filters(false).expect("x86_64 or aarch64");
+        let lenient = filters(true).expect("x86_64 or aarch64");
+        assert_eq!(strict.len(), 2);
+        assert!(
+            strict[0].len() > lenient[0].len(),
+            "the lock rules add to the first filter"
+        );
+        let file = memory_file(&strict[0]).unwrap();
+        let size = std::fs::metadata(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .unwrap()
+            .len();
+        assert_eq!(size as usize, strict[0].len() * 8);
+    }
+}

@@ -1,0 +1,162 @@
+//! Attacks on the host from inside the sandbox, made after the start as a cheater would (the
+//! engine has answered its handshake and the run is under way): kernel settings, a secret file
+//! named in the engine's own script, a lock on a file every sandbox sees, a new user namespace,
+//! and filling its working folder. CI runs as root, where each of these once worked.
+
+#[allow(dead_code)]
+mod common;
+
+use common::{bundled_engine, scratch, succeed_in};
+use std::path::Path;
+
+fn script(path: &Path, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// The attack runs as the engine starts, in the sandbox it plays in, each attempt's outcome
+/// written to `report/attacks.txt`; then the engine plays.
+#[test]
+fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
+    let dir = scratch("escape", "host");
+    let out = dir.join("report");
+    std::fs::create_dir_all(&out).unwrap();
+    // Elsewhere than its working folder, named in its script: never given.
+    let elsewhere = scratch("escape", "elsewhere");
+    let secrets = elsewhere.join("secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    let secret = secrets.join("token");
+    std::fs::write(&secret, "s3cret").unwrap();
+    let engine_dir = dir.join("engine");
+    std::fs::create_dir_all(&engine_dir).unwrap();
+    let sysctl = "/proc/sys/kernel/printk_ratelimit";
+    let before = std::fs::read_to_string(sysctl).unwrap();
+    let attacker = script(
+        &engine_dir.join("attack.sh"),
+        &format!(
+            "#!/bin/bash\n\
+             r={out}/attacks.txt\n\
+             ( \n\
+               v=$(cat {sysctl}); echo \"$v\" > {sysctl} 2>/dev/null && echo 'sysctl written' >> $r\n\
+               (exec 3>/proc/sysrq-trigger) 2>/dev/null && echo 'sysrq opened' >> $r\n\
+               cat {secret} 2>/dev/null | grep -q s3cret && echo 'secret read' >> $r\n\
+               flock -n /etc/passwd true 2>/dev/null && echo 'lock taken' >> $r\n\
+               unshare -U true 2>/dev/null && echo 'user namespace made' >> $r\n\
+               [ \"$(id -u)\" = 0 ] && echo 'runs as root' >> $r\n\
+               head -c 2000000000 /dev/zero > bomb 2>/dev/null; echo \"bomb $(stat -c %s bomb)\" >> $r\n\
+               rm -f bomb\n\
+               echo done >> $r )\n\
+             exec {engine} \"$@\"\n",
+            out = out.display(),
+            secret = secret.display(),
+            engine = bundled_engine(),
+        ),
+    );
+    let args: Vec<String> = [
+        "match",
+        "--games",
+        "2",
+        "--each",
+        "depth=3",
+        "--out",
+        "run",
+        "--engine",
+        &format!("cmd={attacker}"),
+        "name=attacker",
+        "memory=256M",
+        &common::writable(&out),
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=fair",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = succeed_in(&dir, &args);
+    let banner = format!("{}{}", common::stdout(&run), common::stderr(&run));
+    assert!(
+        banner.contains("system calls filtered"),
+        "the banner names the filter: {banner}"
+    );
+    let said = std::fs::read_to_string(out.join("attacks.txt")).unwrap();
+    assert!(said.contains("done"), "the attack ran: {said}");
+    for breach in [
+        "sysctl written",
+        "sysrq opened",
+        "secret read",
+        "lock taken",
+        "user namespace made",
+        "runs as root",
+    ] {
+        assert!(!said.contains(breach), "{breach}: {said}");
+    }
+    // Its working folder is a memory file system of a quarter of its memory limit: the bomb
+    // stops there, the engine plays on, and the host's disk never sees it.
+    let bomb: u64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("bomb "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        bomb > 0 && bomb <= 64 << 20,
+        "the bomb wrote {bomb} bytes: {said}"
+    );
+    assert_eq!(std::fs::read_to_string(sysctl).unwrap(), before);
+    assert!(
+        !dir.join("bomb").exists() && !engine_dir.join("bomb").exists(),
+        "the bomb reached the host's folder"
+    );
+    let games = std::fs::read_to_string(dir.join("run/games.csv")).unwrap();
+    assert_eq!(games.lines().count(), 3, "both games played: {games}");
+}
+
+/// An engine that needs file locks (a database, a learning file shared by its own processes)
+/// gets them with `locks=on`, and the banner says so.
+#[test]
+fn locks_on_lets_one_engine_take_file_locks_and_the_banner_says_so() {
+    let dir = scratch("escape", "locks");
+    let out = dir.join("report");
+    std::fs::create_dir_all(&out).unwrap();
+    let engine_dir = dir.join("engine");
+    std::fs::create_dir_all(&engine_dir).unwrap();
+    let locker = script(
+        &engine_dir.join("locker.sh"),
+        &format!(
+            "#!/bin/bash\n\
+             flock -n /etc/passwd true 2>/dev/null && echo 'lock taken' >> {out}/locks.txt\n\
+             exec {engine} \"$@\"\n",
+            out = out.display(),
+            engine = bundled_engine(),
+        ),
+    );
+    let args: Vec<String> = [
+        "match",
+        "--games",
+        "1",
+        "--each",
+        "depth=1",
+        "--out",
+        "run",
+        "--engine",
+        &format!("cmd={locker}"),
+        "name=locker",
+        "locks=on",
+        &common::writable(&out),
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=fair",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = succeed_in(&dir, &args);
+    let banner = format!("{}{}", common::stdout(&run), common::stderr(&run));
+    assert!(
+        banner.contains("file locks let through for locker"),
+        "{banner}"
+    );
+    let said = std::fs::read_to_string(out.join("locks.txt")).unwrap_or_default();
+    assert!(said.contains("lock taken"), "{said}");
+}
