@@ -3,7 +3,6 @@
 //! named in the engine's own script, a lock on a file every sandbox sees, a new user namespace,
 //! and filling its working folder. CI runs as root, where each of these once worked.
 
-#[allow(dead_code)]
 mod common;
 
 use common::{bundled_engine, scratch, succeed_in};
