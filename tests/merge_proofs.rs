@@ -556,3 +556,114 @@ fn a_run_from_the_default_book_merges_and_resumes_from_another_folder() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// `arbiter` with `ARBITER_KEY` naming `key`: another user, or another machine, with a key of
+/// their own.
+fn arbiter_keyed(dir: &Path, key: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(dir)
+        .env("ARBITER_KEY", key)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Cause guarded: the key sat in the folder it proved, so whoever could write a run folder on a
+/// shared disk could remove every proof, or write a key of their own and seal a forgery with
+/// it, and `merge` and `--resume` accepted 10-0 (`--resume` even counted the forged games and
+/// left `.tmp` files and a new key behind).
+#[test]
+fn whoever_writes_the_folder_without_the_owners_key_forges_nothing() {
+    let dir = scratch("merge", "foreign-key");
+    let owner_key = dir.join("owner.key");
+    let thief_key = dir.join("thief.key");
+    let run = |args: &[String], key: &Path| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        arbiter_keyed(&dir, key, &args)
+    };
+    let played = run(&with(small_match("run"), &["--shard", "1/1"]), &owner_key);
+    assert_eq!(played.status.code(), Some(0), "{}", stderr(&played));
+    // The key lives outside the run folder, readable by its owner only.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&owner_key).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let task = dir.join("run/shard-1-of-1");
+    assert!(!task.join("run.key").exists(), "no key in the run folder");
+    let proof = std::fs::read_to_string(task.join("run.proof")).unwrap();
+    assert!(proof.lines().any(|l| l.starts_with("key ")), "{proof}");
+    let pristine = snapshot(&task);
+    let restore = || {
+        for (name, bytes) in &pristine {
+            std::fs::write(task.join(name), bytes).unwrap();
+        }
+    };
+    let refused = |what: &str, said: &str| {
+        for args in [
+            vec!["merge", "merged", "run"],
+            vec!["match", "--resume", "run/shard-1-of-1", "--quiet"],
+        ] {
+            let out = arbiter_keyed(&dir, &owner_key, &args);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{what}: {args:?}: {}",
+                stderr(&out)
+            );
+            assert!(
+                stderr(&out).contains(said),
+                "{what}: {args:?}: {}",
+                stderr(&out)
+            );
+            assert!(
+                !dir.join("merged").exists(),
+                "{what}: a refused merge wrote"
+            );
+            assert!(
+                !stdout(&out).contains("Elo") && !stdout(&out).contains("Finished game"),
+                "{what}: {args:?} counted the forged games: {}",
+                stdout(&out)
+            );
+            let left: Vec<String> = std::fs::read_dir(&task)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains("tmp") || n == "run.key")
+                .collect();
+            assert!(left.is_empty(), "{what}: {args:?} left {left:?}");
+        }
+    };
+    // 1. Every proof removed, and a result changed.
+    let journal = task.join("journal.jsonl");
+    let stripped: Vec<String> = lines(&journal)
+        .iter()
+        .map(|l| {
+            arbiter::tournament::proof::unsealed(l)
+                .replace("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"")
+        })
+        .collect();
+    std::fs::write(&journal, stripped.join("\n") + "\n").unwrap();
+    std::fs::remove_file(task.join("run.proof")).unwrap();
+    refused("proofs removed", "run.proof:1: missing");
+    restore();
+    // 2. A run of the thief's own, sealed with the thief's key, passed off as the owner's.
+    let forged = run(
+        &with(small_match("forged"), &["--shard", "1/1"]),
+        &thief_key,
+    );
+    assert_eq!(forged.status.code(), Some(0), "{}", stderr(&forged));
+    for name in ["run.json", "run.proof", "journal.jsonl"] {
+        std::fs::copy(dir.join("forged/shard-1-of-1").join(name), task.join(name)).unwrap();
+    }
+    refused("sealed again with another key", "sealed with another key");
+    restore();
+    // 3. A key of the folder's own, as an older arbiter kept it.
+    std::fs::write(task.join("run.key"), [7u8; 32]).unwrap();
+    let out = arbiter_keyed(&dir, &owner_key, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("older arbiter"), "{}", stderr(&out));
+    std::fs::remove_file(task.join("run.key")).unwrap();
+    // The owner still merges the untouched folder.
+    let out = arbiter_keyed(&dir, &owner_key, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -31,6 +31,8 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
     let engine_dir = dir.join("engine");
     std::fs::create_dir_all(&engine_dir).unwrap();
     let sysctl = "/proc/sys/kernel/printk_ratelimit";
+    // The owner's key, kept (by ARBITER_KEY) in the very folder the engine works in.
+    let key = dir.join("owner.key");
     let before = std::fs::read_to_string(sysctl).unwrap();
     let attacker = script(
         &engine_dir.join("attack.sh"),
@@ -41,6 +43,8 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
                v=$(cat {sysctl}); echo \"$v\" > {sysctl} 2>/dev/null && echo 'sysctl written' >> $r\n\
                (exec 3>/proc/sysrq-trigger) 2>/dev/null && echo 'sysrq opened' >> $r\n\
                cat {secret} 2>/dev/null | grep -q s3cret && echo 'secret read' >> $r\n\
+               [ -s {key} ] && echo 'key read' >> $r\n\
+               [ -s owner.key ] && echo 'key read in its folder' >> $r\n\
                flock -n /etc/passwd true 2>/dev/null && echo 'lock taken' >> $r\n\
                unshare -U true 2>/dev/null && echo 'user namespace made' >> $r\n\
                [ \"$(id -u)\" = 0 ] && echo 'runs as root' >> $r\n\
@@ -50,6 +54,7 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
              exec {engine} \"$@\"\n",
             out = out.display(),
             secret = secret.display(),
+            key = key.display(),
             engine = bundled_engine(),
         ),
     );
@@ -73,8 +78,14 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let run = succeed_in(&dir, &args);
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .env("ARBITER_KEY", &key)
+        .output()
+        .unwrap();
     let banner = format!("{}{}", common::stdout(&run), common::stderr(&run));
+    assert_eq!(run.status.code(), Some(0), "{banner}");
     assert!(
         banner.contains("system calls filtered"),
         "the banner names the filter: {banner}"
@@ -85,6 +96,7 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
         "sysctl written",
         "sysrq opened",
         "secret read",
+        "key read",
         "lock taken",
         "user namespace made",
         "runs as root",

@@ -255,7 +255,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     // A task that ran twice: its folder twice. Each game is kept once.
     let copy = dir.join("run/shard-1-of-3-copy");
     std::fs::create_dir_all(&copy).unwrap();
-    for f in ["run.json", "run.key", "run.proof", "journal.jsonl"] {
+    for f in ["run.json", "run.proof", "journal.jsonl"] {
         std::fs::copy(dir.join("run/shard-1-of-3").join(f), copy.join(f)).unwrap();
     }
     let taken = journal_lines(&copy.join("journal.jsonl")).len();

@@ -556,7 +556,13 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     check_executable(&program)?;
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
-    hidden.extend(crate::tournament::proof::key_path().map(|k| real(&k)));
+    // The owner's key is made before any engine starts, so that it can be hidden where it lies.
+    let _ = crate::tournament::proof::Key::owners();
+    hidden.extend(
+        crate::tournament::proof::key_path()
+            .filter(|k| k.exists())
+            .map(|k| real(&k)),
+    );
     // A system folder (`/` for a service) gives no starting content: the private folder alone.
     let start = (!is_system(&base)).then_some(base.clone());
     if let Some(start) = &start {

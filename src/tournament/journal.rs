@@ -387,8 +387,14 @@ mod tests {
         }
     }
 
+    /// An entry's line as arbiter writes it, sealed with the owner's key.
     fn line(index: u64) -> String {
-        serde_json::to_string(&entry(index)).unwrap() + "\n"
+        sealed(&entry(index))
+    }
+
+    fn sealed(e: &Entry) -> String {
+        let key = Key::owners().unwrap();
+        String::from_utf8(sealed_line(e, &key).unwrap()).unwrap()
     }
 
     fn scratch(name: &str) -> std::path::PathBuf {
@@ -483,10 +489,17 @@ mod tests {
             for (k, &(index, kind)) in order.iter().enumerate() {
                 let mut e = entry(index);
                 e.record.detail = format!("line {k}");
-                let whole = serde_json::to_string(&e).unwrap();
+                let whole = sealed(&e).trim_end().to_string();
                 let written = match kind {
                     // The game number reads, the record does not: a field of the wrong type.
-                    1 => whole.replacen("\"round\":1", "\"round\":\"one\"", 1),
+                    1 => {
+                        let mut bad = serde_json::to_string(&e)
+                            .unwrap()
+                            .replacen("\"round\":1", "\"round\":\"one\"", 1)
+                            .into_bytes();
+                        Key::owners().unwrap().seal(&mut bad);
+                        String::from_utf8(bad).unwrap()
+                    }
                     // Cut in the middle.
                     2 => whole[..whole.len() / 2].to_string(),
                     _ => whole,

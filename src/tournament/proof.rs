@@ -1,11 +1,11 @@
 //! Proof that arbiter wrote a run's records. Each journal line ends with a keyed MAC
-//! (HMAC-SHA256, cut to 128 bits) under a key made for its run folder and kept there in
-//! `run.key`, readable by its owner only; `run.json` has its MAC in `run.proof`. No engine sees
-//! the run folder (its sandbox hides it), so none can read the key: a line or setting an engine
-//! wrote, or changed, is refused by `--resume` and `merge` with its file and line, forfeits and
-//! crashes included, which no replay of the moves could check.
-//!
-//! A folder without a key was written by an arbiter from before proofs, and is read as it was.
+//! (HMAC-SHA256, cut to 128 bits) under its owner's key, kept outside every run folder
+//! (`key_path`, readable by its owner only); `run.json` has its MAC, and the key's fingerprint,
+//! in `run.proof`. No engine sees the key (its sandbox hides it), and whoever can write a run
+//! folder but not read the key (another user of a shared scratch disk) can neither forge a
+//! line nor seal a folder of their own: `--resume` and `merge` refuse, with file and line, a
+//! line or setting anything but arbiter wrote, a folder whose proofs are gone, and one sealed
+//! with another key.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -54,49 +54,55 @@ const HEX: usize = 32;
 pub struct Key([u8; 32]);
 
 impl Key {
-    /// The key of the run folder `dir`; `None` where it has none.
+    /// The key that proves the run folder `dir`: its owner's (see `key_path`). A folder sealed
+    /// by an older arbiter, with its key inside (`run.key`), is refused: whoever could write
+    /// the folder could have written that key too. Never `None`; an `Option` for the callers
+    /// that once read keyless folders.
     pub fn load(dir: &Path) -> Result<Option<Key>, String> {
-        let path = dir.join(KEY_FILE);
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                let key: [u8; 32] = bytes
-                    .get(..32)
-                    .and_then(|b| b.try_into().ok())
-                    .ok_or_else(|| format!("{}: not a key of arbiter's", path.display()))?;
-                Ok(Some(Key(key)))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        let legacy = dir.join(KEY_FILE);
+        if legacy.exists() {
+            return Err(format!(
+                "{}: this folder was sealed by an older arbiter with its key kept inside it, \
+                 where anyone who can write the folder could have replaced it and sealed a \
+                 forgery; its games cannot be proven: refused. Start the run again in another \
+                 folder",
+                legacy.display()
+            ));
         }
+        Key::owners().map(Some)
     }
 
-    /// The key of `dir`, made (from the kernel's random numbers) where it has none.
-    pub fn load_or_make(dir: &Path) -> std::io::Result<Key> {
-        use std::io::{Read, Write};
-        use std::os::unix::fs::OpenOptionsExt;
-        if let Some(key) = Key::load(dir).map_err(std::io::Error::other)? {
-            return Ok(key);
-        }
-        let mut key = [0u8; 32];
-        std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
-        let path = dir.join(KEY_FILE);
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path);
-        match made {
-            Ok(mut file) => {
-                file.write_all(&key)?;
-                file.sync_all()?;
-                Ok(Key(key))
+    /// The key new records are sealed with: the owner's, made on first use.
+    pub fn load_or_make(_dir: &Path) -> std::io::Result<Key> {
+        Key::owners().map_err(std::io::Error::other)
+    }
+
+    /// This user's key, read from `key_path` (made there, readable by its owner only, where
+    /// there is none yet). A key file that others may read, that is a link, or that belongs
+    /// to someone else is refused: a key they could read proves nothing.
+    pub fn owners() -> Result<Key, String> {
+        static KEY: std::sync::OnceLock<Result<Key, String>> = std::sync::OnceLock::new();
+        KEY.get_or_init(|| {
+            let path = key_path().ok_or_else(|| {
+                "no place for arbiter's key: set HOME, XDG_DATA_HOME or ARBITER_KEY".to_string()
+            })?;
+            match read_key(&path) {
+                Ok(Some(key)) => Ok(key),
+                Ok(None) => make_key(&path),
+                Err(e) => Err(e),
             }
-            // Another task of a split run made it first.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Key::load(dir).map_err(std::io::Error::other)?.ok_or(e)
-            }
-            Err(e) => Err(e),
-        }
+        })
+        .clone()
+    }
+
+    /// A short name of the key, recorded in each run folder it seals (never the key).
+    pub fn fingerprint(&self) -> String {
+        use sha2::Digest;
+        let digest = Sha256::new()
+            .chain_update(b"arbiter key fingerprint\0")
+            .chain_update(self.0)
+            .finalize();
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
 
     fn mac(&self, body: &[u8]) -> String {
@@ -137,6 +143,77 @@ impl Key {
     }
 }
 
+/// Reads the key at `path`; `None` where there is none yet.
+fn read_key(path: &Path) -> Result<Option<Key>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read arbiter's key {}: {e}", path.display())),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_file() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{}: arbiter's key must be a file of yours that no one else may read or write \
+             (chmod 600); refused",
+            path.display()
+        ));
+    }
+    let mut key = [0u8; 32];
+    file.read_exact(&mut key)
+        .map_err(|_| format!("{}: not a key of arbiter's", path.display()))?;
+    Ok(Some(Key(key)))
+}
+
+/// Makes this user's key at `path` (its folder readable by its owner only), or reads the one
+/// another arbiter made at the same moment.
+fn make_key(path: &Path) -> Result<Key, String> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let failed = |e: std::io::Error| format!("cannot make arbiter's key {}: {e}", path.display());
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(failed)?;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .map_err(failed)?;
+    // Written whole under a name of its own, then linked into place: no arbiter ever reads a
+    // half-written key, and of two made at once the first wins.
+    let tmp = folder.join(format!(".key.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(failed)?;
+    file.write_all(&key)
+        .and_then(|()| file.sync_all())
+        .map_err(failed)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(Key(key)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_key(path)?.ok_or_else(|| failed(e))
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
 /// A line's text before its MAC, and the MAC.
 fn split(line: &str) -> Option<(&str, &str)> {
     let rest = line.strip_suffix("\"}")?;
@@ -153,7 +230,7 @@ pub fn unsealed(line: &str) -> String {
     }
 }
 
-/// Whether a line carries a MAC at all (a journal of a folder that has lost its key).
+/// Whether a line carries a MAC at all.
 pub fn sealed(line: &str) -> bool {
     split(line).is_some()
 }
@@ -162,49 +239,71 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
-/// Writes the proof of the settings file `name` (`run.json`, `tune.json`) beside it.
+/// Writes the proof of the settings file `name` (`run.json`, `tune.json`) beside it: its MAC,
+/// and the fingerprint of the key that made it.
 pub fn seal_spec(dir: &Path, name: &str, text: &[u8]) -> std::io::Result<()> {
     let key = Key::load_or_make(dir)?;
     let proof = proof_file(name);
     let tmp = dir.join(format!(".{proof}.{}", std::process::id()));
-    std::fs::write(&tmp, key.of_file(text) + "\n")?;
+    let body = format!("{}\nkey {}\n", key.of_file(text), key.fingerprint());
+    std::fs::write(&tmp, body)?;
     std::fs::rename(&tmp, dir.join(proof))
 }
 
-/// Checks the settings file `name`'s text against its proof, where the folder has a key.
+/// Checks the settings file `name`'s text against its proof under the owner's key: a folder
+/// whose proof is missing, made with another key, or that does not match is refused.
 pub fn check_spec(dir: &Path, name: &str, text: &[u8]) -> Result<(), String> {
-    let Some(key) = Key::load(dir)? else {
-        return Ok(());
-    };
+    let key = Key::load(dir)?.ok_or("no key")?;
     let proof_name = proof_file(name);
-    let proof = std::fs::read_to_string(dir.join(proof_name)).unwrap_or_default();
-    if constant_time_eq(key.of_file(text).as_bytes(), proof.trim().as_bytes()) {
+    let proof_path = dir.join(proof_name);
+    let proof = match std::fs::read_to_string(&proof_path) {
+        Ok(proof) => proof,
+        Err(_) => {
+            return Err(format!(
+                "{}:1: missing: {} carries no proof that arbiter wrote it (its proofs were \
+                 removed, or it was written by an arbiter older than proofs); refused",
+                proof_path.display(),
+                dir.join(name).display()
+            ))
+        }
+    };
+    let mut lines = proof.lines();
+    let mac = lines.next().unwrap_or("").trim();
+    let sealed_by = lines.find_map(|l| l.strip_prefix("key ")).map(str::trim);
+    let mine = key.fingerprint();
+    if let Some(theirs) = sealed_by.filter(|theirs| *theirs != mine) {
+        return Err(format!(
+            "{}:2: sealed with another key (fingerprint {theirs}; yours, {}, is {mine}): \
+             refused. A run from another machine is merged with the key that sealed it \
+             (ARBITER_KEY names its file)",
+            proof_path.display(),
+            key_path().unwrap_or_default().display()
+        ));
+    }
+    if constant_time_eq(key.of_file(text).as_bytes(), mac.as_bytes()) {
         return Ok(());
     }
     Err(format!(
-        "{}: changed since arbiter wrote it (its proof in {proof_name} does not match); \
-         refused: an engine or another program may have weakened its settings",
+        "{}: changed since arbiter wrote it (its proof in {proof_name} does not match your \
+         key); refused: an engine or another program may have weakened its settings, or \
+         sealed it again with a key of its own",
         dir.join(name).display()
     ))
 }
 
-/// Checks line `line` of the journal `path`: proven by the folder's key, or, in a folder
-/// without one (written before proofs), carrying no proof at all.
+/// Checks line `line` of the journal `path`: proven by the owner's key. A line without a
+/// proof (its seal cut off) is refused like a forged one.
 pub fn check_line(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Result<(), String> {
-    let fine = match key {
-        Some(key) => key.proves(text),
-        None => !sealed(text),
-    };
-    if fine {
+    if key.is_some_and(|key| key.proves(text)) {
         return Ok(());
     }
-    Err(match key {
-        Some(_) => format!(
-            "{}:{line}: this line was not written by arbiter for this run (its proof does not match): refused; an engine or another program wrote or changed it",
+    Err(match sealed(text) {
+        true => format!(
+            "{}:{line}: this line was not written by arbiter for this run with your key (its proof does not match): refused; an engine or another program wrote, changed or sealed it",
             path.display()
         ),
-        None => format!(
-            "{}:{line}: the line carries a proof but the folder's {KEY_FILE} is gone: refused",
+        false => format!(
+            "{}:{line}: this line carries no proof that arbiter wrote it: refused",
             path.display(),
         ),
     })

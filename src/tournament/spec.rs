@@ -754,18 +754,29 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         spec.save(&dir).unwrap();
         assert_eq!(RunSpec::load(&dir).unwrap(), Some(spec));
-        // A folder from before proofs has no key.
-        std::fs::remove_file(dir.join(super::super::proof::KEY_FILE)).unwrap();
+        // Proofs are the owner's: a run.json changed, a proof removed, a key of the folder's
+        // own (as older builds kept it, and as a forger would write one) are all refused.
+        let sealed = std::fs::read(dir.join(SPEC_FILE)).unwrap();
         std::fs::write(
             dir.join(SPEC_FILE),
             r#"{"command":"match","args":["--games","2"]}"#,
         )
         .unwrap();
-        assert_eq!(
-            RunSpec::load(&dir).unwrap(),
-            None,
-            "the old form is recognised"
+        let changed = RunSpec::load(&dir).unwrap_err();
+        assert!(
+            changed.contains("changed since arbiter wrote it"),
+            "{changed}"
         );
+        std::fs::write(dir.join(SPEC_FILE), &sealed).unwrap();
+        let proof = dir.join(super::super::proof::SPEC_PROOF_FILE);
+        let kept = std::fs::read(&proof).unwrap();
+        std::fs::remove_file(&proof).unwrap();
+        let missing = RunSpec::load(&dir).unwrap_err();
+        assert!(missing.contains("run.proof:1: missing"), "{missing}");
+        std::fs::write(&proof, &kept).unwrap();
+        std::fs::write(dir.join(super::super::proof::KEY_FILE), [9u8; 32]).unwrap();
+        let legacy = RunSpec::load(&dir).unwrap_err();
+        assert!(legacy.contains("older arbiter"), "{legacy}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
