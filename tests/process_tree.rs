@@ -412,6 +412,11 @@ fn says_it_pinned(tmp: &Path, extra: &[&str]) -> bool {
 /// The line a short match (as `says_it_pinned` plays) printed when it pinned its games. It runs
 /// with `--affinity auto` unless `extra` gives its own `--affinity`, or `no-flag` for none.
 fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
+    line_starting(tmp, extra, "pinned: ")
+}
+
+/// The first line of the match `pinned_line` plays that starts with `prefix`.
+fn line_starting(tmp: &Path, extra: &[&str], prefix: &str) -> Option<String> {
     let dir = engines_dir("auto-pinned-line");
     let engine = format!("cmd={}", bundled_engine());
     let games = (allowed_cpus().len().max(2).div_ceil(2) * 2).to_string();
@@ -440,8 +445,77 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout).to_string();
     said.lines()
-        .find(|l| l.starts_with("pinned: "))
+        .find(|l| l.starts_with(prefix))
         .map(String::from)
+}
+
+/// Cause guarded: the CPU-lock folder lies in /tmp, where anyone may make it first. Root
+/// followed another user's links there (`cpu0` -> a file of root's choosing was created), used
+/// a folder that was itself a link, and a folder or lock held by someone else silently lost the
+/// run its pinning. Now each is refused and the run says why in one line.
+#[test]
+fn a_lock_folder_another_user_could_steer_is_refused_and_the_run_says_why() {
+    use std::os::unix::fs::symlink;
+    if allowed_cpus().len() < 2 {
+        return;
+    }
+    let unpinned = |tmp: &Path| line_starting(tmp, &[], "not pinned: ");
+    // The folder a link to another.
+    let tmp = engines_dir("steer-link");
+    let elsewhere = tmp.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    symlink(&elsewhere, tmp.join("arbiter-cpus")).unwrap();
+    let said = unpinned(&tmp).expect("a reason");
+    assert!(said.contains("is a link"), "{said}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "wrote through the link"
+    );
+    // Each lock a link to a file the attacker wants made.
+    let tmp = engines_dir("steer-locks");
+    let locks = tmp.join("arbiter-cpus");
+    std::fs::create_dir_all(&locks).unwrap();
+    for cpu in allowed_cpus() {
+        symlink(
+            tmp.join(format!("PWNED-cpu{cpu}")),
+            locks.join(format!("cpu{cpu}")),
+        )
+        .unwrap();
+    }
+    let said = unpinned(&tmp).expect("a reason");
+    assert!(said.contains("lock"), "{said}");
+    let made: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("PWNED"))
+        .collect();
+    assert!(made.is_empty(), "a lock's link was followed: {made:?}");
+    // Every lock held by someone else: said, not silent.
+    let tmp = engines_dir("steer-held");
+    let locks = tmp.join("arbiter-cpus");
+    std::fs::create_dir_all(&locks).unwrap();
+    let held: Vec<std::fs::File> = allowed_cpus()
+        .iter()
+        .map(|cpu| {
+            let file = std::fs::File::create(locks.join(format!("cpu{cpu}"))).unwrap();
+            file.lock().unwrap();
+            file
+        })
+        .collect();
+    let said = unpinned(&tmp).expect("a reason");
+    assert!(said.contains("held by another run"), "{said}");
+    drop(held);
+    // A folder of another user's (run as root: the engines' user stands in for them).
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let tmp = engines_dir("steer-owner");
+        let locks = tmp.join("arbiter-cpus");
+        std::fs::create_dir_all(&locks).unwrap();
+        std::os::unix::fs::chown(&locks, Some(65534), Some(65534)).unwrap();
+        let said = unpinned(&tmp).expect("a reason");
+        assert!(said.contains("belongs to another user"), "{said}");
+    }
 }
 
 /// With `--affinity auto` a game is pinned with its engines to a CPU when that takes nothing

@@ -127,3 +127,83 @@ fn a_watch_started_before_its_run_waits_for_it() {
     let out = common::arbiter_in(&dir, &["watch", "nowhere", "--wait", "0.5"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The watcher's resident memory, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Cause guarded: a connection that sent a byte now and then was never idle, so one local
+/// process trickling 20,000 of them kept every real request refused for 35 s and grew the
+/// watcher from 7 MB to 377 MB. Now a request must arrive whole within seconds, a newcomer past
+/// the bound takes the place of an unanswered connection, and memory stays small.
+#[test]
+fn trickling_connections_cannot_keep_real_requests_out() {
+    let dir = scratch("watch", "trickle");
+    succeed_in(&dir, &deep_against_shallow(2, 1, "run"));
+    // SAFETY: getrlimit/setrlimit on this test process's descriptor limit.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    }
+    let mut watching = Killed(
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["watch", "run"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(watching.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let at = address(&first);
+    assert!(state(&at).is_some(), "the page does not answer at all");
+    let before = rss_kib(watching.0.id());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickler = {
+        let (at, stop) = (at.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut held: Vec<TcpStream> = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                // New connections keep coming, as the attack's did, up to 3,000 held here.
+                for _ in 0..200 {
+                    if held.len() < 3000 {
+                        if let Ok(s) = TcpStream::connect(&at) {
+                            s.set_nonblocking(true).ok();
+                            held.push(s);
+                        }
+                    }
+                }
+                held.retain_mut(|s| s.write(b"G").is_ok() || s.write(b"G").is_ok());
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            held.len()
+        })
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let mut answered = 0;
+    for _ in 0..10 {
+        answered += usize::from(state(&at).is_some());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let after = rss_kib(watching.0.id());
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    trickler.join().unwrap();
+    assert_eq!(
+        answered, 10,
+        "real requests went unanswered while others trickled"
+    );
+    assert!(
+        after < before + 64 * 1024,
+        "the watcher grew from {before} KiB to {after} KiB"
+    );
+}

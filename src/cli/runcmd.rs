@@ -97,6 +97,8 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
         );
         if let Some(cpus) = opened.auto_pinned() {
             say!("{}", describe_auto_pinning(cpus));
+        } else if let Some(why) = opened.auto_unpinned_why() {
+            say!("not pinned: {why}");
         }
     }
     for note in opened.notes() {

@@ -1,8 +1,9 @@
 //! The watch page's connections, bounded: a connection silent in both directions for the idle
-//! time is closed, and past a number of open connections that leaves the process descriptors to
-//! spare a new one is closed at once. Idle connections held open by a local program (tens of
-//! thousands reached the descriptor limit, and the page stopped answering) cost nothing for
-//! longer than the idle time.
+//! time is closed; a request must arrive whole within `REQUEST_TIME` of its first byte (a
+//! client that trickles a byte now and then is never idle, and once held twenty thousand
+//! connections open and every real request out); at most `MOST_OPEN` connections are held, of
+//! them at most `MOST_PER_CLIENT` from one address, and a newcomer past a bound takes the place
+//! of the oldest connection that has not yet been answered, so a real request always gets in.
 
 use std::io;
 use std::net::SocketAddr;
@@ -18,23 +19,87 @@ use tokio::time::{Instant, Sleep};
 /// Descriptors kept for everything but connections: the run's files, the runtime's own.
 const SPARE_DESCRIPTORS: u64 = 64;
 
-/// A listener whose connections end when idle, and which holds no more than `open` at once.
+/// How long a request may take to arrive whole, from its first byte.
+const REQUEST_TIME: Duration = Duration::from_secs(5);
+/// The most connections held at once: a page takes a few; memory stays a few megabytes.
+const MOST_OPEN: u64 = 512;
+/// The most connections held for one address.
+const MOST_PER_CLIENT: usize = 64;
+
+/// A listener whose connections end when idle or slow, and which holds no more than `open` at
+/// once.
 pub struct Bounded {
     listener: TcpListener,
     open: Arc<Semaphore>,
     idle: Duration,
+    /// The connections held, oldest first: who may be made to give way.
+    held: Vec<(std::net::IpAddr, Arc<Conn>)>,
+}
+
+/// What the listener knows of a connection it handed out.
+#[derive(Default)]
+struct Conn {
+    /// Set once a reply has been written: a connection in use by a page.
+    answered: std::sync::atomic::AtomicBool,
+    /// Set when a newcomer takes its place; the connection then ends at its next poll.
+    evicted: std::sync::atomic::AtomicBool,
+    waker: std::sync::Mutex<Option<std::task::Waker>>,
+    /// Set when the connection is gone.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Conn {
+    fn evict(&self) {
+        self.evicted
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(waker) = self.waker.lock().ok().and_then(|mut w| w.take()) {
+            waker.wake();
+        }
+    }
 }
 
 impl Bounded {
     /// Raises the descriptor limit to what the system allows this process, and takes as many
-    /// connections as it leaves room for.
+    /// connections as it leaves room for, at most `MOST_OPEN`.
     pub fn new(listener: TcpListener, idle: Duration) -> Bounded {
         let limit = raise_descriptor_limit();
-        let most = limit.saturating_sub(SPARE_DESCRIPTORS).clamp(1, 1 << 16);
+        let most = limit.saturating_sub(SPARE_DESCRIPTORS).clamp(1, MOST_OPEN);
         Bounded {
             listener,
             open: Arc::new(Semaphore::new(most as usize)),
             idle,
+            held: Vec::new(),
+        }
+    }
+
+    /// Makes room for a newcomer from `from`: past the bound for its address, or for all, the
+    /// oldest unanswered connection (of that address first) gives way.
+    fn make_room(&mut self, from: std::net::IpAddr) {
+        use std::sync::atomic::Ordering;
+        self.held
+            .retain(|(_, c)| !c.closed.load(Ordering::SeqCst) && !c.evicted.load(Ordering::SeqCst));
+        let theirs = self.held.iter().filter(|(ip, _)| *ip == from).count();
+        let full = self.open.available_permits() == 0;
+        if theirs < MOST_PER_CLIENT && !full {
+            return;
+        }
+        let unanswered = |c: &Arc<Conn>| !c.answered.load(Ordering::SeqCst);
+        let victim = self
+            .held
+            .iter()
+            .position(|(ip, c)| *ip == from && unanswered(c))
+            .or_else(|| self.held.iter().position(|(_, c)| unanswered(c)))
+            .or_else(|| {
+                (theirs >= MOST_PER_CLIENT).then(|| {
+                    self.held
+                        .iter()
+                        .position(|(ip, _)| *ip == from)
+                        .unwrap_or(0)
+                })
+            });
+        if let Some(at) = victim {
+            let (_, conn) = self.held.remove(at);
+            conn.evict();
         }
     }
 }
@@ -75,9 +140,16 @@ impl axum::serve::Listener for Bounded {
                     continue;
                 }
             };
-            // At the bound, the newcomer is closed (dropped) rather than left to wait unseen.
-            if let Ok(permit) = self.open.clone().try_acquire_owned() {
-                return (IdleClosing::new(stream, permit, self.idle), from);
+            self.make_room(from.ip());
+            // The connection that gave way lets go of its place as soon as it is polled.
+            let permit =
+                tokio::time::timeout(Duration::from_secs(1), self.open.clone().acquire_owned())
+                    .await;
+            // Still no place: the newcomer is closed (dropped) rather than left to wait unseen.
+            if let Ok(Ok(permit)) = permit {
+                let conn = Arc::new(Conn::default());
+                self.held.push((from.ip(), conn.clone()));
+                return (IdleClosing::new(stream, permit, self.idle, conn), from);
             }
         }
     }
@@ -92,30 +164,75 @@ pub struct IdleClosing {
     stream: TcpStream,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
+    /// When the request being read began, if one is (reset by each reply).
+    request_began: Option<Instant>,
+    conn: Arc<Conn>,
     _counted: OwnedSemaphorePermit,
 }
 
 impl IdleClosing {
-    fn new(stream: TcpStream, counted: OwnedSemaphorePermit, idle: Duration) -> IdleClosing {
+    fn new(
+        stream: TcpStream,
+        counted: OwnedSemaphorePermit,
+        idle: Duration,
+        conn: Arc<Conn>,
+    ) -> IdleClosing {
         IdleClosing {
             stream,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
+            request_began: None,
+            conn,
             _counted: counted,
         }
     }
 
     /// What an operation that is not ready yet returns: still waiting, or timed out.
     fn waiting<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        if let Ok(mut waker) = self.conn.waker.lock() {
+            *waker = Some(cx.waker().clone());
+        }
+        if self.given_way() {
+            return Poll::Ready(Err(io::ErrorKind::ConnectionAborted.into()));
+        }
         match self.timer.as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
             Poll::Pending => Poll::Pending,
         }
     }
 
+    fn given_way(&self) -> bool {
+        self.conn.evicted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn moved(&mut self) {
         let idle = self.idle;
         self.timer.as_mut().reset(Instant::now() + idle);
+    }
+
+    /// Bytes of a request arrived: too slow a request ends the connection.
+    fn read_some(&mut self) -> io::Result<()> {
+        let began = *self.request_began.get_or_insert_with(Instant::now);
+        match began.elapsed() > REQUEST_TIME {
+            true => Err(io::ErrorKind::TimedOut.into()),
+            false => Ok(()),
+        }
+    }
+
+    /// A reply was written: the request was whole, and the connection is a page's.
+    fn answered(&mut self) {
+        self.request_began = None;
+        self.conn
+            .answered
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for IdleClosing {
+    fn drop(&mut self) {
+        self.conn
+            .closed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -127,7 +244,15 @@ impl AsyncRead for IdleClosing {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if self.given_way() {
+            return Poll::Ready(Err(io::ErrorKind::ConnectionAborted.into()));
+        }
+        let before = buf.filled().len();
         match Pin::new(&mut self.stream).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+                self.moved();
+                Poll::Ready(self.read_some())
+            }
             Poll::Ready(done) => {
                 self.moved();
                 Poll::Ready(done)
@@ -146,6 +271,7 @@ impl AsyncWrite for IdleClosing {
         match Pin::new(&mut self.stream).poll_write(cx, buf) {
             Poll::Ready(done) => {
                 self.moved();
+                self.answered();
                 Poll::Ready(done)
             }
             Poll::Pending => self.waiting(cx),

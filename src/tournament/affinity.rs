@@ -118,33 +118,43 @@ pub struct ClaimedCpus {
 /// left to everything else (four tasks of a split run started at once on two CPUs: one is
 /// pinned, not two), and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken from the
 /// last, as CPU 0 usually serves the most interrupts.
-pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Option<ClaimedCpus> {
+pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Result<ClaimedCpus, String> {
     let allowed = allowed_cpus();
-    if !one_cpu_each || games == 0 || games >= allowed.len() {
-        return None;
+    if !one_cpu_each {
+        return Err("an engine searches with several threads".into());
+    }
+    if games == 0 || games >= allowed.len() {
+        return Err(format!(
+            "{games} games at once leave no CPU of the {} spare",
+            allowed.len()
+        ));
     }
     let dir = cpu_lock_dir()?;
     let mut claimed = ClaimedCpus {
         cpus: Vec::new(),
         _locks: Vec::new(),
     };
+    let mut refused = Vec::new();
     // One CPU more than the games is locked, to be sure one no run holds is left over; its
     // lock is let go at once.
     for &cpu in allowed.iter().rev() {
         if claimed.cpus.len() == games + 1 {
             break;
         }
-        if let Some(lock) = lock_cpu(&dir, cpu) {
-            claimed.cpus.push(cpu);
-            claimed._locks.push(lock);
+        match lock_cpu(&dir, cpu) {
+            Ok(lock) => {
+                claimed.cpus.push(cpu);
+                claimed._locks.push(lock);
+            }
+            Err(why) => refused.push(why),
         }
     }
     if claimed.cpus.len() <= games {
-        return None;
+        return Err(refused.join("; "));
     }
     claimed.cpus.truncate(games);
     claimed._locks.truncate(games);
-    Some(claimed)
+    Ok(claimed)
 }
 
 /// The locks of the CPUs a run pinned by `--affinity` plays on (the first `games` of them),
@@ -153,11 +163,14 @@ pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
     let mut cpus = affinity.cpus();
     cpus.truncate(games);
     // An unpinned run leaves no lock folder behind.
-    let Some(dir) = (!cpus.is_empty()).then(cpu_lock_dir).flatten() else {
+    if cpus.is_empty() {
+        return Vec::new();
+    }
+    let Ok(dir) = cpu_lock_dir() else {
         return Vec::new();
     };
     cpus.into_iter()
-        .filter_map(|cpu| lock_cpu(&dir, cpu))
+        .filter_map(|cpu| lock_cpu(&dir, cpu).ok())
         .collect()
 }
 
@@ -165,21 +178,47 @@ pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
 /// `/tmp/arbiter-cpus` whatever `TMPDIR` says: cluster jobs sharing a machine often get a
 /// temporary folder each, and runs that did not see each other's locks would pin their games to
 /// the same CPU. `ARBITER_CPU_LOCKS` names another folder (a machine whose `/tmp` is not shared).
-fn cpu_lock_dir() -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
+///
+/// Anyone may make `/tmp/arbiter-cpus` first, so what is found there is checked before it is
+/// used: a link, something that is no folder, or a folder another user (not root) owns or may
+/// empty (not sticky) is refused, with a reason that names it, and the run is not pinned.
+fn cpu_lock_dir() -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     let dir = match std::env::var_os("ARBITER_CPU_LOCKS") {
         Some(dir) => std::path::PathBuf::from(dir),
         None => std::path::PathBuf::from("/tmp/arbiter-cpus"),
     };
-    if std::fs::create_dir(&dir).is_ok() {
+    if std::fs::DirBuilder::new().mode(0o755).create(&dir).is_ok() {
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777));
     }
-    dir.is_dir().then_some(dir)
+    let meta = std::fs::symlink_metadata(&dir)
+        .map_err(|e| format!("the CPU-lock folder {}: {e}", dir.display()))?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if meta.file_type().is_symlink() {
+        Some("is a link")
+    } else if !meta.is_dir() {
+        Some("is no folder")
+    } else if meta.uid() != 0 && meta.uid() != me {
+        Some("belongs to another user")
+    } else if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
+        Some("lets anyone remove the locks (not sticky)")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!(
+            "the CPU-lock folder {} {why}: refused (remove it, or name another with ARBITER_CPU_LOCKS)",
+            dir.display()
+        )),
+        None => Ok(dir),
+    }
 }
 
-/// The lock of one CPU, if no other process holds it. Another user's lock file is opened to
-/// read, which is all `flock` needs.
-fn lock_cpu(dir: &std::path::Path, cpu: usize) -> Option<std::fs::File> {
+/// The lock of one CPU, or why it cannot be had. Another user's lock file is opened to read,
+/// which is all `flock` needs; a link in its place is never followed (root would write where it
+/// points), and what is not a plain file is refused.
+fn lock_cpu(dir: &std::path::Path, cpu: usize) -> Result<std::fs::File, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join(format!("cpu{cpu}"));
     let file = std::fs::OpenOptions::new()
@@ -188,11 +227,24 @@ fn lock_cpu(dir: &std::path::Path, cpu: usize) -> Option<std::fs::File> {
         .create(true)
         .truncate(false)
         .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .or_else(|_| std::fs::File::open(&path))
-        .ok()?;
-    file.try_lock().ok()?;
-    Some(file)
+        .or_else(|_| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&path)
+        })
+        .map_err(|e| format!("CPU {cpu}'s lock {}: {e}", path.display()))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!(
+            "CPU {cpu}'s lock {} is no plain file: refused",
+            path.display()
+        ));
+    }
+    file.try_lock()
+        .map_err(|_| format!("CPU {cpu} is held by another run ({})", path.display()))?;
+    Ok(file)
 }
 
 /// The CPUs this process may run on, in order.

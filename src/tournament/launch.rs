@@ -314,12 +314,15 @@ impl Run {
         let folder = RunFolder::open(&self.spec, &self.dir, self.resume)?;
         made.keep();
         let games = self.spec.concurrency.min(total.max(1) as usize);
-        let pinned = match (&checked, self.spec.affinity.is_auto()) {
-            (Some(checked), true) => super::claim_free_cpus(
+        let (pinned, unpinned_why) = match (&checked, self.spec.affinity.is_auto()) {
+            (Some(checked), true) => match super::claim_free_cpus(
                 games,
                 checked.each_searches_with_one_cpu(&self.spec.engines),
-            ),
-            _ => None,
+            ) {
+                Ok(claimed) => (Some(claimed), None),
+                Err(why) => (None, Some(why)),
+            },
+            _ => (None, None),
         };
         let held = match checked {
             Some(_) => super::hold_listed(&self.spec.affinity, games),
@@ -331,6 +334,7 @@ impl Run {
             checked,
             runtime,
             pinned,
+            unpinned_why,
             _held: held,
         })
     }
@@ -344,6 +348,8 @@ pub struct OpenRun {
     runtime: tokio::runtime::Runtime,
     /// The CPUs `--affinity auto` took for the games, held while they play.
     pinned: Option<super::ClaimedCpus>,
+    /// Why `--affinity auto` left the games unpinned.
+    unpinned_why: Option<String>,
     /// The locks of the CPUs `--affinity` gave the games, for `auto` runs to keep off them.
     _held: Vec<std::fs::File>,
 }
@@ -357,6 +363,11 @@ impl OpenRun {
     /// What opening the folder found and mended (a torn journal, a requeued task).
     pub fn notes(&self) -> &[String] {
         &self.folder.notes
+    }
+
+    /// Why `--affinity auto` did not pin the games, where it did not.
+    pub fn auto_unpinned_why(&self) -> Option<&str> {
+        self.unpinned_why.as_deref()
     }
 
     /// The CPUs the games were given by `--affinity auto`, if it pinned them.
@@ -379,6 +390,7 @@ impl OpenRun {
             checked,
             runtime,
             pinned,
+            unpinned_why: _,
             _held,
         } = self;
         let mut spec = this.spec.clone();
