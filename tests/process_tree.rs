@@ -417,7 +417,9 @@ fn pinned_line(tmp: &Path, extra: &[&str]) -> Option<String> {
 
 /// The first line of the match `pinned_line` plays that starts with `prefix`.
 fn line_starting(tmp: &Path, extra: &[&str], prefix: &str) -> Option<String> {
-    let dir = engines_dir("auto-pinned-line");
+    // A folder of its own for each `tmp`: tests calling this run side by side.
+    let own = tmp.file_name().unwrap_or_default().to_string_lossy();
+    let dir = engines_dir(&format!("line-{own}"));
     let engine = format!("cmd={}", bundled_engine());
     let games = (allowed_cpus().len().max(2).div_ceil(2) * 2).to_string();
     let mut args = vec![
