@@ -482,6 +482,11 @@ impl EngineProcess {
         self.io.confined.idle_freezer()
     }
 
+    /// The process at the root of the engine's tree (its keeper), while it runs.
+    pub fn root_pid(&self) -> Option<u32> {
+        self.io.pgid.filter(|_| !self.io.reaped)
+    }
+
     /// Moves the running engine onto the CPUs of the calling thread, as if that thread had
     /// started it; its cpuset follows, so the engine cannot widen its mask again.
     pub fn move_here(&self) {

@@ -33,6 +33,16 @@ pub fn referee_yields_to_engines() -> bool {
     true
 }
 
+/// Undoes `referee_yields_to_engines`: the referee no longer shares its CPU with its engines
+/// alone, and a batch thread would then wait behind every other task there.
+pub fn referee_preempts_again() {
+    if let Some(policy) = BEFORE.with(Cell::take) {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sched_setscheduler on the calling thread with a parameter on the stack.
+        unsafe { libc::sched_setscheduler(0, policy, &param) };
+    }
+}
+
 /// The policy an engine started from this thread is to run under, when it is not the thread's.
 pub(super) fn engine_policy() -> Option<libc::c_int> {
     BEFORE.with(Cell::get)

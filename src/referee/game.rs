@@ -39,6 +39,11 @@ impl Player {
 
     /// Plays with an engine already started with this player's configuration (the start-up
     /// check's).
+    /// The engine process playing, if one is running.
+    pub fn process(&self) -> Option<&EngineProcess> {
+        self.process.as_ref()
+    }
+
     pub fn adopt(&mut self, engine: EngineProcess) {
         debug_assert!(*engine.config() == self.config && self.process.is_none());
         self.process = Some(engine);

@@ -304,6 +304,44 @@ pub fn bring_tree_here(root: u32) -> usize {
     }
 }
 
+/// How long, in nanoseconds, the threads of a process tree have waited for a CPU while they
+/// could run (the kernel's `schedstat`), summed: a pinned engine that waits while its game's
+/// CPU runs someone else's work.
+pub fn tree_waited_ns(root: u32) -> u64 {
+    let mut waited = 0u64;
+    let mut pending = vec![root];
+    let mut seen = 0;
+    while let Some(pid) = pending.pop() {
+        seen += 1;
+        if seen > MAX_TREE {
+            break;
+        }
+        for tid in threads(pid) {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
+                .unwrap_or_default();
+            waited += stat
+                .split_whitespace()
+                .nth(1)
+                .and_then(|w| w.parse::<u64>().ok())
+                .unwrap_or(0);
+            pending.extend(children(pid, tid));
+        }
+    }
+    waited
+}
+
+/// Lets the calling thread run on every CPU in `cpus` again.
+pub fn unpin_current_thread(cpus: &[usize]) -> bool {
+    // SAFETY: the set is built locally and passed by pointer with its size; pid 0 is this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
 /// Processes a tree may hold before the rest is left where it is.
 const MAX_TREE: usize = 4096;
 

@@ -10,6 +10,7 @@ use crate::game::GameEntry;
 use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player, Sight};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 /// One game of a schedule: which engines, which colours, which opening.
@@ -191,6 +192,8 @@ pub fn start_workers(
     checked: Option<super::Checked>,
 ) -> std::io::Result<Workers> {
     let cpus = settings.affinity.cpus();
+    // Where a worker goes when its CPU turns out to be shared with other work.
+    let wide = affinity::allowed_cpus();
     let shared = Arc::new(Shared {
         settings,
         schedule,
@@ -220,18 +223,21 @@ pub fn start_workers(
         };
         let cpu = (!cpus.is_empty()).then(|| cpus[slot % cpus.len()]);
         let (shared, results, cancelled) = (shared.clone(), results.clone(), cancelled.clone());
+        let wide = wide.clone();
         let thread = std::thread::Builder::new()
             .name(format!("game worker {}", slot + 1))
             .spawn(move || {
+                let mut pinned = None;
                 if let Some(cpu) = cpu {
                     // Engines inherit the mask of the thread that starts them: a game's referee
                     // and both engines share a CPU, and every wake-up stays on it. There the
                     // referee lets the engine finish its reply before reading it.
                     if affinity::pin_current_thread(cpu) {
                         crate::engine::sched::referee_yields_to_engines();
+                        pinned = Some(Pinned { cpu, wide });
                     }
                 }
-                runtime.block_on(worker(slot, &shared, results, cancelled, kept));
+                runtime.block_on(worker(slot, &shared, results, cancelled, kept, pinned));
             });
         match thread {
             Ok(t) => workers.threads.push(t),
@@ -251,6 +257,7 @@ async fn worker(
     results: Results,
     mut cancelled: watch::Receiver<bool>,
     kept: Vec<(usize, EngineProcess)>,
+    mut pinned: Option<Pinned>,
 ) {
     let settings = &shared.settings;
     let mut players = players_with(settings, kept).await;
@@ -272,6 +279,9 @@ async fn worker(
         let pairing = shared.schedule.pairing(index);
         let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
+        let began = pinned
+            .as_ref()
+            .map(|_| (Instant::now(), waited(white, black)));
         let header = LiveHeader {
             index,
             round: pairing.round,
@@ -306,6 +316,23 @@ async fn worker(
         if settings.strict && matches!(&record, Ok(r) if r.termination.is_fault()) {
             shared.stop.store(true, Ordering::SeqCst);
         }
+        if let (Some(at), Some((since, before))) = (&pinned, began) {
+            let share = (waited(white, black).saturating_sub(before)) as f64
+                / since.elapsed().as_nanos().max(1) as f64;
+            if share > CONTENDED && since.elapsed() > MEASURED {
+                eprintln!(
+                    "unpinned: CPU {} is busy with other work (the engines of game {} waited for \
+                     it {:.0}% of the game); game worker {}'s games go to every CPU from now on",
+                    at.cpu,
+                    index + 1,
+                    share * 100.0,
+                    slot + 1
+                );
+                at.widen(&players);
+                pinned = None;
+            }
+        }
+        let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         // restart=on: this engine's next game is played by a new process.
         for player in [white, black] {
             if player.config.restart {
@@ -319,6 +346,40 @@ async fn worker(
     for p in &mut players {
         p.shutdown().await;
     }
+}
+
+/// A worker pinned to one CPU by `--affinity auto`, and the CPUs it may widen to.
+struct Pinned {
+    cpu: usize,
+    wide: Vec<usize>,
+}
+
+/// The share of a game's time its pinned engines may wait for their CPU before the worker
+/// leaves it: alone there, a game's engines take turns and hardly wait at all (under 5% seen);
+/// beside a busy loop, each waits about half the time it could run, and loses on time.
+const CONTENDED: f64 = 0.25;
+
+/// The least time a game must last for its waiting to say anything.
+const MEASURED: Duration = Duration::from_millis(200);
+
+impl Pinned {
+    /// Lets the worker and every engine it keeps run on every CPU again.
+    fn widen(&self, players: &[Player]) {
+        affinity::unpin_current_thread(&self.wide);
+        crate::engine::sched::referee_preempts_again();
+        for engine in players.iter().filter_map(Player::process) {
+            engine.move_here();
+        }
+    }
+}
+
+/// How long the engines of a game have waited for a CPU, summed over their trees.
+fn waited(white: &Player, black: &Player) -> u64 {
+    [white, black]
+        .iter()
+        .filter_map(|p| p.process()?.root_pid())
+        .map(affinity::tree_waited_ns)
+        .sum()
 }
 
 /// The worker's players. The start-up check's engines play when they are the very processes
