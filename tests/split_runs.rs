@@ -802,3 +802,38 @@ fn shards_leave_pgnout_and_epdout_to_the_merge() {
         }
     }
 }
+
+/// Cause guarded: a split run's identity held every per-task setting at the build's default, and
+/// was compared as text, so a run whose first tasks ran before the default affinity changed
+/// could not be continued after it ("other settings ... give this run another --out"), and the
+/// played games were lost. Here the run's identity is rewritten as a build of before that change
+/// wrote it (`"affinity": false`, and a setting since dropped): the next task joins, and the merge
+/// is the one machine's. A run that truly differs is refused with the setting named.
+#[test]
+fn a_split_run_outlives_an_upgrade_and_a_real_difference_is_named() {
+    let dir = scratch("split", "upgrade");
+    run(&dir, &tournament("single"));
+    run(&dir, &with_shard(tournament("split"), "1/2"));
+    let identity = dir.join("split/claims/run.json");
+    let mut written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&identity).unwrap()).unwrap();
+    written["affinity"] = serde_json::json!(false);
+    written["a_setting_since_dropped"] = serde_json::json!(3);
+    std::fs::write(&identity, written.to_string()).unwrap();
+    run(&dir, &with_shard(tournament("split"), "2/2"));
+    run(&dir, &["merge", "merged", "split"].map(String::from));
+    assert_same_files(&dir.join("single"), &dir.join("merged"));
+    // Another number of rounds is another run: refused, and the message says which setting.
+    let mut other = tournament("split");
+    let at = other.iter().position(|a| a == "--rounds").unwrap();
+    other[at + 1] = "4".into();
+    let args = with_shard(other, "2/2");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`rounds` differs: the run in the folder has 3, this one 4"),
+        "{}",
+        stderr(&out)
+    );
+}

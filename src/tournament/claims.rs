@@ -451,15 +451,14 @@ pub fn join_run(run_dir: &Path, me: &str, identity: &str) -> Result<PathBuf, Str
         Ok(()) => Ok(dir),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {
             let theirs = std::fs::read_to_string(&path).map_err(fail)?;
-            if theirs == identity {
-                Ok(dir)
-            } else {
-                Err(format!(
-                    "{} holds a split run with other settings (see {}): give this run another \
-                     --out or --name",
+            match super::spec::same_identity(&theirs, identity) {
+                Ok(()) => Ok(dir),
+                Err(how) => Err(format!(
+                    "{} holds a split run with other settings ({how}; see {}): give this run \
+                     another --out or --name",
                     run_dir.display(),
                     path.display()
-                ))
+                )),
             }
         }
         Err(e) => Err(fail(e)),

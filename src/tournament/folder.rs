@@ -30,16 +30,23 @@ pub fn continues_task(spec: &RunSpec, dir: &Path) -> Result<bool, RunError> {
     }
     match RunSpec::load(dir).map_err(RunError::Setup)? {
         Some(saved) if saved.identity() == spec.identity() => Ok(true),
-        saved => Err(RunError::Setup(
-            saved
-                .and_then(|saved| differing_file(spec, &saved))
-                .unwrap_or_else(|| {
-                    format!(
-                        "{} holds a shard of a different run: give another --out or --name",
-                        dir.display()
-                    )
-                }),
-        )),
+        saved => {
+            let how = saved
+                .as_ref()
+                .and_then(|s| super::spec::same_identity(&s.identity(), &spec.identity()).err())
+                .map(|how| format!(" ({how})"))
+                .unwrap_or_default();
+            Err(RunError::Setup(
+                saved
+                    .and_then(|saved| differing_file(spec, &saved))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{} holds a shard of a different run{how}: give another --out or --name",
+                            dir.display()
+                        )
+                    }),
+            ))
+        }
     }
 }
 

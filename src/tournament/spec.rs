@@ -610,7 +610,93 @@ impl RunSpec {
     pub fn identity(&self) -> String {
         serde_json::to_string(&self.unsplit()).unwrap_or_default()
     }
+}
 
+/// Whether the identity `theirs` (written into a split run's folder, perhaps by an older build)
+/// is the run of `mine`, or, where it is not, which setting differs and how. Both are read as
+/// this build reads a run: a setting a newer build added counts at its default, one it dropped
+/// is ignored, and the settings of one task (affinity, concurrency, the lease...) never count,
+/// so a run started before an upgrade goes on after it.
+pub fn same_identity(theirs: &str, mine: &str) -> Result<(), String> {
+    if theirs == mine {
+        return Ok(());
+    }
+    let read = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
+    let (Some(a), Some(b)) = (read(theirs), read(mine)) else {
+        return Err("the run in the folder has settings this build cannot read".into());
+    };
+    let (a, b) = (as_this_build_reads(a), as_this_build_reads(b));
+    if a == b {
+        return Ok(());
+    }
+    Err(match first_difference(&a, &b, String::new()) {
+        Some((path, x, y)) => {
+            format!("`{path}` differs: the run in the folder has {x}, this one {y}")
+        }
+        None => "its settings differ".into(),
+    })
+}
+
+/// A run's identity as this build writes it; a tune's has its run's inside.
+fn as_this_build_reads(value: serde_json::Value) -> serde_json::Value {
+    if let Ok(spec) = serde_json::from_value::<RunSpec>(value.clone()) {
+        return serde_json::to_value(spec.unsplit()).unwrap_or(value);
+    }
+    match value {
+        serde_json::Value::Object(mut fields) => {
+            if let Some(run) = fields.remove("run") {
+                fields.insert("run".into(), as_this_build_reads(run));
+            }
+            serde_json::Value::Object(fields)
+        }
+        other => other,
+    }
+}
+
+/// The first place two settings differ: its path, and each side's value, shortened.
+fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    path: String,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let at = |key: &str| match path.is_empty() {
+        true => key.to_string(),
+        false => format!("{path}.{key}"),
+    };
+    match (a, b) {
+        _ if a == b => None,
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter().find_map(|k| {
+                first_difference(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    at(k),
+                )
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]"))),
+        _ => {
+            let show = |v: &Value| {
+                let text = v.to_string();
+                match text.chars().count() > 80 {
+                    true => text.chars().take(77).collect::<String>() + "...",
+                    false => text,
+                }
+            };
+            Some((path, show(a), show(b)))
+        }
+    }
+}
+
+impl RunSpec {
     /// The spec saved in a run folder. `Ok(None)`: the folder's run.json is from before specs
     /// were saved typed (a `command` and its `args`), for the caller to read as a command line.
     pub fn load(dir: &Path) -> Result<Option<RunSpec>, String> {
