@@ -5,12 +5,26 @@ use arbiter::game::{Game, Position, Status};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `../shared/rules/<name>`: the rule texts live beside the repository, as in CI.
+/// A file of the tests' own data (`tests/data/<name>`): the sample games' moves, variant files.
+pub fn data(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// `../shared/rules/<name>`: the original rule texts, where they lie beside the repository (as
+/// in CI). Only ignored tests read them, to check the tests' own data against the texts.
 pub fn rule_text(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/rules")
         .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; the rule texts are the folder shared/ beside the repository",
+            path.display()
+        )
+    })
 }
 
 /// The moves of a recorded game: every line that is a move number `N.` followed by moves.
