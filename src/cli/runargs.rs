@@ -492,8 +492,11 @@ impl TournamentArgs {
         let mut run = self.run.clone();
         if run.engine_groups.is_empty() {
             run.engine_groups = bundled_engines()?;
+            // A depth, not a clock: a newcomer's first ranking must not depend on what else the
+            // machine is doing (under `tc=1+0.01` a busy machine forfeited the strongest engine's
+            // games and ranked it last).
             if run.each.is_empty() {
-                run.each = vec!["tc=1+0.01".into()];
+                run.each = vec!["depth=3".into()];
             }
             if run.concurrency == 1 {
                 run.concurrency = 2;

@@ -67,6 +67,9 @@ fn header(h: &mut String, totals: &Totals, info: &RunInfo) {
             ""
         }
     );
+    if let Some(clock) = super::write::clock_note(totals, info) {
+        let _ = write!(h, "<p><strong>{}</strong></p>", e(&clock));
+    }
     if let Some(sandbox) = &info.sandbox {
         let _ = write!(h, "<p class=\"note\">{}</p>", e(sandbox));
     }

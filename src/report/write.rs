@@ -490,6 +490,28 @@ fn pairing_lines(totals: &Totals) -> Vec<PairingLine> {
         .collect()
 }
 
+/// How many games the clock decided, said at the top of every report of a run under a clock:
+/// on a busy machine a game is lost to the machine's own load, and the standings then rank
+/// engines by how they bore it. `None` for runs by depth or nodes with no game lost on time.
+pub(super) fn clock_note(totals: &Totals, info: &RunInfo) -> Option<String> {
+    let lost = totals
+        .terminations
+        .get("time forfeit")
+        .copied()
+        .unwrap_or(0);
+    let timed = info.time_controls.contains("tc=") || info.time_controls.contains("st=");
+    match (lost, timed) {
+        (0, false) => None,
+        (0, true) => Some("No game was lost on time.".into()),
+        (lost, _) => Some(format!(
+            "{lost} of {} games were lost on time: on a busy machine the clock, not only the \
+             play, decides games (give more time per move, lower --concurrency, or play by \
+             depth= or nodes=).",
+            totals.games
+        )),
+    }
+}
+
 pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> String {
     let Tables {
         rows,
@@ -513,6 +535,9 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
             ""
         }
     );
+    if let Some(clock) = clock_note(totals, info) {
+        let _ = writeln!(md, "{clock}\n");
+    }
     if let Some(sandbox) = &info.sandbox {
         let _ = writeln!(md, "{}\n", md_text(sandbox));
     }
