@@ -876,7 +876,10 @@ fn script_targets(program: &Path, base: &Path, hidden: &[PathBuf]) -> Vec<PathBu
     );
     for word in words.filter(|w| w.contains('/') && !w.contains(['$', '*', '?'])) {
         for from in [own, base] {
-            let path = real(&from.join(word));
+            // Where the script names it, links not followed: a virtual environment's
+            // `bin/python3` is a link into the system, but is run (and reads its
+            // environment's `pyvenv.cfg`) by the path the script gives.
+            let path = lexically_absolute(&from.join(word));
             let executable = std::fs::metadata(&path)
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
             if !executable || is_system(&path) {
@@ -899,6 +902,26 @@ fn script_targets(program: &Path, base: &Path, hidden: &[PathBuf]) -> Vec<PathBu
         }
     }
     found
+}
+
+/// `path` made absolute with `.` and `..` taken away by their names, no link followed.
+fn lexically_absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut clean = PathBuf::from("/");
+    let absolute = match path.is_absolute() {
+        true => path.to_path_buf(),
+        false => std::env::current_dir().unwrap_or_default().join(path),
+    };
+    for part in absolute.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::Normal(name) => clean.push(name),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    clean
 }
 
 /// Whether giving `folder` to an engine would give it more than a program's own folder: a

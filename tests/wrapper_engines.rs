@@ -1,0 +1,160 @@
+//! Engines started the ways their users start them, each in the default sandbox: a shell script
+//! that runs a program elsewhere, a program lying straight in /tmp, a Python engine in a virtual
+//! environment, `nice` in front of the engine; and a wrapper that cannot start, whose error
+//! names what it could not see and the setting that shows it.
+
+mod common;
+
+use common::{bundled_engine, scratch, script, stderr, stdout};
+use std::process::{Command, Output};
+
+/// One game of `engine` (its settings) against the bundled engine, sandboxed, in `dir`.
+fn one_game(dir: &std::path::Path, engine: &[String]) -> Output {
+    // Each engine's game in a folder named after it.
+    let name = engine
+        .iter()
+        .find_map(|e| e.strip_prefix("name="))
+        .unwrap_or("run");
+    let mut args: Vec<String> = ["match", "--games", "1", "--each", "depth=1", "--out"]
+        .map(String::from)
+        .to_vec();
+    args.push(format!("run-{name}-{}", engine.len()));
+    args.push("--engine".into());
+    args.extend(engine.iter().cloned());
+    args.push("sandbox=on".into());
+    args.extend([
+        "--engine".into(),
+        format!("cmd={}", bundled_engine()),
+        "name=plain".into(),
+    ]);
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn played(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what}: {}{}",
+        stdout(out),
+        stderr(out)
+    );
+    assert!(stdout(out).contains("1 games"), "{what}: {}", stdout(out));
+}
+
+#[test]
+fn wrapper_and_interpreter_engines_start_in_the_sandbox() {
+    let dir = scratch("wrappers", "kinds");
+    // A program in a folder of its own, elsewhere, run by a two-line wrapper.
+    let elsewhere = scratch("wrappers", "programs");
+    let program = elsewhere.join("arbiter-engine");
+    std::fs::copy(bundled_engine(), &program).unwrap();
+    let wrapper = script(
+        &dir,
+        "wrapper.sh",
+        &format!("#!/bin/sh\nexec {} \"$@\"\n", program.display()),
+        0o755,
+    );
+    played(
+        &one_game(&dir, &[format!("cmd={wrapper}"), "name=wrapped".into()]),
+        "a wrapper of a program elsewhere",
+    );
+    // A program lying straight in /tmp: given alone, not with the whole of /tmp.
+    let loose = std::env::temp_dir().join(format!("arbiter-engine-loose-{}", std::process::id()));
+    let neighbour = std::env::temp_dir().join(format!("arbiter-neighbour-{}", std::process::id()));
+    std::fs::copy(bundled_engine(), &loose).unwrap();
+    std::fs::write(&neighbour, "another user's file").unwrap();
+    // Seeing the file beside its program ends the engine, and the test with it.
+    let wrapper = script(
+        &dir,
+        "loose.sh",
+        &format!(
+            "#!/bin/sh\n[ -e {} ] && exit 3\nexec {} \"$@\"\n",
+            neighbour.display(),
+            loose.display()
+        ),
+        0o755,
+    );
+    let out = one_game(&dir, &[format!("cmd={wrapper}"), "name=loose".into()]);
+    std::fs::remove_file(&loose).unwrap();
+    std::fs::remove_file(&neighbour).unwrap();
+    played(&out, "a wrapper of a program in /tmp");
+    // Python in a virtual environment, the engine it runs named in its text.
+    let venv = dir.join("venv");
+    let made = Command::new("/usr/bin/python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("Debian's python3 makes a virtual environment");
+    assert!(made.success());
+    let python = script(
+        &dir,
+        "engine.py",
+        &format!(
+            "#!{}/bin/python3\nimport os, sys\nassert sys.prefix != sys.base_prefix, 'not in its venv'\nos.execv('{e}', ['{e}'] + sys.argv[1:])\n",
+            venv.display(),
+            e = program.display()
+        ),
+        0o755,
+    );
+    played(
+        &one_game(&dir, &[format!("cmd={python}"), "name=python".into()]),
+        "a Python engine in a virtual environment",
+    );
+    // `nice` in front of the engine, as a command line's words.
+    played(
+        &one_game(
+            &dir,
+            &[
+                "cmd=nice".into(),
+                "arg=-n".into(),
+                "arg=5".into(),
+                format!("arg={}", program.display()),
+                "name=niced".into(),
+            ],
+        ),
+        "nice in front of the engine",
+    );
+}
+
+#[test]
+fn a_wrapper_that_cannot_see_its_program_says_which_and_how_to_show_it() {
+    let dir = scratch("wrappers", "unseen");
+    let elsewhere = scratch("wrappers", "hidden-program");
+    let program = elsewhere.join("arbiter-engine");
+    std::fs::copy(bundled_engine(), &program).unwrap();
+    // The folder is computed at run time: no text names it.
+    let wrapper = script(
+        &dir,
+        "computed.sh",
+        "#!/bin/sh\necho \"starting $ENGINE_HOME/arbiter-engine\" >&2\nexec \"$ENGINE_HOME/arbiter-engine\" \"$@\"\n",
+        0o755,
+    );
+    let engine = |extra: Option<String>| {
+        let mut e = vec![
+            format!("cmd={wrapper}"),
+            "name=computed".into(),
+            format!("env.ENGINE_HOME={}", elsewhere.display()),
+        ];
+        e.extend(extra);
+        e
+    };
+    let out = one_game(&dir, &engine(None));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("readable="), "names the setting: {said}");
+    assert!(
+        said.contains("starting "),
+        "shows the engine's stderr: {said}"
+    );
+    played(
+        &one_game(
+            &dir,
+            &engine(Some(format!("readable={}", elsewhere.display()))),
+        ),
+        "with readable=",
+    );
+}
