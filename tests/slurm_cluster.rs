@@ -366,26 +366,41 @@ fn a_tune_split_over_a_slurm_array_reaches_the_theta_of_one_machine() {
 }
 
 /// A task that asks for more CPUs than any node has pends for ever once submitted: `arbiter
-/// slurm` asks `sinfo` and warns, and the script it prints still records how it was made
-/// (`--time` included).
+/// slurm` asks `sinfo` and refuses (exit 2, nothing printed to submit); with `--force` it warns,
+/// and the script it prints still records how it was made (`--time` included).
 #[test]
 #[ignore = "needs Slurm: .ci/run starts a one-node cluster and runs this with --ignored"]
-fn a_task_larger_than_every_node_is_warned_of() {
+fn a_task_larger_than_every_node_is_refused_unless_forced() {
     slurm_answers();
     let dir = scratch("slurm", "too-wide");
-    let mut args = vec!["slurm", "--shards", "2", "--time", "15:00", "--"];
     let run = tournament(&dir.join("run"), 1, "depth=1");
-    args.extend(run.iter().map(String::as_str));
-    args.extend(["--concurrency", "64"]);
-    let out = arbiter_in(&dir, &args);
+    let with = |force: bool| {
+        let mut args = vec!["slurm", "--shards", "2", "--time", "15:00"];
+        if force {
+            args.push("--force");
+        }
+        args.push("--");
+        args.extend(run.iter().map(String::as_str));
+        args.extend(["--concurrency", "64"]);
+        arbiter_in(&dir, &args)
+    };
+    let out = with(false);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("asks for 64 CPUs") && stderr(&out).contains("--force"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty(), "a refused script was printed");
+    let out = with(true);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("asks for 64 CPUs") && stderr(&out).contains("pending"),
+        stderr(&out).contains("asks for 64 CPUs"),
         "{}",
         stderr(&out)
     );
     assert!(
-        stdout(&out).contains("# Made by: arbiter slurm --shards 2 --time 15:00 -- "),
+        stdout(&out).contains("# Made by: arbiter slurm --shards 2 --time 15:00 --force -- "),
         "{}",
         stdout(&out)
     );

@@ -89,6 +89,8 @@ pub struct SlurmOptions {
     pub time: String,
     pub partition: Option<String>,
     pub job_name: Option<String>,
+    /// Write the script even where no node of the cluster could run a task.
+    pub force: bool,
 }
 
 /// A bash script that submits the run as a Slurm job array of `shards` tasks (each a task of the
@@ -210,31 +212,51 @@ fn slurm_flags(opts: &SlurmOptions) -> String {
     if let Some(j) = &opts.job_name {
         flags.push_str(&format!(" --job-name {}", quote(j)));
     }
+    if opts.force {
+        flags.push_str(" --force");
+    }
     flags
 }
 
-/// Warns when no node of the cluster (of the partition, when one is named) has the CPUs a task
-/// asks for (`--cpus-per-task`, the run's concurrency): Slurm accepts such an array and leaves
-/// it pending for ever. Asked of `sinfo` where it is installed; said nothing where it is not.
-pub fn warn_if_no_node_fits(cpus: usize, partition: Option<&str>) {
+/// Refuses a script no node of the cluster (of the partition, when one is named) could run: a
+/// task asks for the run's concurrency in CPUs (`--cpus-per-task`), and Slurm accepts an array
+/// no node can hold and leaves it pending for ever. Asked of `sinfo` where it is installed;
+/// nothing is said where it is not. `--force` writes the script all the same (a cluster whose
+/// larger nodes are down now), with a warning.
+pub fn refuse_if_no_node_fits(
+    cpus: usize,
+    partition: Option<&str>,
+    force: bool,
+) -> Result<(), Failure> {
     let mut sinfo = std::process::Command::new("sinfo");
     sinfo.args(["--noheader", "--format=%c"]);
     if let Some(p) = partition {
         sinfo.arg(format!("--partition={p}"));
     }
     let Ok(out) = sinfo.stderr(std::process::Stdio::null()).output() else {
-        return;
+        return Ok(());
     };
     let most = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.trim().trim_end_matches('+').parse::<usize>().ok())
         .max();
-    if let Some(most) = most.filter(|&most| out.status.success() && most < cpus) {
-        eprintln!(
-            "warning: each task asks for {cpus} CPUs (--concurrency {cpus}), and the largest node \
-             {} has {most}: Slurm would leave the array pending. Give --concurrency {most} or less.",
-            partition.map_or("here".to_string(), |p| format!("of partition {p}"))
-        );
+    let Some(most) = most.filter(|&most| out.status.success() && most < cpus) else {
+        return Ok(());
+    };
+    let why = format!(
+        "each task asks for {cpus} CPUs (--concurrency {cpus}), and the largest node {} has \
+         {most}: Slurm would accept the array and never run it. Give --concurrency {most} or \
+         less",
+        partition.map_or("here".to_string(), |p| format!("of partition {p}"))
+    );
+    match force {
+        true => {
+            eprintln!("warning: {why} (written anyway, as --force asks)");
+            Ok(())
+        }
+        false => Err(Failure::bad_input(format!(
+            "arbiter slurm: {why}, or --force to write the script all the same"
+        ))),
     }
 }
 

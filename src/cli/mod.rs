@@ -253,6 +253,11 @@ enum Command {
         /// Job name (default arbiter-<game>).
         #[arg(long)]
         job_name: Option<String>,
+        /// Write the script even where `sinfo` shows no node with the CPUs a task asks for
+        /// (the run's --concurrency): without it such a script is refused, since Slurm would
+        /// accept the array and never run it.
+        #[arg(long)]
+        force: bool,
         /// The run: `match ...`, `tournament ...` or `run FILE`.
         #[arg(last = true, required = true, value_name = "RUN")]
         run: Vec<String>,
@@ -572,6 +577,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
             time,
             partition,
             job_name,
+            force,
             run,
         } => {
             let opts = cluster::SlurmOptions {
@@ -579,6 +585,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
                 time,
                 partition,
                 job_name,
+                force,
             };
             slurm(&run, &opts)
         }
@@ -749,7 +756,11 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
             quiet: job.quiet,
             resume: None,
         };
-        cluster::warn_if_no_node_fits(run_job.spec.concurrency, opts.partition.as_deref());
+        cluster::refuse_if_no_node_fits(
+            run_job.spec.concurrency,
+            opts.partition.as_deref(),
+            opts.force,
+        )?;
         say_inline!("{}", cluster::slurm_script(&run_job, run, opts, false)?);
         return Ok(Exit::Success);
     }
@@ -765,7 +776,7 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
     // Everything a task will check, checked before anything is submitted: settings, book,
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
-    cluster::warn_if_no_node_fits(job.spec.concurrency, opts.partition.as_deref());
+    cluster::refuse_if_no_node_fits(job.spec.concurrency, opts.partition.as_deref(), opts.force)?;
     say_inline!("{}", cluster::slurm_script(&job, run, opts, true)?);
     Ok(Exit::Success)
 }

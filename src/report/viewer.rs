@@ -291,10 +291,19 @@ pub fn section(h: &mut String, showcase: &Showcase) {
             data.truncate(before);
         }
     }
+    // The beam is explained only where moves fire one (not under chess or Ultima).
+    let lasers = games
+        .iter()
+        .filter_map(|e| find_game(&e.record.game))
+        .any(|g| g.drawing.lasers);
+    let beam = match lasers {
+        true => "; the red line is the laser beam of the move, ending on the piece it removed",
+        false => "",
+    };
     let _ = write!(
         h,
         "<h2 id=\"viewer\">Games</h2><p>{} of {} games shown{}. Buttons or the arrow keys step \
-         through a game; the red line is the laser beam of the move, ending on the piece it removed.</p>",
+         through a game{beam}.</p>",
         shown,
         showcase.seen,
         if (shown as u64) < showcase.seen {
@@ -406,6 +415,38 @@ window.addEventListener('hashchange',fromHash);fromHash();})();"###;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chess report's viewer says nothing of a laser; a Leiserchess one explains its beam.
+    #[test]
+    fn the_beam_is_explained_only_for_games_with_lasers() {
+        for (game, said) in [("chess", false), ("leiserchess", true)] {
+            let mut showcase = Showcase::default();
+            showcase.add(&Entry {
+                index: 0,
+                record: crate::referee::GameRecord {
+                    turnaround_us: Vec::new(),
+                    rules: Vec::new(),
+                    game: game.into(),
+                    white: "a".into(),
+                    black: "b".into(),
+                    start_fen: None,
+                    moves: Vec::new(),
+                    outcome: Outcome::Draw,
+                    termination: crate::game::Termination::MaxPlies,
+                    detail: "drawn".into(),
+                    time_control: "-".into(),
+                    duration: std::time::Duration::ZERO,
+                    opening: 0,
+                    round: 1,
+                    date: "2026.11.29".into(),
+                },
+            });
+            let mut h = String::new();
+            section(&mut h, &showcase);
+            assert!(h.contains("Games</h2>"), "{game}: {h}");
+            assert_eq!(h.contains("laser beam"), said, "{game}: {h}");
+        }
+    }
 
     /// The copy without escaping must be what escaping would have written.
     #[test]
