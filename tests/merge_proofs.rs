@@ -667,3 +667,78 @@ fn whoever_writes_the_folder_without_the_owners_key_forges_nothing() {
     let out = arbiter_keyed(&dir, &owner_key, &["merge", "merged", "run"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Makes `dir` as an older arbiter left it: its records sealed with a key kept inside it.
+fn as_an_older_build_sealed_it(dir: &Path, key: [u8; 32]) {
+    use arbiter::tournament::proof::{unsealed, Key};
+    let old = Key::from_bytes(key);
+    std::fs::write(dir.join("run.key"), key).unwrap();
+    let journal = dir.join("journal.jsonl");
+    let resealed: Vec<String> = lines(&journal)
+        .iter()
+        .map(|l| {
+            let mut line = unsealed(l).into_bytes();
+            old.seal(&mut line);
+            String::from_utf8(line).unwrap()
+        })
+        .collect();
+    std::fs::write(&journal, resealed.join("\n") + "\n").unwrap();
+    let spec = std::fs::read(dir.join("run.json")).unwrap();
+    std::fs::write(dir.join("run.proof"), old.of_file(&spec) + "\n").unwrap();
+}
+
+/// A run an older build sealed with a key inside its folder is refused (anyone who could write
+/// the folder could have written that key), and `arbiter adopt` takes it over: every seal
+/// checked with the folder's key, then sealed again with the owner's. A folder whose records
+/// that key does not prove is not adopted, and is left as it was.
+#[test]
+fn a_folder_an_older_build_sealed_is_adopted_only_when_its_own_key_proves_it() {
+    let dir = scratch("merge", "adopt");
+    succeed_in(&dir, &small_match("run"));
+    let run = dir.join("run");
+    as_an_older_build_sealed_it(&run, [5; 32]);
+    let refused = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("arbiter adopt"),
+        "{}",
+        stderr(&refused)
+    );
+    // A forgery in such a folder: a line sealed with some other key.
+    succeed_in(&dir, &small_match("forged"));
+    let forged = dir.join("forged");
+    as_an_older_build_sealed_it(&forged, [5; 32]);
+    {
+        use arbiter::tournament::proof::{unsealed, Key};
+        let journal = forged.join("journal.jsonl");
+        let mut all = lines(&journal);
+        let mut line = unsealed(&all[1]).into_bytes();
+        Key::from_bytes([6; 32]).seal(&mut line);
+        all[1] = String::from_utf8(line).unwrap();
+        std::fs::write(&journal, all.join("\n") + "\n").unwrap();
+    }
+    let before = snapshot(&forged);
+    let out = arbiter_in(&dir, &["adopt", "forged"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("journal.jsonl:2:") && stderr(&out).contains("cannot be adopted"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        snapshot(&forged),
+        before,
+        "a refused adoption changed the folder"
+    );
+    // The honest folder is adopted, and then resumes and merges as the owner's.
+    let out = arbiter_in(&dir, &["adopt", "run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("records sealed again with your key"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!run.join("run.key").exists());
+    let resumed = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+}

@@ -223,6 +223,20 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Take over a run folder an older arbiter sealed with a key kept inside it.
+    ///
+    /// Such a folder is refused by --resume and merge: whoever could write it could have
+    /// written that key too. If no one else could write it, adopt checks every seal with the
+    /// folder's key (a record it does not prove refuses the adoption, naming file and line,
+    /// and nothing changes), then seals every record again with your key and removes the
+    /// folder's. FOLDER may be a run's, a tune's, or a split run's folder with its shards.
+    ///
+    /// Example: arbiter adopt reports/sprt-new-vs-old
+    #[command(verbatim_doc_comment)]
+    Adopt {
+        /// The folder to take over.
+        folder: std::path::PathBuf,
+    },
     /// Print a bash script that submits a run or a tune to Slurm as a job array.
     ///
     /// One shard per array task, and for a run the merge as a job that waits for them all.
@@ -572,6 +586,17 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
         Command::Rate(args) => ratecmd::run(args),
         Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
+        Command::Adopt { folder } => {
+            let adopted = crate::tournament::proof::adopt(&folder).map_err(Failure::bad_input)?;
+            for a in adopted {
+                say!(
+                    "adopted {}: {} records sealed again with your key",
+                    a.folder.display(),
+                    a.lines
+                );
+            }
+            Ok(Exit::Success)
+        }
         Command::Slurm {
             shards,
             time,

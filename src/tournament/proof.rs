@@ -64,9 +64,10 @@ impl Key {
             return Err(format!(
                 "{}: this folder was sealed by an older arbiter with its key kept inside it, \
                  where anyone who can write the folder could have replaced it and sealed a \
-                 forgery; its games cannot be proven: refused. Start the run again in another \
-                 folder",
-                legacy.display()
+                 forgery: refused. If no one else could write it, `arbiter adopt {}` checks its \
+                 seals with that key and seals it again with yours",
+                legacy.display(),
+                dir.display()
             ));
         }
         Key::owners().map(Some)
@@ -93,6 +94,11 @@ impl Key {
             }
         })
         .clone()
+    }
+
+    /// A key of these bytes (the key an older arbiter kept in a run folder).
+    pub fn from_bytes(bytes: [u8; 32]) -> Key {
+        Key(bytes)
     }
 
     /// A short name of the key, recorded in each run folder it seals (never the key).
@@ -141,6 +147,151 @@ impl Key {
     pub fn of_file(&self, bytes: &[u8]) -> String {
         self.mac(bytes)
     }
+}
+
+/// What `adopt` did to one folder.
+#[derive(Debug)]
+pub struct Adopted {
+    pub folder: std::path::PathBuf,
+    pub lines: usize,
+}
+
+/// Takes over the folders under `root` (itself, its shards, two levels down) that an older
+/// arbiter sealed with a key kept inside them: every seal is checked with that key (a line or a
+/// settings file it does not prove refuses the whole adoption, naming file and line, and
+/// nothing is changed), then every record is sealed again with the owner's key and the folder's
+/// key removed. The owner vouches that no one else could write the folder; the key inside it
+/// still proves nothing an engine wrote got in, which is what it was made for.
+pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
+    let mut folders = vec![root.to_path_buf()];
+    let mut frontier = folders.clone();
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for dir in &frontier {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                next.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+            }
+        }
+        folders.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let legacy: Vec<std::path::PathBuf> = folders
+        .into_iter()
+        .filter(|d| d.join(KEY_FILE).is_file())
+        .collect();
+    if legacy.is_empty() {
+        return Err(format!(
+            "{}: no folder an older arbiter sealed with a key inside it",
+            root.display()
+        ));
+    }
+    // Everything is checked before anything is written.
+    let mut plans = Vec::new();
+    for dir in &legacy {
+        plans.push(check_legacy(dir)?);
+    }
+    let owner = Key::owners()?;
+    let mut done = Vec::new();
+    for (dir, plan) in legacy.iter().zip(plans) {
+        let failed = |e: std::io::Error| format!("{}: {e}", dir.display());
+        let mut lines = 0;
+        for (path, kept) in plan {
+            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                if name == "run.json" || name == "tune.json" {
+                    let text = std::fs::read(&path).map_err(failed)?;
+                    seal_spec(dir, name, &text).map_err(failed)?;
+                    continue;
+                }
+            }
+            let mut out = Vec::new();
+            for line in kept {
+                match line {
+                    Kept::Seal(body) => {
+                        let mut sealed = body.into_bytes();
+                        owner.seal(&mut sealed);
+                        out.extend_from_slice(&sealed);
+                        lines += 1;
+                    }
+                    Kept::AsIs(text) => out.extend_from_slice(text.as_bytes()),
+                }
+                out.push(b'\n');
+            }
+            let tmp = path.with_extension("adopting");
+            std::fs::write(&tmp, &out).map_err(failed)?;
+            std::fs::rename(&tmp, &path).map_err(failed)?;
+        }
+        std::fs::remove_file(dir.join(KEY_FILE)).map_err(failed)?;
+        done.push(Adopted {
+            folder: dir.clone(),
+            lines,
+        });
+    }
+    Ok(done)
+}
+
+/// One legacy folder's records, checked with its own key: each settings file to seal again,
+/// and each journal's lines.
+type Plan = Vec<(std::path::PathBuf, Vec<Kept>)>;
+
+/// A journal line as adopted.
+enum Kept {
+    /// A record the old key proved, without its seal: sealed again.
+    Seal(String),
+    /// An empty line, or one cut off by a crash (no record at all): the journal's own repair
+    /// deals with it when the run is resumed.
+    AsIs(String),
+}
+
+fn check_legacy(dir: &Path) -> Result<Plan, String> {
+    let bytes = std::fs::read(dir.join(KEY_FILE)).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let key = Key(bytes
+        .get(..32)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| format!("{}: not a key of arbiter's", dir.join(KEY_FILE).display()))?);
+    let mut plan: Plan = Vec::new();
+    for name in ["run.json", "tune.json"] {
+        let path = dir.join(name);
+        let Ok(text) = std::fs::read(&path) else {
+            continue;
+        };
+        let proof_path = dir.join(proof_file(name));
+        let proof = std::fs::read_to_string(&proof_path).unwrap_or_default();
+        let mac = proof.lines().next().unwrap_or("").trim();
+        if !constant_time_eq(key.of_file(&text).as_bytes(), mac.as_bytes()) {
+            return Err(format!(
+                "{}: its proof in {} does not match the folder's key: it was changed, so the \
+                 folder cannot be adopted",
+                path.display(),
+                proof_path.display()
+            ));
+        }
+        plan.push((path, Vec::new()));
+    }
+    let mut journals: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .collect();
+    journals.sort();
+    for path in journals {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut kept = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_end();
+            let record = serde_json::from_str::<serde_json::Value>(line).is_ok();
+            if line.is_empty() || !record {
+                kept.push(Kept::AsIs(line.to_string()));
+                continue;
+            }
+            check_line(Some(&key), line, &path, i + 1)
+                .map_err(|why| format!("{why}; the folder cannot be adopted"))?;
+            kept.push(Kept::Seal(unsealed(line)));
+        }
+        plan.push((path, kept));
+    }
+    Ok(plan)
 }
 
 /// Reads the key at `path`; `None` where there is none yet.
