@@ -188,8 +188,30 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
         let (plies, per_ply): (u64, f64) = (relay[3].parse().unwrap(), relay[5].parse().unwrap());
         assert!(plies >= 6 && per_ply > 0.0, "{text}");
         assert!(
-            text.contains("over the bare relay's floor: arbiter "),
+            text.contains("over the bare relay's floor in its own mode: arbiter "),
             "{text}"
+        );
+        // Each harness is set against a floor played in its own mode, and the modes are named.
+        let modes = text
+            .lines()
+            .find(|l| l.starts_with("modes: arbiter "))
+            .unwrap_or_else(|| panic!("no modes line: {text}"));
+        let floors = text.matches("\nbare relay ").count();
+        let alike = modes == format!("modes: arbiter pinned, {twin} pinned")
+            || modes == format!("modes: arbiter unpinned, {twin} unpinned");
+        assert_eq!(floors, if alike { 1 } else { 2 }, "{text}");
+        // The first floor is arbiter's, in arbiter's mode.
+        let ours_mode = match modes.starts_with("modes: arbiter pinned") {
+            true => "(pinned: ",
+            false => "(unpinned: ",
+        };
+        let first_floor = text
+            .lines()
+            .find(|l| l.starts_with("bare relay "))
+            .unwrap_or_default();
+        assert!(
+            first_floor.contains(ours_mode),
+            "arbiter's floor is in its mode: {text}"
         );
         // The harness processes the kernel counts with the engines are named, the sandboxes'
         // start among them, and arbiter's turnaround per move is given.
@@ -209,7 +231,17 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
         text.contains("run 1 of 2:") && text.contains("run 2 of 2:"),
         "{text}"
     );
-    assert_eq!(text.matches("\nbare relay ").count(), 2, "{text}");
+    let floors_each = match text.contains("modes: arbiter unpinned, twin unpinned")
+        || text.contains("modes: arbiter pinned, twin pinned")
+    {
+        true => 1,
+        false => 2,
+    };
+    assert_eq!(
+        text.matches("\nbare relay ").count(),
+        2 * floors_each,
+        "{text}"
+    );
     let summary = text
         .lines()
         .find(|l| l.starts_with("own CPU per ply, twin / arbiter, run by run: "))

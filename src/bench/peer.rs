@@ -393,16 +393,32 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         let dir = |who: &str| root.join(format!("{who}-{run}"));
         eprintln!("playing {games} games under arbiter ...", games = 2 * pairs);
         let ours = measure(&me, &args, &dir("arbiter"), true)?;
-        if let Some(pinned) = pinned_line(&dir("arbiter").join("stdout.txt")) {
+        let auto_pinned = pinned_line(&dir("arbiter").join("stdout.txt"));
+        if let Some(pinned) = &auto_pinned {
             say!("under arbiter, {pinned}");
         }
         eprintln!("playing them again under {} ...", peer.name);
         let theirs = measure(&peer.program, &peer_args, &dir("peer"), false)?;
         eprintln!("and relayed by the least a referee can do ...");
         // The floor is context, not the comparison: a relay that fails leaves the rows above.
-        let floor =
-            super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, work.affinity);
-        ratios.push(show_run(peer, 2 * pairs, &ours, &theirs, &floor));
+        // Each harness is set against a floor played as it played, pinned or not: a pinned
+        // relay's wake-ups cost a tenth of an unpinned one's.
+        let modes = Modes {
+            arbiter_pinned: work.affinity || auto_pinned.is_some(),
+            peer_pinned: work.affinity,
+        };
+        let relay =
+            |pinned| super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, pinned);
+        let ours_floor = relay(modes.arbiter_pinned);
+        let theirs_floor = match modes.peer_pinned == modes.arbiter_pinned {
+            true => None,
+            false => Some(relay(modes.peer_pinned)),
+        };
+        let floors = Floors {
+            ours: &ours_floor,
+            theirs: theirs_floor.as_ref().unwrap_or(&ours_floor),
+        };
+        ratios.push(show_run(peer, 2 * pairs, &ours, &theirs, floors, modes));
     }
     if runs > 1 {
         let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
@@ -417,13 +433,35 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     Ok(())
 }
 
+/// Whether each harness's games ran pinned to a CPU.
+#[derive(Clone, Copy)]
+struct Modes {
+    arbiter_pinned: bool,
+    peer_pinned: bool,
+}
+
+fn mode(pinned: bool) -> &'static str {
+    match pinned {
+        true => "pinned",
+        false => "unpinned",
+    }
+}
+
+/// The bare relay's floor in each harness's mode (the same one where both ran alike).
+#[derive(Clone, Copy)]
+struct Floors<'a> {
+    ours: &'a Result<Relayed, Failure>,
+    theirs: &'a Result<Relayed, Failure>,
+}
+
 /// Prints one run's table and notes; its ratio of the peer's CPU per ply to arbiter's.
 fn show_run(
     peer: &Peer,
     games: u64,
     ours: &Measured,
     theirs: &Measured,
-    floor: &Result<Relayed, Failure>,
+    floors: Floors<'_>,
+    modes: Modes,
 ) -> f64 {
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
@@ -452,16 +490,29 @@ fn show_run(
             )
         );
     }
-    if let Ok(floor) = floor {
-        say!(
-            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   (a blocking read and a write alone: no rules, clocks or records)",
-            "bare relay",
-            games,
-            floor.plies,
-            floor.cpu.as_secs_f64(),
-            floor.per_ply_us(),
-        );
+    let mut floor_rows = vec![(modes.arbiter_pinned, floors.ours)];
+    if modes.peer_pinned != modes.arbiter_pinned {
+        floor_rows.push((modes.peer_pinned, floors.theirs));
     }
+    for (pinned, floor) in floor_rows {
+        if let Ok(floor) = floor {
+            say!(
+                "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   ({}: a blocking read and a write alone: no rules, clocks or records)",
+                "bare relay",
+                games,
+                floor.plies,
+                floor.cpu.as_secs_f64(),
+                floor.per_ply_us(),
+                mode(pinned),
+            );
+        }
+    }
+    say!(
+        "modes: arbiter {}, {} {}",
+        mode(modes.arbiter_pinned),
+        peer.name,
+        mode(modes.peer_pinned)
+    );
     if let Some(cpu) = &ours.counted_apart {
         say!(
             "arbiter's own CPU includes its keeper processes ({:.3} s), what its start-up check ran and ended ({:.3} s) and its engines' sandboxes ({:.3} s), which the kernel counts with the engines'",
@@ -482,14 +533,14 @@ fn show_run(
         "own CPU per ply, {} / arbiter: {ratio:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
     );
-    match floor {
-        Ok(floor) => say!(
-            "over the bare relay's floor: arbiter {:.1} us per ply, {} {:.1}",
-            per_ply_us(ours) - floor.per_ply_us(),
+    match (floors.ours, floors.theirs) {
+        (Ok(own), Ok(their)) => say!(
+            "over the bare relay's floor in its own mode: arbiter {:.1} us per ply, {} {:.1}",
+            per_ply_us(ours) - own.per_ply_us(),
             peer.name,
-            per_ply_us(theirs) - floor.per_ply_us()
+            per_ply_us(theirs) - their.per_ply_us()
         ),
-        Err(e) => say!("the bare relay could not be measured: {}", e),
+        (Err(e), _) | (_, Err(e)) => say!("the bare relay could not be measured: {}", e),
     }
     ratio
 }
