@@ -277,7 +277,24 @@ fn cpu_by_name(name: &str, seen: &mut std::collections::BTreeMap<(String, u32), 
 /// opponent, ten times more.
 #[test]
 fn an_engine_gets_no_cpu_on_its_opponents_time() {
-    let dir = scratch("cheaters", "thief");
+    thief_is_frozen("thief", None);
+}
+
+/// The same thief with the engines' groups in the unified hierarchy (cgroup v2, whose
+/// `cgroup.freeze` needs no controller): every current distribution's only one. The banner says
+/// which protections held.
+#[test]
+fn an_engine_gets_no_cpu_on_its_opponents_time_under_cgroup_v2() {
+    let banner = thief_is_frozen("thief-v2", Some("v2"));
+    assert!(
+        banner.contains("cgroup v2") && banner.contains("frozen off its turn"),
+        "{banner}"
+    );
+}
+
+/// Plays the thief against an honest engine; the run's stderr.
+fn thief_is_frozen(name: &str, cgroup: Option<&str>) -> String {
+    let dir = scratch("cheaters", name);
     std::fs::copy("/usr/bin/yes", dir.join("thiefspin")).unwrap();
     std::fs::copy(bundled_engine(), dir.join("honestplay")).unwrap();
     std::fs::copy(bundled_engine(), dir.join("thiefplay")).unwrap();
@@ -308,13 +325,15 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
         "--each",
         "timemargin=10000",
     ];
-    let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(args)
+    let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    run.args(args)
         .current_dir(&dir)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if let Some(version) = cgroup {
+        run.env("ARBITER_CGROUP", version);
+    }
+    let mut run = run.spawn().unwrap();
     let mut seen = std::collections::BTreeMap::new();
     while run.try_wait().unwrap().is_none() {
         cpu_by_name("thiefspin", &mut seen);
@@ -347,6 +366,7 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
         own / 1_000_000,
         searched / 1_000_000
     );
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out))
 }
 
 /// Cause guarded: `--affinity` pinned an engine with a mask it could change from inside

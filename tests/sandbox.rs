@@ -514,3 +514,41 @@ fn an_engine_gets_the_cpu_its_threads_setting_allows() {
         "two busy threads got {cpu} s of CPU in {wall} s: {said}"
     );
 }
+
+/// Under cgroup v2 a memory limit holds only where arbiter's group gives its engines the
+/// memory controller: then the banner names the limit, else the engine is refused, naming the
+/// controller, before any game. Never a limit claimed and not kept.
+#[test]
+fn memory_under_cgroup_v2_is_kept_or_refused_naming_the_controller() {
+    let dir = common::scratch("sandbox", "v2-memory");
+    let engine = common::bundled_engine();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match", "--games", "2", "--each", "depth=1", "--out", "run", "--engine",
+        ])
+        .args([
+            format!("cmd={engine}"),
+            "name=a".into(),
+            "memory=256M".into(),
+        ])
+        .args(["--engine", &format!("cmd={engine}"), "name=b"])
+        .current_dir(&dir)
+        .env("ARBITER_CGROUP", "v2")
+        .output()
+        .unwrap();
+    let said = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    match out.status.code() {
+        Some(0) => assert!(
+            said.contains("limits by cgroup v2: a 256 MiB memory"),
+            "{said}"
+        ),
+        Some(2) => {
+            assert!(
+                said.contains("memory=: the cgroup v2 group arbiter runs in does not give its engines the memory controller"),
+                "{said}"
+            );
+            assert!(!dir.join("run").exists(), "nothing half-written");
+        }
+        _ => panic!("{said}"),
+    }
+}

@@ -171,3 +171,65 @@ fn locks_on_lets_one_engine_take_file_locks_and_the_banner_says_so() {
     let said = std::fs::read_to_string(out.join("locks.txt")).unwrap_or_default();
     assert!(said.contains("lock taken"), "{said}");
 }
+
+/// An engine that fills its writable space after the start (on its third move, then plays on)
+/// loses that game by the disk limit, named in the PGN; every game is kept, the run goes on, and
+/// the next game's engine starts with an empty folder.
+#[test]
+fn an_engine_that_fills_its_writable_space_loses_by_the_disk_limit() {
+    let dir = scratch("escape", "disk");
+    let engine_dir = dir.join("engine");
+    std::fs::create_dir_all(&engine_dir).unwrap();
+    // A relay in front of the real engine: it counts the searches asked of it.
+    let bomber = script(
+        &engine_dir.join("bomber.sh"),
+        &format!(
+            "#!/bin/bash\n\
+             mkfifo /tmp/to-engine\n\
+             {engine} < /tmp/to-engine &\n\
+             exec 3>/tmp/to-engine\n\
+             n=0\n\
+             while IFS= read -r line; do\n\
+               case \"$line\" in go*) n=$((n+1)); [ $n = 3 ] && head -c 2000000000 /dev/zero > /tmp/fill 2>/dev/null;; esac\n\
+               echo \"$line\" >&3\n\
+             done\n",
+            engine = bundled_engine(),
+        ),
+    );
+    let args: Vec<String> = [
+        "match",
+        "--games",
+        "4",
+        "--each",
+        "depth=2",
+        "--out",
+        "run",
+        "--engine",
+        &format!("cmd={bomber}"),
+        "name=bomber",
+        "memory=256M",
+        "--engine",
+        &format!("cmd={}", bundled_engine()),
+        "name=fair",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = succeed_in(&dir, &args);
+    let said = format!("{}{}", common::stdout(&run), common::stderr(&run));
+    let games = std::fs::read_to_string(dir.join("run/games.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(games.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4, "every game kept: {games}\n{said}");
+    for row in &rows {
+        let (white, result, termination) = (&row[3], &row[7], &row[8]);
+        let bomber_lost = if white == "bomber" { "0-1" } else { "1-0" };
+        assert_eq!(termination, "disk limit", "{games}");
+        assert_eq!(result, bomber_lost, "{games}");
+    }
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert!(
+        pgn.contains("filled its writable space (64 MiB)"),
+        "the limit is named: {pgn}"
+    );
+}

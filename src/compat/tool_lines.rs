@@ -457,7 +457,9 @@ fn annotation(r: &GameRecord) -> String {
     };
     match r.termination {
         Termination::TimeForfeit => format!("{loser} loses on time"),
-        Termination::EngineCrash | Termination::MemoryLimit => format!("{loser} disconnects"),
+        Termination::EngineCrash | Termination::MemoryLimit | Termination::DiskLimit => {
+            format!("{loser} disconnects")
+        }
         Termination::EngineStall => format!("{loser}'s connection stalls"),
         Termination::IllegalMove => format!("{loser} makes an illegal move"),
         Termination::Checkmate => {

@@ -1,5 +1,5 @@
-//! Resource limits per engine, kept by the kernel: a control group (cgroup v1) per engine process
-//! with its memory, process count and CPU share capped.
+//! Resource limits per engine, kept by the kernel: a control group per engine process (cgroup v1,
+//! or v2 through `cgroup2`) with its memory, process count and CPU share capped.
 //!
 //! An rlimit is per process (a forking engine multiplies it) or per user (shared with everything
 //! else the user runs); a cgroup holds the engine's whole tree, and the kernel says afterwards
@@ -37,32 +37,50 @@ struct Hierarchies {
     cpuset: Option<PathBuf>,
 }
 
-/// The cgroup v1 folders arbiter may make groups in, found once; `None` where the machine has no
-/// writable v1 memory, pids and cpu hierarchies (cgroup v2 only, or no permission).
-fn hierarchies() -> Option<&'static Hierarchies> {
-    static FOUND: OnceLock<Option<Hierarchies>> = OnceLock::new();
+/// Where arbiter keeps its engines' groups: the v1 hierarchies or the unified one.
+#[derive(Debug)]
+enum Backend {
+    V1(Hierarchies),
+    V2(super::cgroup2::Unified),
+}
+
+/// The control groups arbiter may make, found once. v1 first where both are writable (its
+/// controllers are the ones the machine uses); `ARBITER_CGROUP=v1|v2|off` chooses.
+fn backend() -> Option<&'static Backend> {
+    static FOUND: OnceLock<Option<Backend>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-            let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-            let optional = |controller| {
-                own_group(&mountinfo, &membership, controller).filter(|dir| writable(dir))
-            };
-            let found = Hierarchies {
-                memory: own_group(&mountinfo, &membership, "memory")?,
-                pids: own_group(&mountinfo, &membership, "pids")?,
-                cpu: own_group(&mountinfo, &membership, "cpu")?,
-                freezer: optional("freezer"),
-                cpuset: optional("cpuset"),
-            };
-            for dir in [&found.memory, &found.pids, &found.cpu] {
-                if !writable(dir) {
-                    return None;
-                }
+            let v2 = || super::cgroup2::find(sweep_stale, writable).map(Backend::V2);
+            match std::env::var("ARBITER_CGROUP").as_deref() {
+                Ok("off") => None,
+                Ok("v1") => hierarchies().map(Backend::V1),
+                Ok("v2") => v2(),
+                _ => hierarchies().map(Backend::V1).or_else(v2),
             }
-            Some(found)
         })
         .as_ref()
+}
+
+/// The cgroup v1 folders arbiter may make groups in; `None` where the machine has no writable
+/// v1 memory, pids and cpu hierarchies (cgroup v2 only, or no permission).
+fn hierarchies() -> Option<Hierarchies> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let optional =
+        |controller| own_group(&mountinfo, &membership, controller).filter(|dir| writable(dir));
+    let found = Hierarchies {
+        memory: own_group(&mountinfo, &membership, "memory")?,
+        pids: own_group(&mountinfo, &membership, "pids")?,
+        cpu: own_group(&mountinfo, &membership, "cpu")?,
+        freezer: optional("freezer"),
+        cpuset: optional("cpuset"),
+    };
+    for dir in [&found.memory, &found.pids, &found.cpu] {
+        if !writable(dir) {
+            return None;
+        }
+    }
+    Some(found)
 }
 
 /// The folder of this process's own group in the v1 hierarchy of `controller`.
@@ -127,7 +145,75 @@ fn sweep_stale(dir: &Path) {
 
 /// Whether per-engine limits can be kept on this machine, and how, in a few words.
 pub fn support() -> Option<&'static str> {
-    hierarchies().map(|_| "cgroup v1")
+    backend().map(|b| match b {
+        Backend::V1(_) => "cgroup v1",
+        Backend::V2(_) => "cgroup v2",
+    })
+}
+
+/// Which protections the control groups here keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Holds {
+    pub memory: bool,
+    pub processes: bool,
+    pub cpu: bool,
+    /// An engine off its turn is frozen.
+    pub freezer: bool,
+    /// An engine cannot widen its CPU mask.
+    pub cpuset: bool,
+}
+
+pub fn holds() -> Holds {
+    match backend() {
+        None => Holds::default(),
+        Some(Backend::V1(h)) => Holds {
+            memory: true,
+            processes: true,
+            cpu: true,
+            freezer: h.freezer.is_some(),
+            cpuset: h.cpuset.is_some(),
+        },
+        Some(Backend::V2(u)) => Holds {
+            memory: u.memory,
+            processes: u.pids,
+            cpu: u.cpu,
+            // `cgroup.freeze` is the hierarchy's own, in every group.
+            freezer: true,
+            cpuset: u.cpuset,
+        },
+    }
+}
+
+/// What of the limits asked for cannot be kept here, as a reason to refuse the engine.
+pub fn refused(memory: bool, processes: bool, threads: bool) -> Option<String> {
+    let held = holds();
+    let missing: Vec<(&str, &str)> = [
+        (memory && !held.memory, "memory=", "memory"),
+        (processes && !held.processes, "processes=", "pids"),
+        (threads && !held.cpu, "threads=", "cpu"),
+    ]
+    .into_iter()
+    .filter_map(|(missing, setting, controller)| missing.then_some((setting, controller)))
+    .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let settings: Vec<&str> = missing.iter().map(|m| m.0).collect();
+    let controllers: Vec<&str> = missing.iter().map(|m| m.1).collect();
+    Some(match support() {
+        None => format!(
+            "{} need a control group arbiter may make, and there is none here (cgroup v1 as \
+             root, or a cgroup v2 group delegated to you: systemd-run --user --scope -p \
+             Delegate=yes arbiter ...)",
+            settings.join(", ")
+        ),
+        Some(how) => format!(
+            "{}: the {how} group arbiter runs in does not give its engines the {} controller \
+             (enable it in the cgroup.subtree_control above, or leave the setting out)",
+            settings.join(", "),
+            controllers.join(", ")
+        ),
+    })
 }
 
 /// An engine's freezer: its `freezer.state` kept open (one system call a change), and whether
@@ -136,6 +222,8 @@ pub fn support() -> Option<&'static str> {
 pub struct Freezer {
     state: std::fs::File,
     frozen: AtomicBool,
+    /// What the state file is written: v1's `FROZEN`/`THAWED`, v2's `1`/`0`.
+    values: [&'static [u8]; 2],
 }
 
 impl Freezer {
@@ -143,14 +231,14 @@ impl Freezer {
     /// finishes the freezing on its own: the write does not wait for it.
     pub fn freeze(&self) {
         if !self.frozen.swap(true, Ordering::Relaxed) {
-            self.set(b"FROZEN");
+            self.set(self.values[0]);
         }
     }
 
     /// Lets the engine run again.
     pub fn thaw(&self) {
         if self.frozen.swap(false, Ordering::Relaxed) {
-            self.set(b"THAWED");
+            self.set(self.values[1]);
         }
     }
 
@@ -165,6 +253,7 @@ impl Freezer {
 pub struct EngineGroup {
     dirs: Vec<PathBuf>,
     memory: PathBuf,
+    unified: bool,
     freezer: Option<Arc<Freezer>>,
     freezer_state: Option<CString>,
     cpuset: Option<PathBuf>,
@@ -209,22 +298,84 @@ impl EngineGroup {
     /// Makes the groups for one engine process, with `limits` or none.
     pub fn create(limits: Option<&Limits>) -> std::io::Result<EngineGroup> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let h = hierarchies().ok_or_else(|| std::io::Error::other("no writable cgroup v1"))?;
         let name = format!(
             "arbiter-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
+        match backend() {
+            Some(Backend::V1(h)) => Self::create_v1(h, &name, limits),
+            Some(Backend::V2(u)) => Self::create_v2(u, &name, limits),
+            None => Err(std::io::Error::other("no writable control group")),
+        }
+    }
+
+    /// One folder in the unified hierarchy holds it all.
+    fn create_v2(
+        u: &super::cgroup2::Unified,
+        name: &str,
+        limits: Option<&Limits>,
+    ) -> std::io::Result<EngineGroup> {
+        let dir = u.parent.join(name);
+        std::fs::create_dir(&dir)?;
+        let mut group = EngineGroup {
+            dirs: vec![dir.clone()],
+            memory: dir.clone(),
+            unified: true,
+            freezer: None,
+            freezer_state: None,
+            cpuset: u.cpuset.then(|| dir.clone()),
+            procs: vec![c_path(&dir.join("cgroup.procs"))?],
+        };
+        if let Some(l) = limits {
+            let period = 100_000u64;
+            let files = [
+                (u.memory, "memory.max", l.memory.to_string()),
+                // Swap would stretch the limit: none, where the kernel counts it.
+                (
+                    u.memory && dir.join("memory.swap.max").exists(),
+                    "memory.swap.max",
+                    "0".into(),
+                ),
+                (u.pids, "pids.max", l.processes.to_string()),
+                (
+                    u.cpu,
+                    "cpu.max",
+                    format!("{} {period}", period * u64::from(l.cpus.max(1))),
+                ),
+            ];
+            for (file, value) in files.iter().filter(|f| f.0).map(|f| (f.1, &f.2)) {
+                std::fs::write(dir.join(file), value)?;
+            }
+        }
+        group.pin_here()?;
+        // Frozen v2 tasks die of SIGKILL: the keeper need not thaw them first.
+        group.freezer = Some(Arc::new(Freezer {
+            state: std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.freeze"))?,
+            frozen: AtomicBool::new(false),
+            values: [b"1", b"0"],
+        }));
+        Ok(group)
+    }
+
+    fn create_v1(
+        h: &Hierarchies,
+        name: &str,
+        limits: Option<&Limits>,
+    ) -> std::io::Result<EngineGroup> {
         let mut group = EngineGroup {
             dirs: Vec::new(),
-            memory: h.memory.join(&name),
+            memory: h.memory.join(name),
+            unified: false,
             freezer: None,
             freezer_state: None,
             cpuset: None,
             procs: Vec::new(),
         };
         for (parent, files) in limit_files(h, limits) {
-            let dir = parent.join(&name);
+            let dir = parent.join(name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             for (file, value) in files {
@@ -240,19 +391,20 @@ impl EngineGroup {
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         if let Some(parent) = &h.freezer {
-            let dir = parent.join(&name);
+            let dir = parent.join(name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             let state = dir.join("freezer.state");
             group.freezer = Some(Arc::new(Freezer {
                 state: std::fs::OpenOptions::new().write(true).open(&state)?,
                 frozen: AtomicBool::new(false),
+                values: [b"FROZEN", b"THAWED"],
             }));
             group.freezer_state = Some(c_path(&state)?);
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         if let Some(parent) = &h.cpuset {
-            let dir = parent.join(&name);
+            let dir = parent.join(name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             // A cpuset takes no process before it has CPUs and memory nodes: the parent's
@@ -300,6 +452,9 @@ impl EngineGroup {
 
     /// Whether the kernel killed a process of this group for exceeding its memory limit.
     pub fn ran_out_of_memory(&self) -> bool {
+        if self.unified {
+            return super::cgroup2::ran_out_of_memory(&self.memory);
+        }
         std::fs::read_to_string(self.memory.join("memory.oom_control"))
             .ok()
             .and_then(|text| {
@@ -346,6 +501,8 @@ fn c_path(path: &Path) -> std::io::Result<CString> {
 /// would wait for the thaw to die).
 fn kill_members(dir: &Path) {
     let _ = std::fs::write(dir.join("freezer.state"), "THAWED");
+    // v2 kills a whole group in one write, where the kernel has it.
+    let _ = std::fs::write(dir.join("cgroup.kill"), "1");
     let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
         return;
     };

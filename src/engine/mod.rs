@@ -1,6 +1,7 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
 pub mod cgroup;
+pub mod cgroup2;
 pub mod cleanup;
 pub mod config;
 pub mod dialect;
@@ -15,6 +16,7 @@ pub mod protocol;
 pub mod reader;
 pub mod sandbox;
 pub mod sched;
+pub mod scratch;
 pub mod seccomp;
 pub mod stderr;
 pub mod watchdog;

@@ -117,6 +117,8 @@ struct Confined {
     seccomp: Vec<std::os::fd::OwnedFd>,
     /// `freeze=off`: never frozen.
     unfrozen: bool,
+    /// The sandbox's writable folders.
+    scratch: Option<super::scratch::Scratch>,
 }
 
 impl Confined {
@@ -219,10 +221,12 @@ impl Confined {
         let limits_asked =
             asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
         let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
-        if cgroup::support().is_none() && limits_asked {
-            return Err(
-            "memory=, processes= and threads= need a control group arbiter may make (cgroup v1, e.g. as root), and there is none here".into(),
-        );
+        if let Some(refused) = cgroup::refused(
+            asked.memory.is_some(),
+            asked.processes.is_some(),
+            asked.threads.is_some(),
+        ) {
+            return Err(refused);
         }
         if cgroup::support().is_some() {
             confined.group = Some(
@@ -281,6 +285,7 @@ fn spawn_command(
         let mut cmd = Command::new(&wrapped.bwrap);
         cmd.args(&wrapped.args);
         confined.seccomp = wrapped.seccomp;
+        confined.scratch = Some(wrapped.scratch);
         cmd
     } else {
         let mut cmd = Command::new(&config.cmd);
@@ -480,6 +485,15 @@ impl EngineProcess {
     /// `None` where there is none, or with `freeze=off`.
     pub fn idle_freezer(&self) -> Option<&Arc<Freezer>> {
         self.io.confined.idle_freezer()
+    }
+
+    /// The size of the sandbox's writable space when the engine has filled it: a limit spent,
+    /// as memory is. Looked at after each of its moves; a folder filled and emptied again
+    /// between two looks harmed no one.
+    pub fn filled_scratch(&mut self) -> Option<u64> {
+        let keeper = self.root_pid()?;
+        let scratch = self.io.confined.scratch.as_mut()?;
+        scratch.filled(keeper).then(|| scratch.size())
     }
 
     /// The process at the root of the engine's tree (its keeper), while it runs.

@@ -286,19 +286,23 @@ pub fn describe(engines: &[EngineConfig]) -> String {
         let names: Vec<&str> = sandboxed.iter().map(|e| e.name.as_str()).collect();
         names.join(", ")
     };
+    let held = cgroup::holds();
     let limits = match cgroup::support() {
         Some(how) => {
             let of = |e: &EngineConfig| {
                 let l = limits(e);
-                format!(
-                    "{} memory, {} processes, {} CPU",
-                    show_size(l.memory),
-                    l.processes,
-                    l.cpus
-                )
+                let parts = [
+                    (held.memory, format!("{} memory", show_size(l.memory))),
+                    (held.processes, format!("{} processes", l.processes)),
+                    (held.cpu, format!("{} CPU", l.cpus)),
+                ];
+                let kept: Vec<String> = parts.into_iter().filter(|p| p.0).map(|p| p.1).collect();
+                kept.join(", ")
             };
             let each: Vec<String> = sandboxed.iter().map(|e| of(e)).collect();
-            if each.iter().all(|l| *l == each[0]) {
+            let mut said = if each.iter().all(String::is_empty) {
+                format!("control groups by {how}")
+            } else if each.iter().all(|l| *l == each[0]) {
                 format!(
                     "limits by {how}: {} each (memory= processes= threads= change them)",
                     each[0]
@@ -310,9 +314,29 @@ pub fn describe(engines: &[EngineConfig]) -> String {
                     .map(|(e, l)| format!("{} {l}", e.name))
                     .collect();
                 format!("limits by {how}: {}", named.join("; "))
+            };
+            let missing: Vec<&str> = [
+                (held.memory, "memory"),
+                (held.processes, "processes"),
+                (held.cpu, "CPU"),
+            ]
+            .into_iter()
+            .filter_map(|(kept, name)| (!kept).then_some(name))
+            .collect();
+            if !missing.is_empty() {
+                said += &format!(
+                    "; no {} limit (its controller is not given to arbiter's group)",
+                    missing.join(", ")
+                );
             }
+            if held.freezer {
+                said += "; frozen off its turn";
+            }
+            said
         }
-        None => "no memory, process or CPU limits (no writable cgroup v1 here)".to_string(),
+        None => "no memory, process or CPU limits (no control group arbiter may make here: \
+                 cgroup v1 as root, or a delegated cgroup v2 group)"
+            .to_string(),
     };
     let user = match engine_user_name() {
         Some(name) => format!(" as {name}"),
@@ -396,6 +420,8 @@ pub struct Wrapped {
     pub args: Vec<OsString>,
     /// The seccomp filters bubblewrap loads (`--add-seccomp-fd`), open until the engine starts.
     pub seccomp: Vec<std::os::fd::OwnedFd>,
+    /// Its writable folders, watched for an engine that fills them.
+    pub scratch: super::scratch::Scratch,
 }
 
 /// The user a sandboxed engine runs as when arbiter is run by root: never root itself, which
@@ -638,10 +664,13 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     }
     args.mount_one("--chdir", &work);
     args.0.push(program.into_os_string());
+    let scratch =
+        super::scratch::Scratch::new(vec![work, PathBuf::from("/tmp")], scratch_size(config));
     Ok(Wrapped {
         bwrap: bwrap.clone(),
         args: args.0,
         seccomp,
+        scratch,
     })
 }
 

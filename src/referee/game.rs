@@ -268,6 +268,15 @@ impl Table {
                 return Err(failure(side, &e, clock_limited, allowed));
             }
         };
+        if let Some(size) = engine.filled_scratch() {
+            player.discard().await;
+            let detail = format!(
+                "{} filled its writable space ({})",
+                side_name(side),
+                crate::engine::sandbox::show_size(size)
+            );
+            return Err(loss(side, Termination::DiskLimit, detail));
+        }
         if let Some(read) = self.last_read {
             let us = thought.asked_at.saturating_duration_since(read).as_micros();
             self.turnaround_us

@@ -110,6 +110,8 @@ pub enum Termination {
     EngineStall,
     /// The engine's sandbox stopped it for using more memory than its limit.
     MemoryLimit,
+    /// The engine filled its writable space (its sandbox's working folder or `/tmp`).
+    DiskLimit,
     Adjudication,
     /// The engine conceded (CECP's `resign`).
     Resignation,
@@ -121,7 +123,7 @@ pub enum Termination {
 
 impl Termination {
     /// The endings every game shares; a game's own are on its entry (`GameEntry::endings`).
-    pub const ALL: [Termination; 16] = [
+    pub const ALL: [Termination; 17] = [
         Termination::KingZapped,
         Termination::Checkmate,
         Termination::Stalemate,
@@ -135,6 +137,7 @@ impl Termination {
         Termination::EngineCrash,
         Termination::EngineStall,
         Termination::MemoryLimit,
+        Termination::DiskLimit,
         Termination::Adjudication,
         Termination::Resignation,
         Termination::Unrecorded,
@@ -155,6 +158,7 @@ impl Termination {
             Termination::EngineCrash => "engine crash",
             Termination::EngineStall => "engine stall",
             Termination::MemoryLimit => "memory limit",
+            Termination::DiskLimit => "disk limit",
             Termination::Adjudication => "adjudication",
             Termination::Resignation => "resignation",
             Termination::Unrecorded => "unrecorded",
@@ -163,7 +167,7 @@ impl Termination {
     }
 
     /// An ending the loser's engine caused by failing as a program (an illegal move, its clock,
-    /// a crash, silence, its memory), not by how it played.
+    /// a crash, silence, its memory or disk space), not by how it played.
     pub fn is_fault(self) -> bool {
         matches!(
             self,
@@ -172,6 +176,7 @@ impl Termination {
                 | Termination::EngineCrash
                 | Termination::EngineStall
                 | Termination::MemoryLimit
+                | Termination::DiskLimit
         )
     }
 

@@ -1,0 +1,110 @@
+//! An engine's writable space seen from outside its sandbox: its working folder and `/tmp`,
+//! each a memory file system of a fixed size. An engine that fills one has spent a limit the
+//! run gave it, as surely as one that spends its memory, and loses by it; its opponent and
+//! every other game never notice.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// `statfs`'s type of a memory file system (linux/magic.h).
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// The engine's writable folders, as the engine sees them, and their size.
+#[derive(Debug)]
+pub struct Scratch {
+    inside: Vec<PathBuf>,
+    size: u64,
+    /// Each folder opened from outside (through `/proc/<pid>/root` of a process inside the
+    /// sandbox) once one is found: a look is then one `fstatfs`, no path walked.
+    opened: Vec<OwnedFd>,
+}
+
+impl Scratch {
+    pub fn new(inside: Vec<PathBuf>, size: u64) -> Scratch {
+        Scratch {
+            inside,
+            size,
+            opened: Vec::new(),
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether one of the engine's writable folders is full, looked at through the process
+    /// tree under `keeper`. `false` when it cannot be seen: a full folder is never guessed.
+    pub fn filled(&mut self, keeper: u32) -> bool {
+        if self.opened.is_empty() {
+            self.opened = self.open(keeper);
+        }
+        self.opened
+            .iter()
+            .any(|fd| free_of(fd, self.size).is_some_and(|free| free == 0))
+    }
+
+    fn open(&self, keeper: u32) -> Vec<OwnedFd> {
+        let Some(pid) = sandboxed_process(keeper) else {
+            return Vec::new();
+        };
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        self.inside
+            .iter()
+            .filter_map(|folder| {
+                let seen = root.join(folder.strip_prefix("/").unwrap_or(folder));
+                let fd = open_path(&seen)?;
+                // Only the engine's own memory file system of its own size is watched: a
+                // reused pid would show some other file system, never this one.
+                free_of(&fd, self.size).map(|_| fd)
+            })
+            .collect()
+    }
+}
+
+fn open_path(path: &Path) -> Option<OwnedFd> {
+    let path = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open(2) of a valid C string; the fd returned is owned here alone.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The bytes free on the memory file system open at `fd`, when it is one of `size` bytes.
+fn free_of(fd: &OwnedFd, size: u64) -> Option<u64> {
+    // SAFETY: fstatfs(2) fills the zeroed struct it is given from an open fd.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    let block = st.f_bsize as u64;
+    let total = st.f_blocks as u64 * block;
+    let is_ours = st.f_type as i64 == TMPFS_MAGIC && total.abs_diff(size) < block.max(4096);
+    is_ours.then_some(st.f_bavail as u64 * block)
+}
+/// A process under `keeper` that lives in another mount namespace than the referee's: one
+/// inside the sandbox.
+fn sandboxed_process(keeper: u32) -> Option<u32> {
+    let ours = std::fs::read_link("/proc/self/ns/mnt").ok()?;
+    let mut todo = vec![keeper];
+    let mut seen = 0;
+    while let Some(pid) = todo.pop() {
+        seen += 1;
+        if seen > 64 {
+            return None;
+        }
+        let ns = std::fs::read_link(format!("/proc/{pid}/ns/mnt"));
+        if ns.is_ok_and(|ns| ns != ours) {
+            return Some(pid);
+        }
+        for tid in super::procfs::threads(pid) {
+            todo.extend(super::procfs::children(pid, tid));
+        }
+    }
+    None
+}
