@@ -7,6 +7,7 @@
 mod out;
 
 pub mod bench;
+pub mod bisect;
 pub mod cli;
 pub mod compat;
 pub mod engine;

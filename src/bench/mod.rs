@@ -2,6 +2,7 @@
 //! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory; SPRT
 //! and claim simulations; and the comparison with another harness (`peer`).
 
+pub mod bisect_sim;
 pub mod cold;
 pub mod peer;
 mod relay_floor;
@@ -45,9 +46,24 @@ pub struct BenchArgs {
     /// Simulate SPRTs with these bounds (as for --sprt) instead of timing anything.
     #[arg(long, value_name = "SPRT", conflicts_with_all = ["game", "referee", "full"])]
     pub sprt_sim: Option<String>,
-    /// Simulated tests per distribution and hypothesis, with --sprt-sim.
-    #[arg(long, default_value_t = 1000, requires = "sprt_sim")]
-    pub runs: u64,
+    /// Simulated tests per distribution and hypothesis with --sprt-sim (default 1000), or
+    /// simulated bisections per scenario with --bisect-sim (default 200).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Simulate bisections instead of timing anything: series of --versions versions with a drop
+    /// of --elo (or none, or two), found by arbiter's posterior search and by an SPRT at each
+    /// midpoint; the error rate and games of each, side by side.
+    #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
+    pub bisect_sim: bool,
+    /// Versions in each simulated series, with --bisect-sim.
+    #[arg(long, default_value_t = 16, requires = "bisect_sim", value_parser = clap::value_parser!(u64).range(3..=1000))]
+    pub versions: u64,
+    /// The drop sought, in Elo, with --bisect-sim.
+    #[arg(long, default_value_t = 5.0, requires = "bisect_sim")]
+    pub elo: f64,
+    /// The error rate allowed, with --bisect-sim.
+    #[arg(long, default_value_t = 0.05, requires = "bisect_sim")]
+    pub alpha: f64,
     /// Claim the game pairs of a schedule of --games games from this many tasks at once, as the
     /// tasks of a split run do, and check that every pair falls to exactly one (timed, with the
     /// files touched per pair).

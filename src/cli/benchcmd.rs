@@ -12,8 +12,15 @@ impl From<crate::bench::BenchError> for Failure {
 
 /// Runs the benchmark the flags choose.
 pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
+    if args.bisect_sim {
+        let setup =
+            crate::bisect::simulate::Setup::new(args.versions as usize, args.elo, args.alpha);
+        return crate::bench::bisect_sim::table(&setup, args.runs.unwrap_or(200))
+            .map(|_| Exit::Success)
+            .map_err(Failure::from);
+    }
     match (&args.sprt_sim, args.shards, &args.peer) {
-        (Some(bounds), _, _) => crate::bench::sprt_simulation(bounds, args.runs),
+        (Some(bounds), _, _) => crate::bench::sprt_simulation(bounds, args.runs.unwrap_or(1000)),
         (None, Some(shards), _) => crate::bench::shard_simulation(shards, args.games),
         (None, None, Some(peer)) => {
             let peer = crate::bench::peer::Peer::parse(peer)?;

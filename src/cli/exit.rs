@@ -42,9 +42,13 @@ impl Exit {
     fn meaning(self) -> &'static str {
         match self {
             Exit::Success => "done (for an SPRT: H1 accepted)",
-            Exit::Rejected => "an SPRT accepted H0; an illegal move or broken reply found",
+            Exit::Rejected => {
+                "an SPRT accepted H0; a bisect found no drop; an illegal move or broken reply found"
+            }
             Exit::BadInput => "bad input (flag, file or setting); nothing was written",
-            Exit::Incomplete => "an SPRT ran out of games undecided; a merge misses games",
+            Exit::Incomplete => {
+                "an SPRT or a bisect ran out of games undecided; a merge misses games"
+            }
             Exit::EngineStart => "an engine kept failing to start (finished games kept)",
             Exit::Runtime => "the machine stopped the run (disk full, folder gone)",
             Exit::Strict => "a --strict run stopped at an engine's fault",

@@ -4,6 +4,7 @@
 //! `--strict` run stopped by an engine's fault, 130 interrupted.
 
 mod benchcmd;
+mod bisectcmd;
 mod cluster;
 mod compliance;
 mod configcmd;
@@ -179,6 +180,23 @@ enum Command {
     ///     --verify elo0=0 elo1=20 alpha=0.05 beta=0.05
     #[command(verbatim_doc_comment)]
     Tune(Box<tunecmd::TuneArgs>),
+    /// Find the version that lost the strength: the first of a series of versions at least
+    /// --elo weaker than the first, at error rate --alpha, with the fewest games.
+    ///
+    /// The versions are --engine entries in order, the first the known good one. Every game
+    /// moves a probability over where the drop is; each step plays the version whose result
+    /// tells most against the first, until one answer (a version, or "no drop") is sure enough.
+    /// Each step is a match in <out>/steps/; <out>/report.html draws the probability over the
+    /// series and each version's Elo against the first; <out>/bisect.json is for scripts.
+    /// Exit code 0: a version found; 1: no drop; 3: undecided at --max-games; --resume <out>
+    /// goes on after Ctrl-C or a crash.
+    ///
+    /// Example (eight builds, the first known good):
+    ///   arbiter bisect --elo 10 --concurrency 2 --each tc=2+0.02 \
+    ///     --engine cmd=./builds/v1 name=v1 --engine cmd=./builds/v2 name=v2 ... \
+    ///     --engine cmd=./builds/v8 name=v8
+    #[command(verbatim_doc_comment)]
+    Bisect(Box<bisectcmd::BisectArgs>),
     /// Run a tournament (or, with a [tune] section, a tune) described in a file: arbiter's TOML or
     /// the MIT 6.172 autotester's .txt configuration.
     Run {
@@ -541,6 +559,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
             | Command::Match(_)
             | Command::Tournament(_)
             | Command::Tune(_)
+            | Command::Bisect(_)
             | Command::Bench(_)
     ) {
         // Before any thread starts: what a ply's code and tables cost after each search (the
@@ -583,6 +602,12 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
         Command::Run { .. } => run_file(command, matches),
         Command::Match(_) | Command::Tournament(_) => runcmd::execute(run_job(command, matches)?),
         Command::Tune(args) => tune(&args, matches),
+        Command::Bisect(args) => {
+            let sub = matches
+                .subcommand_matches("bisect")
+                .expect("the bisect command's matches");
+            bisectcmd::execute(&args, engine_groups(sub))
+        }
         Command::Rate(args) => ratecmd::run(args),
         Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),

@@ -1,0 +1,340 @@
+//! A bisect's life: `Bisect::prepare` checks the series and the question, `Bisect::play` plays
+//! step after step until one answer is sure enough or the budget is spent. Each step is a match
+//! run of its own (`launch::Run`: sandboxed engines, a journal sealed with the owner's key, its
+//! reports) in `steps/NNN-<version>/` of the bisect's folder, between the version the posterior
+//! picks and the first version. The next version depends only on the results before it, so a
+//! bisect resumed after Ctrl-C or a crash replays its finished steps from their journals, goes
+//! on with the step it was in, and reaches the same answer.
+
+use super::posterior::{Leader, Posterior};
+use crate::stats::pentanomial::Pentanomial;
+use crate::stats::Wdl;
+use crate::tournament::launch::Run;
+use crate::tournament::{RunError, RunKind, RunSpec};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The bisect's settings, saved (and sealed) in its folder as `bisect-spec.json`.
+pub const SPEC_FILE: &str = "bisect-spec.json";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BisectSpec {
+    /// Every setting of the games, with the versions as its engines, in order: the first known
+    /// good, the last known (or suspected) worse.
+    pub games: RunSpec,
+    /// The drop sought, in Elo.
+    pub elo: f64,
+    /// The error rate allowed.
+    pub alpha: f64,
+    /// Games at most.
+    pub max_games: u64,
+    /// Game pairs per step.
+    pub step_pairs: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BisectError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}")]
+    Run(#[from] RunError),
+}
+
+/// How a bisect ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// The first worse version, sure enough.
+    Found(Leader),
+    /// No version is worse, sure enough.
+    NoDrop(Leader),
+    /// The budget ran out: the leader as it stands.
+    BudgetOut(Leader),
+    /// Stopped by a signal: `--resume` goes on.
+    Interrupted(Leader),
+}
+
+/// One version's games against the first.
+#[derive(Clone, Debug, Default)]
+pub struct VersionGames {
+    pub name: String,
+    /// From the version's side.
+    pub wdl: Wdl,
+    pub pairs: Pentanomial,
+}
+
+/// One step played.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub number: u64,
+    pub version: usize,
+    pub folder: PathBuf,
+    pub games: u64,
+    /// The leader after the step.
+    pub leader: Option<usize>,
+    pub probability: f64,
+}
+
+pub struct BisectOutcome {
+    pub answer: Answer,
+    pub versions: Vec<VersionGames>,
+    /// `[none, 1, 2, ...]`, as `Posterior::probabilities`.
+    pub probabilities: Vec<f64>,
+    pub steps: Vec<Step>,
+    pub games: u64,
+}
+
+/// Told after each game.
+pub struct BisectProgress<'a> {
+    pub games: u64,
+    pub max_games: u64,
+    pub step: u64,
+    pub playing: &'a str,
+    pub leader: Leader,
+}
+
+pub struct Bisect {
+    pub spec: BisectSpec,
+    pub dir: PathBuf,
+}
+
+impl Bisect {
+    /// Checks the bisect's settings; nothing is written. `resume`: its folder, whose saved
+    /// settings are used.
+    pub fn prepare(spec: Option<BisectSpec>, resume: Option<&Path>) -> Result<Bisect, BisectError> {
+        let setup = |m: String| BisectError::Setup(m);
+        let (spec, dir) = match (spec, resume) {
+            (_, Some(dir)) => (load(dir).map_err(setup)?, dir.to_path_buf()),
+            (Some(spec), None) => {
+                let dir = crate::tournament::launch::out_dir(&spec.games, None);
+                if dir.join(SPEC_FILE).exists() {
+                    return Err(setup(format!(
+                        "{} holds a bisect already: continue it with --resume {0}, or give \
+                         another --out",
+                        dir.display()
+                    )));
+                }
+                (spec, dir)
+            }
+            (None, None) => return Err(setup("no bisect to play".into())),
+        };
+        check(&spec).map_err(setup)?;
+        // Every step's settings are a match's: checked now, before anything is written.
+        step_spec(&spec, &dir, spec.games.engines.len() - 1, 1)
+            .check_all_but_programs()
+            .map_err(RunError::Spec)?;
+        crate::tournament::spec::check_programs(&spec.games.engines).map_err(RunError::Spec)?;
+        Ok(Bisect { spec, dir })
+    }
+
+    /// Plays until the answer is sure, the budget is spent or a signal stops it; writes
+    /// `bisect.json` and `report.html` whatever the end.
+    pub fn play(
+        self,
+        mut on_game: impl FnMut(&BisectProgress),
+    ) -> Result<BisectOutcome, BisectError> {
+        let spec = &self.spec;
+        let names: Vec<String> = spec.games.engines.iter().map(|e| e.name.clone()).collect();
+        std::fs::create_dir_all(self.dir.join("steps")).map_err(|e| output(&self.dir, e))?;
+        if !self.dir.join(SPEC_FILE).exists() {
+            save(spec, &self.dir).map_err(|e| output(&self.dir, e))?;
+        }
+        let mut posterior = Posterior::new(names.len(), spec.elo);
+        let mut versions: Vec<VersionGames> = names
+            .iter()
+            .map(|n| VersionGames {
+                name: n.clone(),
+                ..VersionGames::default()
+            })
+            .collect();
+        let mut steps = Vec::new();
+        let mut games = 0;
+        // Ctrl-C between two steps (while the next one's engines start) stops the bisect as
+        // one during a step stops that step's run: a listener for the whole bisect.
+        let stopped = listen_for_stop();
+        let answer = loop {
+            if let Some(sure) = posterior.decided(spec.alpha) {
+                break match sure.version {
+                    Some(_) => Answer::Found(sure),
+                    None => Answer::NoDrop(sure),
+                };
+            }
+            if games >= spec.max_games {
+                break Answer::BudgetOut(posterior.leader());
+            }
+            let number = steps.len() as u64 + 1;
+            let version = posterior.next_probe();
+            let run_spec = step_spec(spec, &self.dir, version, number);
+            let folder = run_spec.out.clone().expect("a step's folder");
+            let leader = posterior.leader();
+            let before = games;
+            let outcome = play_step(run_spec, &folder, |done| {
+                on_game(&BisectProgress {
+                    games: before + done,
+                    max_games: spec.max_games,
+                    step: number,
+                    playing: &names[version],
+                    leader,
+                })
+            })?;
+            let pairing = outcome
+                .totals
+                .pairings
+                .get(&(0, 1))
+                .cloned()
+                .unwrap_or_default();
+            posterior.add(version, &pairing.pairs);
+            let v = &mut versions[version];
+            for (cell, n) in pairing.pairs.0.iter().enumerate() {
+                v.pairs.0[cell] += n;
+            }
+            v.wdl.wins += pairing.wdl.wins;
+            v.wdl.draws += pairing.wdl.draws;
+            v.wdl.losses += pairing.wdl.losses;
+            games += outcome.totals.games;
+            let after = posterior.leader();
+            steps.push(Step {
+                number,
+                version,
+                folder,
+                games: outcome.totals.games,
+                leader: after.version,
+                probability: after.probability,
+            });
+            if outcome.interrupted || stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                break Answer::Interrupted(after);
+            }
+        };
+        let outcome = BisectOutcome {
+            answer,
+            versions,
+            probabilities: posterior.probabilities(),
+            steps,
+            games,
+        };
+        super::report::write(&self.dir, spec, &outcome).map_err(|e| output(&self.dir, e))?;
+        Ok(outcome)
+    }
+}
+
+/// Set once SIGINT, SIGTERM or SIGHUP (as a run takes them) has come.
+fn listen_for_stop() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stopped.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    if let Ok(runtime) = runtime {
+        std::thread::spawn(move || {
+            runtime.block_on(async {
+                crate::tournament::run::StopSignals::install().recv().await;
+            });
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    stopped
+}
+
+fn output(dir: &Path, e: impl std::fmt::Display) -> BisectError {
+    BisectError::Run(RunError::Output {
+        path: dir.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn check(spec: &BisectSpec) -> Result<(), String> {
+    let n = spec.games.engines.len();
+    if n < 2 {
+        return Err("a bisect needs at least two versions, the good one first".into());
+    }
+    if !(spec.elo > 0.0 && spec.elo.is_finite()) {
+        return Err(format!(
+            "--elo {} must be a positive number of Elo",
+            spec.elo
+        ));
+    }
+    if !(spec.alpha > 0.0 && spec.alpha < 0.5) {
+        return Err(format!("--alpha {} must be between 0 and 0.5", spec.alpha));
+    }
+    if spec.step_pairs == 0 || spec.max_games == 0 {
+        return Err("--step-pairs and --max-games must be at least 1".into());
+    }
+    let g = &spec.games;
+    if g.pgnout.is_some() || g.epdout.is_some() || g.log.is_some() || g.shard.is_some() {
+        return Err(
+            "a bisect keeps each step's games, PGN and reports in its steps/ folders: \
+             --pgnout, --epdout, --log and --shard are not taken"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The match of one step: `version` against the first, `step_pairs` pairs, its own seed and
+/// the book's next openings.
+fn step_spec(spec: &BisectSpec, dir: &Path, version: usize, number: u64) -> RunSpec {
+    let mut run = spec.games.clone();
+    let engines = &spec.games.engines;
+    run.kind = RunKind::Match;
+    run.engines = vec![engines[version].clone(), engines[0].clone()];
+    run.rounds = spec.step_pairs;
+    run.games = Some(2 * spec.step_pairs);
+    run.sprt = None;
+    run.name = None;
+    run.seed = spec.games.seed.wrapping_add(number);
+    run.book_start = spec
+        .games
+        .book_start
+        .wrapping_add((number - 1) * spec.step_pairs);
+    run.out = Some(
+        dir.join("steps")
+            .join(format!("{number:03}-{}", engines[version].name)),
+    );
+    run
+}
+
+/// Plays (or, when finished, reads back) one step's match.
+fn play_step(
+    spec: RunSpec,
+    folder: &Path,
+    mut on_game: impl FnMut(u64),
+) -> Result<crate::tournament::RunOutcome, BisectError> {
+    let saved = folder.join(crate::tournament::spec::SPEC_FILE).exists();
+    let run = match saved {
+        true => {
+            let saved = RunSpec::load(folder)
+                .map_err(BisectError::Setup)?
+                .ok_or_else(|| BisectError::Setup(format!("{}: not a step", folder.display())))?;
+            Run::prepare(saved, Some(folder))?
+        }
+        false => {
+            // A step cut off before its settings were saved played nothing.
+            if folder.exists() {
+                let _ = std::fs::remove_dir_all(folder);
+            }
+            Run::prepare(spec, None)?
+        }
+    };
+    let opened = run.open()?;
+    let before = opened.games_before();
+    Ok(opened.play(|p| on_game(before.max(p.done)))?)
+}
+
+fn save(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(spec).map_err(std::io::Error::other)? + "\n";
+    let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
+    std::fs::write(&tmp, &text)?;
+    crate::tournament::proof::seal_spec(dir, SPEC_FILE, text.as_bytes())?;
+    std::fs::rename(&tmp, dir.join(SPEC_FILE))
+}
+
+fn load(dir: &Path) -> Result<BisectSpec, String> {
+    let path = dir.join(SPEC_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "cannot resume {}: {e} (is it a bisect's folder?)",
+            dir.display()
+        )
+    })?;
+    crate::tournament::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}

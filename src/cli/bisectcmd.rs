@@ -1,0 +1,138 @@
+//! `arbiter bisect`: parses the series and the question, shows progress, prints the answer.
+
+use super::exit::Exit;
+use super::runargs::{Origin, RunArgs};
+use super::Failure;
+use crate::bisect::{Answer, Bisect, BisectError, BisectSpec};
+use crate::tournament::RunKind;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BisectArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The drop sought: the first version at least this many Elo weaker than the first.
+    #[arg(long, default_value_t = 5.0)]
+    pub elo: f64,
+    /// The error rate allowed: the answer is given when it is at least this sure.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Games at most; then the likeliest answer is reported as undecided (exit code 3).
+    #[arg(long, default_value_t = 20_000)]
+    pub max_games: u64,
+    /// Game pairs played at each step (one version against the first); 0: as many as
+    /// --concurrency, at least 4.
+    #[arg(long, default_value_t = 0)]
+    pub step_pairs: u64,
+}
+
+fn refused(e: BisectError, dir: Option<&std::path::Path>) -> Failure {
+    match (e, dir) {
+        (BisectError::Run(crate::tournament::RunError::Spec(e)), _) => {
+            Origin::CommandLine.explain(e)
+        }
+        (BisectError::Run(e), Some(dir)) => super::runcmd::run_failure(e, "bisect", dir),
+        (e, _) => Failure::bad_input(e.to_string()),
+    }
+}
+
+pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exit, Failure> {
+    let spec = match &args.run.resume {
+        Some(_) => None,
+        None => {
+            let mut run = args.run.clone();
+            run.engine_groups = engine_groups;
+            let games = run
+                .spec(RunKind::Match)
+                .map_err(|e| Origin::CommandLine.explain(e))?;
+            let step_pairs = match args.step_pairs {
+                0 => (run.concurrency as u64).max(crate::bisect::DEFAULT_STEP_PAIRS),
+                n => n,
+            };
+            Some(BisectSpec {
+                games,
+                elo: args.elo,
+                alpha: args.alpha,
+                max_games: args.max_games,
+                step_pairs,
+            })
+        }
+    };
+    let bisect = Bisect::prepare(spec, args.run.resume.as_deref()).map_err(|e| refused(e, None))?;
+    let dir = bisect.dir.clone();
+    let quiet = args.run.quiet;
+    if !quiet {
+        say!(
+            "{}",
+            crate::engine::sandbox::describe(&bisect.spec.games.engines)
+        );
+        let names: Vec<&str> = bisect
+            .spec
+            .games
+            .engines
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        say!(
+            "arbiter bisect: {}, {} versions ({} .. {}), the first at least {} Elo weaker sought \
+             at error rate {}, at most {} games\n  output: {}",
+            bisect.spec.games.game,
+            names.len(),
+            names[0],
+            names[names.len() - 1],
+            bisect.spec.elo,
+            bisect.spec.alpha,
+            bisect.spec.max_games,
+            dir.display()
+        );
+    }
+    let names: Vec<String> = bisect
+        .spec
+        .games
+        .engines
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    let bar = (!quiet).then(|| {
+        let bar = indicatif::ProgressBar::new(bisect.spec.max_games);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}")
+                .expect("a fixed template"),
+        );
+        bar
+    });
+    let outcome = bisect.play(|p| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.games);
+            let leader = match p.leader.version {
+                Some(v) => names[v].clone(),
+                None => "no drop".into(),
+            };
+            bar.set_message(format!(
+                "step {} plays {}; leading: {leader} ({:.2})",
+                p.step, p.playing, p.leader.probability
+            ));
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let outcome = outcome.map_err(|e| refused(e, Some(&dir)))?;
+    say!("{}", crate::bisect::report::answer_line(&outcome));
+    say!(
+        "Report: {}",
+        dir.join(crate::bisect::report::REPORT_HTML).display()
+    );
+    Ok(match outcome.answer {
+        Answer::Found(_) => Exit::Success,
+        Answer::NoDrop(_) => Exit::Rejected,
+        Answer::BudgetOut(_) => Exit::Incomplete,
+        Answer::Interrupted(_) => {
+            say!(
+                "Continue with: {} bisect --resume {}",
+                super::runcmd::self_command(),
+                dir.display()
+            );
+            Exit::Interrupted
+        }
+    })
+}

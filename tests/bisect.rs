@@ -1,0 +1,165 @@
+//! `arbiter bisect` played for real: eight versions of the bundled engine, the last three
+//! searching a ply less (a real weakness, worth hundreds of Elo), found from the book's
+//! openings; then the same bisect stopped by SIGINT and resumed, to the same answer with no
+//! game played twice.
+
+mod common;
+
+use common::{bundled_engine, scratch, stderr, stdout};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// v1..v5 search 2 plies, v6..v8 one.
+fn series_args(out: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "bisect",
+        "--elo",
+        "100",
+        "--concurrency",
+        "2",
+        "--openings",
+        &common::book("leiserchess"),
+        "--out",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for v in 1..=8 {
+        let depth = if v >= 6 { 1 } else { 2 };
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={}", bundled_engine()),
+            format!("name=v{v}"),
+            format!("depth={depth}"),
+        ]);
+    }
+    args
+}
+
+fn result(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("bisect.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The games each step's own games.csv holds, in all.
+fn games_in_steps(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("steps"))
+        .unwrap()
+        .flatten()
+        .map(|step| {
+            let csv = std::fs::read_to_string(step.path().join("games.csv")).unwrap_or_default();
+            csv.lines().count().saturating_sub(1) as u64
+        })
+        .sum()
+}
+
+#[test]
+fn a_real_bisect_finds_the_first_weaker_version_and_resumes_after_sigint_to_it() {
+    let dir = scratch("bisect", "series");
+    let args = series_args("whole");
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("first worse: v6 (probability"), "{said}");
+    let whole = dir.join("whole");
+    let json = result(&whole);
+    assert_eq!(json["status"], "found", "{json}");
+    assert_eq!(json["first_worse"], "v6", "{json}");
+    assert!(json["probability"].as_f64().unwrap() >= 0.975, "{json}");
+    assert_eq!(
+        json["games"].as_u64().unwrap(),
+        games_in_steps(&whole),
+        "{json}"
+    );
+    // Every step is a run of its own, proven as a run is, with its report.
+    for step in std::fs::read_dir(whole.join("steps")).unwrap().flatten() {
+        for file in ["run.json", "run.proof", "journal.jsonl", "report.html"] {
+            assert!(
+                step.path().join(file).exists(),
+                "{}: {file}",
+                step.path().display()
+            );
+        }
+    }
+    let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
+    assert!(report.contains("first worse: v6"), "{report}");
+    assert!(report.contains("<svg"), "the posterior is drawn");
+
+    // The same bisect, stopped once its second step has begun.
+    let run = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(series_args("cut"))
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cut = dir.join("cut");
+    let started = Instant::now();
+    while !std::fs::read_dir(cut.join("steps"))
+        .map(|d| d.count() >= 2)
+        .unwrap_or(false)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no second step"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) of the child just started.
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let stopped = run.wait_with_output().unwrap();
+    let said = format!("{}{}", stdout(&stopped), stderr(&stopped));
+    assert_eq!(stopped.status.code(), Some(130), "{said}");
+    assert!(said.contains("bisect --resume"), "{said}");
+    assert_eq!(result(&cut)["status"], "interrupted");
+    let resumed = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["bisect", "--resume", "cut"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", stdout(&resumed), stderr(&resumed));
+    assert_eq!(resumed.status.code(), Some(0), "{said}");
+    let json = result(&cut);
+    assert_eq!(json["first_worse"], "v6", "{json}");
+    // The steps and their games are the uninterrupted bisect's: nothing played twice.
+    assert_eq!(json["steps"], result(&whole)["steps"], "{json}");
+    assert_eq!(json["games"].as_u64().unwrap(), games_in_steps(&cut));
+}
+
+/// A bisect is refused before anything is written when its question cannot be asked.
+#[test]
+fn a_bisect_with_one_version_or_a_bad_alpha_is_refused_and_writes_nothing() {
+    let dir = scratch("bisect", "refused");
+    let e = format!("cmd={}", bundled_engine());
+    for (extra, says) in [
+        (
+            vec!["--alpha", "0.7"],
+            "--alpha 0.7 must be between 0 and 0.5",
+        ),
+        (vec!["--elo=-3"], "--elo -3 must be a positive number"),
+    ] {
+        let mut args = vec![
+            "bisect", "--out", "b", "--each", "depth=1", "--engine", &e, "name=a", "--engine", &e,
+            "name=b",
+        ];
+        args.extend(extra);
+        let out = common::arbiter_in(&dir, &args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        assert!(!dir.join("b").exists(), "nothing written");
+    }
+    let out = common::arbiter_in(
+        &dir,
+        &[
+            "bisect", "--out", "b", "--each", "depth=1", "--engine", &e, "name=a",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!dir.join("b").exists());
+}
