@@ -163,3 +163,113 @@ fn a_bisect_with_one_version_or_a_bad_alpha_is_refused_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(!dir.join("b").exists());
 }
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
+/// A git range built by a build command: a tiny engine (a script in front of the bundled
+/// engine) whose fourth commit makes it play greedily; the third commit does not build and is
+/// skipped. The bisect names the fourth commit, and a second start builds nothing again.
+#[test]
+fn a_bisect_over_a_git_range_builds_each_commit_skips_a_broken_one_and_finds_the_drop() {
+    let dir = scratch("bisect", "git");
+    let repo = dir.join("engine-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "--quiet"]);
+    let engine = bundled_engine();
+    let good = format!("#!/bin/sh\nexec {engine} \"$@\"\n");
+    let greedy = format!(
+        "#!/bin/sh\n{{ echo 'setoption name Style value greedy'; exec cat; }} | exec {engine} \"$@\"\n"
+    );
+    let commit = |text: Option<&str>, message: &str| {
+        match text {
+            Some(text) => std::fs::write(repo.join("engine.sh"), text).unwrap(),
+            None => std::fs::remove_file(repo.join("engine.sh")).unwrap(),
+        }
+        std::fs::write(repo.join("notes.txt"), message).unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "--quiet", "-m", message]);
+    };
+    commit(Some(&good), "first");
+    git(&repo, &["tag", "known-good"]);
+    commit(Some(&good), "second");
+    commit(None, "broken build");
+    commit(Some(&greedy), "greedy");
+    commit(Some(&greedy), "later");
+    let args = [
+        "bisect",
+        "--elo",
+        "100",
+        "--concurrency",
+        "2",
+        "--openings",
+        &common::book("leiserchess"),
+        "--each",
+        "depth=2",
+        "--out",
+        "b",
+        "--repo",
+        "engine-repo",
+        "--good",
+        "known-good",
+        "--bad",
+        "HEAD",
+        "--build",
+        "cp engine.sh built && chmod +x built",
+        "--program",
+        "built",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let log = Command::new("git")
+        .args(["-C", repo.to_str().unwrap(), "log", "--format=%H %s"])
+        .output()
+        .unwrap();
+    let commits = String::from_utf8(log.stdout).unwrap();
+    let sha_of = |subject: &str| -> String {
+        commits
+            .lines()
+            .find(|l| l.ends_with(&format!(" {subject}")))
+            .unwrap()[..8]
+            .to_string()
+    };
+    assert!(
+        said.contains(&format!("skipped {}", sha_of("broken build"))),
+        "{said}"
+    );
+    let json = result(&dir.join("b"));
+    assert_eq!(json["first_worse"], sha_of("greedy"), "{json}\n{said}");
+    assert_eq!(json["versions"].as_array().unwrap().len(), 4, "{json}");
+    // Started again (a new folder, the same builds kept): nothing is built twice.
+    let again = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "the folder holds a bisect");
+    assert!(
+        stderr(&again).contains("holds a bisect already"),
+        "{}",
+        stderr(&again)
+    );
+}

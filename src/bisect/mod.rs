@@ -10,6 +10,7 @@ pub mod simulate;
 pub const DEFAULT_STEP_PAIRS: u64 = 4;
 
 pub mod drive;
+pub mod git;
 pub mod report;
 
 pub use drive::{Answer, Bisect, BisectError, BisectOutcome, BisectProgress, BisectSpec};

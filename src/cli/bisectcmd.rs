@@ -23,6 +23,72 @@ pub struct BisectArgs {
     /// --concurrency, at least 4.
     #[arg(long, default_value_t = 0)]
     pub step_pairs: u64,
+    /// Take the versions from this git repository instead of --engine: every commit from
+    /// --good to --bad, each checked out in <out>/builds/<commit> and built with --build; the
+    /// engines' settings come from --each.
+    #[arg(long, value_name = "DIR", requires_all = ["good", "bad", "build", "program"], conflicts_with = "engine")]
+    pub repo: Option<std::path::PathBuf>,
+    /// The known good revision (with --repo).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub good: Option<String>,
+    /// The known (or suspected) worse revision (with --repo).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub bad: Option<String>,
+    /// The command that builds a checked-out revision, run by `sh -c` in its worktree (with
+    /// --repo); a revision it fails for is skipped and said.
+    #[arg(long, value_name = "CMD", requires = "repo")]
+    pub build: Option<String>,
+    /// The built engine, relative to the worktree (with --repo).
+    #[arg(long, value_name = "PATH", requires = "repo")]
+    pub program: Option<std::path::PathBuf>,
+}
+
+/// With --repo: the range's versions built (in the bisect's folder) as `--engine` entries.
+fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<String>>, Failure> {
+    let (Some(repo), Some(good), Some(bad), Some(build), Some(program)) = (
+        &args.repo,
+        &args.good,
+        &args.bad,
+        &args.build,
+        &args.program,
+    ) else {
+        return Ok(Vec::new());
+    };
+    let out = match (&run.out, &run.name) {
+        (Some(out), _) => out.clone(),
+        (None, Some(name)) => std::path::Path::new("reports").join(name),
+        (None, None) => crate::tournament::launch::default_dir("bisect", &run.game),
+    };
+    if out.join(crate::bisect::drive::SPEC_FILE).exists() {
+        return Err(Failure::bad_input(format!(
+            "{} holds a bisect already: continue it with --resume {0}, or give another --out",
+            out.display()
+        )));
+    }
+    run.out = Some(out.clone());
+    let range = crate::bisect::git::GitRange {
+        repo: repo.clone(),
+        good: good.clone(),
+        bad: bad.clone(),
+        build: build.clone(),
+        program: program.clone(),
+    };
+    let quiet = run.quiet;
+    let built = crate::bisect::git::build_all(&range, &out, |note| {
+        if !quiet {
+            eprintln!("{note}");
+        }
+    })
+    .map_err(Failure::bad_input)?;
+    Ok(built
+        .into_iter()
+        .map(|b| {
+            vec![
+                format!("cmd={}", b.program.display()),
+                format!("name={}", b.name),
+            ]
+        })
+        .collect())
 }
 
 fn refused(e: BisectError, dir: Option<&std::path::Path>) -> Failure {
@@ -40,7 +106,10 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
         Some(_) => None,
         None => {
             let mut run = args.run.clone();
-            run.engine_groups = engine_groups;
+            run.engine_groups = match args.repo {
+                Some(_) => versions_from_git(args, &mut run)?,
+                None => engine_groups,
+            };
             let games = run
                 .spec(RunKind::Match)
                 .map_err(|e| Origin::CommandLine.explain(e))?;

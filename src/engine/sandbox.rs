@@ -689,8 +689,8 @@ fn run_folders_in(start: &Path) -> Vec<PathBuf> {
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        if holds_run(&path) {
-            found.push(path);
+        if let Some(records) = run_records(&path) {
+            found.push(records);
             continue;
         }
         let Ok(inner) = std::fs::read_dir(&path) else {
@@ -700,11 +700,22 @@ fn run_folders_in(start: &Path) -> Vec<PathBuf> {
             inner
                 .flatten()
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.path())
-                .filter(|p| holds_run(p)),
+                .filter_map(|e| run_records(&e.path())),
         );
     }
     found
+}
+
+/// The folder of `folder`'s run records: itself for a run or a tune, the steps of a bisect
+/// (whose built versions, in the same folder, are programs engines run).
+fn run_records(folder: &Path) -> Option<PathBuf> {
+    if holds_run(folder) {
+        return Some(folder.to_path_buf());
+    }
+    folder
+        .join(crate::bisect::drive::SPEC_FILE)
+        .exists()
+        .then(|| folder.join("steps"))
 }
 
 /// Whether `folder` holds a run's records (its journal, settings or their proofs).

@@ -37,11 +37,14 @@ pub const KEY_FILE: &str = "run.key";
 pub const SPEC_PROOF_FILE: &str = "run.proof";
 /// The MAC of a tune folder's `tune.json`.
 pub const TUNE_PROOF_FILE: &str = "tune.proof";
+/// The proof of a bisect's settings (`bisect-spec.json`).
+pub const BISECT_PROOF_FILE: &str = "bisect-spec.proof";
 
 /// The file that holds the proof of the settings file `name`.
 fn proof_file(name: &str) -> &'static str {
     match name {
         "tune.json" => TUNE_PROOF_FILE,
+        "bisect-spec.json" => BISECT_PROOF_FILE,
         _ => SPEC_PROOF_FILE,
     }
 }
