@@ -1077,3 +1077,77 @@ fn a_gauntlets_seeds_meet_whom_their_tool_pairs_them_with() {
         "{said}"
     );
 }
+
+/// The CRC-32 of `bytes` (IEEE, reflected, as zlib computes it), bit by bit: no table, no
+/// crate, so that it checks arbiter's rather than repeating it.
+fn crc32_by_hand(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// fishtest's worker passes `-crc32 pgn=true` and uploads the PGN only when the last token of
+/// the last `has CRC32:` line equals `hex(zlib.crc32(pgn))` (worker/games.py and worker.py,
+/// transcribed): arbiter prints fastchess's line (`File {} has CRC32: {:#x}`,
+/// app/src/core/filesystem/file_writer.hpp) with the CRC of the file as written, games added
+/// to what it held before included.
+#[test]
+fn crc32_of_the_pgn_is_said_as_fastchess_says_it_and_fishtest_checks_it() {
+    let dir = with_book("crc32");
+    std::fs::write(dir.join("acc.pgn"), "[Event \"before\"]\n\n*\n\n").unwrap();
+    let out = played(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 2 -openings file=book.epd format=epd -pgnout file=acc.pgn -crc32 pgn=true",
+    );
+    let text = stdout(&out);
+    // worker/games.py: `if "has CRC32:" in line: pgn_file["CRC"] = line.split()[-1]`
+    let said = text
+        .lines()
+        .filter(|l| l.contains("has CRC32:"))
+        .last()
+        .unwrap_or_else(|| panic!("no CRC32 line: {text}"));
+    assert!(said.starts_with("File acc.pgn has CRC32: 0x"), "{said}");
+    let expected = said.split_whitespace().last().unwrap();
+    // worker.py: `crc_actual = hex(zlib.crc32(file_content))`
+    let pgn = std::fs::read(dir.join("acc.pgn")).unwrap();
+    assert!(String::from_utf8_lossy(&pgn).starts_with("[Event \"before\"]"));
+    let actual = format!("{:#x}", crc32_by_hand(&pgn));
+    assert_eq!(expected, actual, "{text}");
+    // Before "Finished match", as fastchess prints it when it writes the file.
+    let at = |needle: &str| text.find(needle).unwrap_or(usize::MAX);
+    assert!(at("has CRC32:") < at("Finished match"), "{text}");
+}
+
+/// fastchess with `-output format=cutechess` prints `Score of` after every game, its counts
+/// moving only when a pair completes (roundrobin.cpp: `printResult` in each game's `finish`;
+/// scoreboard.hpp: `updatePair` counts a pair once both games are in; `nan` before any):
+/// chess-tuning-tools counts the lines.
+#[test]
+fn score_lines_follow_every_game_under_fastchess_cutechess_output() {
+    let dir = with_book("score-every-game");
+    let out = played(
+        &dir,
+        "-engine cmd=ENGINE name=deep depth=2 -engine cmd=ENGINE name=shallow depth=1 -each proto=uci -games 2 -rounds 2 -openings file=book.epd format=epd -output format=cutechess",
+    );
+    let text = stdout(&out);
+    let scores: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Score of deep vs shallow: "))
+        .collect();
+    assert_eq!(scores.len(), 4, "{text}");
+    let counted: Vec<u64> = scores
+        .iter()
+        .map(|l| l.split_whitespace().last().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(counted, [0, 2, 2, 4], "{text}");
+    assert!(scores[0].ends_with("0 - 0 - 0  [nan] 0"), "{}", scores[0]);
+}

@@ -120,7 +120,13 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
         say!("--pgnout/--epdout are written by `arbiter merge`, with every shard's games.");
     }
     // A tool's command line ends with the tool's own lines, which its scripts read.
-    if crate::compat::tool_lines::TOOL_LINES.get().is_some() {
+    if let Some(lines) = crate::compat::tool_lines::TOOL_LINES.get() {
+        if let (true, Some(pgn)) = (lines.crc32, &spec.pgnout) {
+            match crate::compat::tool_lines::crc32_line(pgn) {
+                Ok(line) => say_inline!("{line}"),
+                Err(e) => eprintln!("warning: cannot read {} for its CRC32: {e}", pgn.display()),
+            }
+        }
         super::summary::turnaround(&outcome);
         reporter.end(outcome.llr.last().copied());
     } else {

@@ -401,6 +401,8 @@ struct Shape {
     rating_interval: Option<u64>,
     score_interval: Option<u64>,
     penta: Option<bool>,
+    /// `-crc32 pgn=true`: the PGN's checksum said as fastchess says it.
+    crc32: bool,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min] [fi]` (cutechess).
@@ -924,6 +926,7 @@ fn tool_lines(dialect: Dialect, shape: &Shape) -> ToolLines {
     lines.rating_interval = shape.rating_interval.unwrap_or(lines.rating_interval);
     lines.score_interval = shape.score_interval.unwrap_or(lines.score_interval);
     lines.penta = shape.penta.unwrap_or(dialect == Dialect::Fastchess);
+    lines.crc32 = shape.crc32;
     lines
 }
 
@@ -937,9 +940,8 @@ const IGNORED: &[&str] = &[
     "-autosaveinterval",
     "-config",
     "-quick",
-    // A pause between games, a checksum of the PGN, fastchess's outputs for OpenBench.
+    // A pause between games, fastchess's outputs for OpenBench.
     "-wait",
-    "-crc32",
     "-testEnv",
     // cutechess-cli's layout of its result table, and how it reads Polyglot books (book= is
     // refused on its own).
@@ -1022,6 +1024,8 @@ fn output_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Ref
                 shape.penta = Some(*v == "true");
             }
         }
+        // fastchess's only key (cli.cpp, `parseCrc`): pgn=true|false.
+        "-crc32" => shape.crc32 = pairs(values).contains(&("pgn", "true")),
         _ => unreachable!("output_flag is given an output flag"),
     }
     Ok(())
@@ -1087,7 +1091,7 @@ fn translate_flag(
         "-site" => out.extend(["--site".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
         "-variant" | "-tournament" => game_flag(name, values, shape)?,
-        "-ratinginterval" | "-scoreinterval" | "-output" | "-report" => {
+        "-ratinginterval" | "-scoreinterval" | "-output" | "-report" | "-crc32" => {
             output_flag(name, values, shape)?
         }
         _ if NOTED.iter().any(|(n, _)| *n == name) => shape.notes.extend(

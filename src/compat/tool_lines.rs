@@ -29,6 +29,8 @@ pub struct ToolLines {
     pub score_interval: u64,
     /// Statistics over game pairs (fastchess's `-report penta=true`).
     pub penta: bool,
+    /// fastchess's `-crc32 pgn=true`: `File <pgn> has CRC32: 0x...` once the PGN is written.
+    pub crc32: bool,
 }
 
 impl ToolLines {
@@ -40,12 +42,14 @@ impl ToolLines {
                 rating_interval: 0,
                 score_interval: 1,
                 penta: false,
+                crc32: false,
             },
             Style::Fastchess => ToolLines {
                 style,
                 rating_interval: 10,
                 score_interval: 1,
                 penta: true,
+                crc32: false,
             },
         }
     }
@@ -172,8 +176,9 @@ pub struct Printer {
     open_pairs: HashMap<u64, f64>,
     pairs_rated: u64,
     games_rated: u64,
-    /// Games counted in the last score line printed.
+    /// Games finished when the last score line was printed, and now.
     scored_at: u64,
+    finished: u64,
 }
 
 impl Printer {
@@ -219,6 +224,7 @@ impl Printer {
             pairs_rated: 0,
             games_rated: 0,
             scored_at: 0,
+            finished: 0,
         }
     }
 
@@ -239,13 +245,17 @@ impl Printer {
         self.count_game(p.game - 1, r);
         let all = p.done >= p.total;
         let games = self.count.games();
+        // After every game (each -scoreinterval'th), whether its pair is complete or not: over
+        // pairs the counts move only when one is, and fastchess prints them anyway
+        // (roundrobin.cpp, `printResult` in the game's `finish`); scripts count the lines.
         if self.lines.style == Style::Cutechess
-            && games > self.scored_at
-            && (all || games.is_multiple_of(self.lines.score_interval.max(1)))
+            && p.done > self.scored_at
+            && (all || p.done.is_multiple_of(self.lines.score_interval.max(1)))
         {
             out.push_str(&self.score_line());
-            self.scored_at = games;
+            self.scored_at = p.done;
         }
+        self.finished = p.done;
         let interval = self.lines.rating_interval;
         let due = if self.lines.penta {
             let pairs = self.count.pairs();
@@ -267,7 +277,7 @@ impl Printer {
     pub fn end(&self, llr: Option<f64>) -> String {
         let mut out = String::new();
         if self.names.len() == 2 && self.count.games() > 0 {
-            if self.lines.style == Style::Cutechess && self.scored_at != self.count.games() {
+            if self.lines.style == Style::Cutechess && self.scored_at != self.finished {
                 out.push_str(&self.score_line());
             }
             out.push_str(&self.ratings(llr));
@@ -312,14 +322,18 @@ impl Printer {
 
     fn score_line(&self) -> String {
         let c = &self.count;
+        // No pair complete yet: fastchess divides by zero and prints `nan`.
+        let score = match c.games() {
+            0 => "nan".to_string(),
+            n => format!("{:.3}", c.points() / n as f64),
+        };
         format!(
-            "Score of {} vs {}: {} - {} - {}  [{:.3}] {}\n",
+            "Score of {} vs {}: {} - {} - {}  [{score}] {}\n",
             self.names[0],
             self.names[1],
             c.wins,
             c.losses,
             c.draws,
-            c.points() / c.games() as f64,
             c.games()
         )
     }
@@ -484,4 +498,25 @@ mod tests {
         assert!(error > 50.0 && error < 90.0, "{error}");
         assert!(s.los() > 0.999);
     }
+}
+
+/// fastchess's line for a checksummed PGN (`file_writer.hpp`: `File {} has CRC32: {:#x}`, the
+/// file's name as given, the CRC-32 of the whole file as written), which fishtest's worker
+/// compares with `hex(zlib.crc32(...))` of the file before it uploads it.
+pub fn crc32_line(pgn: &std::path::Path) -> std::io::Result<String> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut file = std::fs::File::open(pgn)?;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!(
+        "File {} has CRC32: {:#x}\n",
+        pgn.display(),
+        hasher.finalize()
+    ))
 }
