@@ -484,22 +484,6 @@ fn annotation(r: &GameRecord) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_statistics_are_the_usual_ones() {
-        // 60 wins, 20 draws, 20 losses: score 0.7.
-        let s = Sample::of(&[(1.0, 60), (0.5, 20), (0.0, 20)]);
-        assert!((s.score - 0.7).abs() < 1e-12);
-        let (elo, error) = s.elo_and_error();
-        assert!((elo - 147.19).abs() < 0.01, "{elo}");
-        assert!(error > 50.0 && error < 90.0, "{error}");
-        assert!(s.los() > 0.999);
-    }
-}
-
 /// fastchess's line for a checksummed PGN (`file_writer.hpp`: `File {} has CRC32: {:#x}`, the
 /// file's name as given, the CRC-32 of the whole file as written), which fishtest's worker
 /// compares with `hex(zlib.crc32(...))` of the file before it uploads it.
@@ -519,4 +503,20 @@ pub fn crc32_line(pgn: &std::path::Path) -> std::io::Result<String> {
         pgn.display(),
         hasher.finalize()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statistics_are_the_usual_ones() {
+        // 60 wins, 20 draws, 20 losses: score 0.7.
+        let s = Sample::of(&[(1.0, 60), (0.5, 20), (0.0, 20)]);
+        assert!((s.score - 0.7).abs() < 1e-12);
+        let (elo, error) = s.elo_and_error();
+        assert!((elo - 147.19).abs() < 0.01, "{elo}");
+        assert!(error > 50.0 && error < 90.0, "{error}");
+        assert!(s.los() > 0.999);
+    }
 }
