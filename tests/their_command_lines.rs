@@ -1112,8 +1112,7 @@ fn crc32_of_the_pgn_is_said_as_fastchess_says_it_and_fishtest_checks_it() {
     // worker/games.py: `if "has CRC32:" in line: pgn_file["CRC"] = line.split()[-1]`
     let said = text
         .lines()
-        .filter(|l| l.contains("has CRC32:"))
-        .last()
+        .rfind(|l| l.contains("has CRC32:"))
         .unwrap_or_else(|| panic!("no CRC32 line: {text}"));
     assert!(said.starts_with("File acc.pgn has CRC32: 0x"), "{said}");
     let expected = said.split_whitespace().last().unwrap();
