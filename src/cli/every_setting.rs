@@ -207,6 +207,12 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("pgnout = \"/g.pgn\"\npgnout_min = true"),
     ),
     reach(
+        "shuffle",
+        "match",
+        &[],
+        Err("this build's way of shuffling a random-order book, kept so that a run resumed by a newer build keeps its order"),
+    ),
+    reach(
         "copy_base",
         "match",
         &[],

@@ -22,6 +22,7 @@ pub mod rules_check;
 pub mod run;
 pub mod runner;
 pub mod schedule;
+pub mod shuffle;
 pub mod spec;
 mod split;
 pub mod totals;

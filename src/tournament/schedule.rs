@@ -5,7 +5,8 @@
 //! A run may give an opening to fewer or more games in a row (`games_per_opening`, cutechess-cli's
 //! `-repeat N`): the colours still alternate game by game.
 
-use super::runner::{permuted, Pairing, Schedule};
+use super::runner::{Pairing, Schedule};
+use super::shuffle::Shuffle;
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
@@ -87,14 +88,19 @@ impl Colours {
 
 /// The opening (0-based in a book of `openings`) that round `round` (0-based) plays: the book's
 /// order or a seeded random one, from its `start`-th opening (1-based) on, round after round.
-pub fn opening_of_round(round: u64, openings: u64, random: bool, seed: u64, start: u64) -> u64 {
+pub fn opening_of_round(
+    round: u64,
+    openings: u64,
+    random: Option<Shuffle>,
+    seed: u64,
+    start: u64,
+) -> u64 {
     let openings = openings.max(1);
     // cutechess-cli's and fastchess's start=: the book (shuffled, if random) begins there.
     let place = round.saturating_add(start.saturating_sub(1) % openings);
-    if random {
-        permuted(place, openings, seed)
-    } else {
-        place % openings
+    match random {
+        Some(shuffle) => shuffle.position(place, openings, seed),
+        None => place % openings,
     }
 }
 
@@ -110,7 +116,8 @@ pub struct PairSchedule {
     pub limit: Option<u64>,
     pub openings: usize,
     pub seed: u64,
-    pub random_order: bool,
+    /// The book's order shuffled, and how; `None`: in the book's order.
+    pub random_order: Option<Shuffle>,
     /// The book's opening the first round plays (1-based).
     pub book_start: u64,
     pub colours: Colours,
@@ -229,7 +236,7 @@ mod tests {
             limit: None,
             openings: 3,
             seed: 7,
-            random_order: true,
+            random_order: Some(Shuffle::Feistel),
             book_start: 1,
             colours: Colours::Alternate,
             games_per_opening: 2,
@@ -352,7 +359,7 @@ mod tests {
         let openings = |games_per_opening| {
             let s = PairSchedule {
                 games_per_opening,
-                random_order: false,
+                random_order: None,
                 openings: 100,
                 ..schedule(2, Format::RoundRobin, 4)
             };
@@ -372,15 +379,17 @@ mod tests {
     #[test]
     fn a_book_start_begins_the_book_there_and_wraps_round() {
         // Sequential: the 3rd of 4 openings first, then on round the book.
-        let rounds: Vec<u64> = (0..6)
-            .map(|r| opening_of_round(r, 4, false, 7, 3))
-            .collect();
+        let rounds: Vec<u64> = (0..6).map(|r| opening_of_round(r, 4, None, 7, 3)).collect();
         assert_eq!(rounds, [2, 3, 0, 1, 2, 3]);
         // Random: the same shuffled order, entered at its 3rd place.
-        let from_start: Vec<u64> = (0..8).map(|r| opening_of_round(r, 4, true, 7, 1)).collect();
-        let from_third: Vec<u64> = (0..6).map(|r| opening_of_round(r, 4, true, 7, 3)).collect();
+        let from_start: Vec<u64> = (0..8)
+            .map(|r| opening_of_round(r, 4, Some(Shuffle::Feistel), 7, 1))
+            .collect();
+        let from_third: Vec<u64> = (0..6)
+            .map(|r| opening_of_round(r, 4, Some(Shuffle::Feistel), 7, 3))
+            .collect();
         assert_eq!(from_third, from_start[2..]);
         // A start past the end of the book wraps, as the peers' rotation does.
-        assert_eq!(opening_of_round(0, 4, false, 7, 6), 1);
+        assert_eq!(opening_of_round(0, 4, None, 7, 6), 1);
     }
 }

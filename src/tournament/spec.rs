@@ -131,6 +131,10 @@ pub struct RunSpec {
     #[serde(default)]
     pub book_format: Option<super::openings::BookFormat>,
     pub random_openings: bool,
+    /// How a random-order book is shuffled: what this build does for a new run, what the run
+    /// was started with for one resumed or continued (`legacy` where its run.json does not say).
+    #[serde(default = "super::shuffle::Shuffle::of_earlier_builds")]
+    pub shuffle: super::shuffle::Shuffle,
     /// The book's opening the first round plays (1-based; cutechess-cli's and fastchess's
     /// `start=`).
     #[serde(default = "default_book_start")]
@@ -300,6 +304,7 @@ impl RunSpec {
             book_plies: None,
             book_format: None,
             random_openings: false,
+            shuffle: super::shuffle::Shuffle::Feistel,
             book_start: default_book_start(),
             colours: Colours::default(),
             games_per_opening: default_games_per_opening(),
@@ -538,7 +543,7 @@ impl RunSpec {
             limit: self.games,
             openings,
             seed: self.seed,
-            random_order: self.random_openings,
+            random_order: self.random_openings.then_some(self.shuffle),
             book_start: self.book_start,
             colours: self.colours,
             games_per_opening: self.games_per_opening,
@@ -602,6 +607,10 @@ impl RunSpec {
                     }
                 }
             }
+        }
+        // How a book would be shuffled decides nothing of a run in the book's order.
+        if !self.random_openings {
+            this["shuffle"] = blank["shuffle"].clone();
         }
         serde_json::from_value(this).expect("a spec reads back what it wrote")
     }

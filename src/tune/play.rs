@@ -93,7 +93,14 @@ fn opening_of(opts: &TuneOptions, k: u64) -> usize {
         return 0;
     }
     let run = &opts.spec.run;
-    opening_of_round(k, n, run.random_openings, run.seed, run.book_start) as usize + 1
+    opening_of_round(
+        k,
+        n,
+        run.random_openings.then_some(run.shuffle),
+        run.seed,
+        run.book_start,
+    ) as usize
+        + 1
 }
 
 fn summary(record: &GameRecord, plus_white: bool) -> PairGame {
