@@ -1150,3 +1150,47 @@ fn score_lines_follow_every_game_under_fastchess_cutechess_output() {
     assert_eq!(counted, [0, 2, 2, 4], "{text}");
     assert!(scores[0].ends_with("0 - 0 - 0  [nan] 0"), "{}", scores[0]);
 }
+
+/// A cutechess-cli line with a cutechess-only engine key (`stderr=`) is read as cutechess-cli's,
+/// whatever else it holds: `-concurrency 6` on this 2-CPU machine plays (cutechess-cli plays it;
+/// fastchess alone refuses it), and `stderr=sprterr.txt`, a file beside both programs in the
+/// working folder, is written as cutechess-cli writes it.
+#[test]
+fn a_cutechess_only_key_decides_the_dialect_and_its_stderr_file_beside_the_programs_is_written() {
+    let dir = with_book("sprt-sh");
+    std::fs::copy(bundled_engine(), dir.join("new")).unwrap();
+    std::fs::copy(bundled_engine(), dir.join("base")).unwrap();
+    let out = played(
+        &dir,
+        "-engine cmd=./new name=new stderr=sprterr.txt -engine cmd=./base name=base -each proto=uci depth=1 -games 2 -rounds 2 -concurrency 6 -openings file=book.epd format=epd order=random -repeat -recover",
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("read as a cutechess-cli command line (it uses stderr=)"),
+        "{said}"
+    );
+    assert!(dir.join("sprterr.txt").exists(), "{said}");
+    // cutechess-cli's `-openings policy=encounter` decides the same way.
+    played(
+        &dir,
+        "-engine cmd=./new name=new -engine cmd=./base name=base -each proto=uci depth=1 -games 2 -rounds 1 -openings file=book.epd format=epd policy=encounter",
+    );
+}
+
+/// fastchess's defaults for what a line leaves out (types/draw_adjudication.hpp: movenumber 0,
+/// movecount 1, score 0; types/resign_adjudication.hpp: movecount 1, score 0) and its range (any
+/// `int`, cli.cpp): `-draw movenumber=100 score=1000` and `-resign score=500000` play. cutechess-cli
+/// needs every key (main.cpp: `ok = (numOk && countOk && scoreOk)`), and is refused the same.
+#[test]
+fn adjudication_keys_left_out_take_fastchess_defaults() {
+    let dir = with_book("adjudication-defaults");
+    played(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 1 -draw movenumber=100 score=1000 -resign score=500000",
+    );
+    refused(
+        &dir,
+        "-dialect cutechess -engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 1 -draw movenumber=100 score=1000",
+        "missing movecount=",
+    );
+}

@@ -188,6 +188,15 @@ fn markers(list: &[TheirFlag]) -> (Vec<String>, Vec<String>) {
         match name.as_str() {
             "-pgnout" | "-epdout" if has_file_key => fast.push(format!("{name} file=")),
             "-pgnout" | "-epdout" if !values.is_empty() => cute.push(format!("{name} <file>")),
+            // fastchess takes only `policy=round` (cli.cpp: "Unsupported opening book policy"
+            // for the others); cutechess-cli's `default` and `encounter` are its own.
+            "-openings"
+                if values
+                    .iter()
+                    .any(|v| v.starts_with("policy=") && v != "policy=round") =>
+            {
+                cute.push("-openings policy=".into())
+            }
             "-tournament" if values.first().is_some_and(|v| v == "roundrobin") => {
                 fast.push("-tournament roundrobin".into())
             }
@@ -199,9 +208,10 @@ fn markers(list: &[TheirFlag]) -> (Vec<String>, Vec<String>) {
                     let key = v.split_once('=').map_or(v.as_str(), |(k, _)| k);
                     match key {
                         "args" | "plies" => fast.push(format!("{key}=")),
-                        "conf" | "book" | "bookdepth" | "initstr" | "tscale" | "whitepov" => {
-                            cute.push(format!("{key}="))
-                        }
+                        // cutechess-cli's engine options (its README); fastchess has none of
+                        // these (cli.cpp's engine keys).
+                        "conf" | "book" | "bookdepth" | "initstr" | "tscale" | "whitepov"
+                        | "stderr" | "trust" | "ponder" => cute.push(format!("{key}=")),
                         "proto" if v != "proto=uci" => cute.push(v.clone()),
                         _ => {}
                     }
@@ -403,6 +413,8 @@ struct Shape {
     penta: Option<bool>,
     /// `-crc32 pgn=true`: the PGN's checksum said as fastchess says it.
     crc32: bool,
+    /// Whose line it is, decided before its flags are read.
+    dialect: Option<Dialect>,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min] [fi]` (cutechess).
@@ -801,7 +813,10 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     let (dialect, why) = dialect_of(program, &mut list)?;
     let mut out: Vec<String> = Vec::new();
     let mut each: Vec<String> = Vec::new();
-    let mut shape = Shape::default();
+    let mut shape = Shape {
+        dialect: Some(dialect),
+        ..Shape::default()
+    };
     // Every flag is read, so that a line with several problems names them all at once.
     let mut refused: Vec<String> = Vec::new();
     for (name, values) in list {
@@ -1085,8 +1100,24 @@ fn translate_flag(
         "-force-concurrency" => shape.force_concurrency = true,
         "-openings" => openings(values, out, shape)?,
         "-pgnout" | "-epdout" | "-log" => file_flag(name, values, out, shape)?,
-        "-sprt" | "-draw" => pass(&format!("-{name}")),
-        "-resign" => pass("--resign"),
+        "-sprt" => pass("--sprt"),
+        "-draw" | "-resign" => {
+            out.push(format!("-{name}"));
+            out.extend(values.iter().map(|v| v.to_string()));
+            // fastchess's defaults for a key left out (types/draw_adjudication.hpp,
+            // types/resign_adjudication.hpp): cutechess-cli's line gives all of them.
+            if shape.dialect == Some(Dialect::Fastchess) {
+                let defaults: &[(&str, &str)] = match name {
+                    "-draw" => &[("movenumber", "0"), ("movecount", "1"), ("score", "0")],
+                    _ => &[("movecount", "1"), ("score", "0")],
+                };
+                for (key, value) in defaults {
+                    if !values.iter().any(|v| v.starts_with(&format!("{key}="))) {
+                        out.push(format!("{key}={value}"));
+                    }
+                }
+            }
+        }
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-site" => out.extend(["--site".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),

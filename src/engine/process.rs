@@ -253,10 +253,19 @@ fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, S
         .map_err(|e| refused(&e.to_string()))?
         .join(path.file_name().ok_or_else(|| refused("not a file"))?);
     let program = Path::new(config.dir.as_deref().unwrap_or(".")).join(&config.cmd);
+    // A file in the engine's own folder is its own (cutechess-cli writes `stderr=sprterr.txt`
+    // beside the programs), even where that folder is its opponent's too.
+    let own: Vec<std::path::PathBuf> = [config.dir.as_deref().map(Path::new), program.parent()]
+        .into_iter()
+        .flatten()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
+    let parent_is_own = target.parent().is_some_and(|p| own.iter().any(|o| o == p));
     let reaches_run = config
         .hidden
         .iter()
         .filter_map(|h| std::fs::canonicalize(h).ok())
+        .filter(|h| !(parent_is_own && target.parent() == Some(h.as_path())))
         .any(|h| target.starts_with(h));
     if reaches_run || std::fs::canonicalize(program).is_ok_and(|p| p == target) {
         return Err(refused(

@@ -42,7 +42,9 @@ type Key = (&'static str, i64, i64);
 /// Longest a move count may be (a game is drawn long before) and largest score, in centipawns,
 /// that still means something: anything outside is a typo, not a setting.
 const MAX_MOVES: i64 = 10_000;
-const MAX_SCORE: i64 = 100_000;
+/// fastchess takes any score an `int` holds (cli.cpp, `parseScalar<int>`): `score=500000`
+/// means "never, short of a mate score past it".
+const MAX_SCORE: i64 = i32::MAX as i64;
 
 fn parse_keys(text: &str, keys: &[Key]) -> Result<Vec<i64>, String> {
     let mut values = vec![None; keys.len()];
@@ -107,7 +109,7 @@ impl ResignRule {
         }
         let v = parse_keys(
             &numbers.join(" "),
-            &[("movecount", 1, MAX_MOVES), ("score", 1, MAX_SCORE)],
+            &[("movecount", 1, MAX_MOVES), ("score", 0, MAX_SCORE)],
         )?;
         Ok(ResignRule {
             movecount: v[0] as u32,
