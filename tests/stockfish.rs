@@ -260,6 +260,67 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
     );
 }
 
+/// `bench --peer` under load, as users run it: with other work running (a busy loop, a loop of
+/// short-lived processes, another sandboxed arbiter match), a clock, and every CPU in use. The
+/// table says how many games each harness lost on time, the load is named, and nothing of it
+/// outlives the bench.
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "peer-load");
+    let me = env!("CARGO_BIN_EXE_arbiter");
+    let peer = format!("twin={me}");
+    let args = [
+        "bench",
+        "--peer",
+        &peer,
+        "--peer-games",
+        "4",
+        "--peer-load",
+        "3",
+        "--peer-tc",
+        "5+0.05",
+        "--peer-concurrency",
+        "2",
+        "--stockfish",
+        &sf,
+    ];
+    let out = arbiter_in(&dir, &args);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("load: 3 processes of other work: 1 busy loops, 1 loops of short-lived processes (as a build's), 1 sandboxed arbiter matches"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-concurrency 2") && text.contains("tc=5+0.05"),
+        "{text}"
+    );
+    let header = text.lines().find(|l| l.starts_with("harness ")).unwrap();
+    assert!(header.ends_with("on time"), "{header}");
+    for name in ["arbiter", "twin"] {
+        let row: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[1], "4", "{text}");
+        let forfeits: usize = row[8].parse().unwrap();
+        assert!(forfeits <= 4, "{text}");
+    }
+    // The load's processes are gone: no other arbiter match is left running.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains("load-match-"))
+        .count();
+    assert_eq!(left, 0, "the load outlived the bench");
+}
+
 #[test]
 #[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
 fn stockfish_passes_the_compliance_check_as_fastchess_runs_it() {

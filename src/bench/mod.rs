@@ -4,6 +4,7 @@
 
 pub mod bisect_sim;
 pub mod cold;
+mod load;
 pub mod peer;
 mod relay_floor;
 
@@ -97,6 +98,18 @@ pub struct BenchArgs {
     /// the machine's load as much as the harnesses.
     #[arg(long, default_value_t = 1, requires = "peer", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub peer_runs: u32,
+    /// Keep N processes of other work running through the --peer matches (busy loops, loops
+    /// of short-lived processes as a build's, other sandboxed arbiter matches, in turn): a
+    /// shared machine's load, under which wall time and games lost on time are compared.
+    #[arg(long, default_value_t = 0, requires = "peer", value_name = "N")]
+    pub peer_load: u32,
+    /// Play the --peer match with this clock (cutechess/fastchess `tc=`, e.g. 1+0.01) instead
+    /// of the node limit: the "on time" column then counts games lost on time.
+    #[arg(long, requires = "peer", value_name = "TC")]
+    pub peer_tc: Option<String>,
+    /// Games of the --peer match at once (the CPUs: every CPU in use, as most users run).
+    #[arg(long, default_value_t = 1, requires = "peer", value_name = "N")]
+    pub peer_concurrency: u32,
     /// The stockfish the --peer match plays (default: stockfish on PATH, or /usr/games).
     #[arg(long, requires = "peer")]
     pub stockfish: Option<std::path::PathBuf>,

@@ -126,6 +126,8 @@ struct Tally {
     plies: usize,
     /// Wins of the first engine, its losses, draws.
     score: (usize, usize, usize),
+    /// Games lost on time (either side).
+    forfeits: usize,
 }
 
 /// The unit of /proc's CPU times.
@@ -219,10 +221,19 @@ fn tally(pgn: &Path, first: &str) -> Result<Tally, Failure> {
             _ => score.2 += 1,
         }
     }
+    // Every harness names it so: arbiter's and fastchess's `Termination` tag, cutechess-cli's.
+    let forfeits = games
+        .iter()
+        .filter(|g| {
+            g.tag("Termination")
+                .is_some_and(|t| t.eq_ignore_ascii_case("time forfeit"))
+        })
+        .count();
     Ok(Tally {
         games: games.len(),
         plies: games.iter().map(|g| g.moves.len()).sum(),
         score,
+        forfeits,
     })
 }
 
@@ -264,6 +275,13 @@ pub struct Work {
     /// Times the whole comparison is made, one after the other: the ratio follows the
     /// machine's load, which one run cannot tell apart from the harnesses.
     pub runs: u32,
+    /// Processes of other work kept running through every match (see `Load`).
+    pub load: u32,
+    /// A clock for the match instead of the node limit (`1+0.01`): games can then be lost on
+    /// time, which a loaded machine decides.
+    pub tc: Option<String>,
+    /// Games at once (the CPUs, as most users run).
+    pub concurrency: u32,
 }
 
 /// The command line a harness runs: the same for both, but for how the PGN file is named
@@ -277,10 +295,15 @@ fn match_line(stockfish: &Path, book: &Path, work: &Work, cutechess: bool) -> Ve
     };
     let (pairs, nodes) = (work.games.div_ceil(2).max(1), work.nodes);
     let affinity = if work.affinity { "-use-affinity" } else { "" };
+    let limit = match &work.tc {
+        Some(tc) => format!("tc={tc}"),
+        None => format!("tc=inf nodes={nodes}"),
+    };
+    let concurrency = work.concurrency.max(1);
     format!(
         "-engine cmd={sf} name=sf-a -engine cmd={sf} name=sf-b \
-         -each proto=uci tc=inf nodes={nodes} option.Threads=1 option.Hash=16 \
-         -games 2 -rounds {pairs} -repeat -concurrency 1 {affinity} \
+         -each proto=uci {limit} option.Threads=1 option.Hash=16 \
+         -games 2 -rounds {pairs} -repeat -concurrency {concurrency} {affinity} \
          -openings file={} format=epd order=sequential -pgnout {pgnout}",
         book.display()
     )
@@ -382,6 +405,11 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     }
     let peer_args = match_line(stockfish, &book, work, peer.is_cutechess());
     say!("both harnesses run: <harness> {}", peer_args.join(" "));
+    // Started once, before the first match, and ended (killed) when the bench returns.
+    let load = super::load::Load::start(work.load, stockfish, &root);
+    if work.load > 0 {
+        say!("load: {}", load.describe());
+    }
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let runs = work.runs.max(1);
     let mut ratios = Vec::new();
@@ -464,7 +492,7 @@ fn show_run(
     modes: Modes,
 ) -> f64 {
     say!(
-        "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10}",
+        "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10} {:>8}",
         "harness",
         "games",
         "plies",
@@ -472,11 +500,12 @@ fn show_run(
         "own CPU/ply us",
         "engines CPU",
         "wall s",
-        "sf-a W-L-D"
+        "sf-a W-L-D",
+        "on time"
     );
     for (name, m) in [("arbiter", ours), (peer.name.as_str(), theirs)] {
         say!(
-            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10}",
+            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10} {:>8}",
             name,
             m.played.games,
             m.played.plies,
@@ -487,7 +516,8 @@ fn show_run(
             format!(
                 "{}-{}-{}",
                 m.played.score.0, m.played.score.1, m.played.score.2
-            )
+            ),
+            m.played.forfeits
         );
     }
     let mut floor_rows = vec![(modes.arbiter_pinned, floors.ours)];

@@ -34,6 +34,9 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
                 affinity: args.peer_affinity,
                 unpinned: args.peer_unpinned,
                 runs: args.peer_runs,
+                load: args.peer_load,
+                tc: args.peer_tc.clone(),
+                concurrency: args.peer_concurrency,
             };
             crate::bench::peer::peer_bench(&peer, &stockfish, &work)
         }
