@@ -324,6 +324,8 @@ fn thief_is_frozen(name: &str, cgroup: Option<&str>) -> String {
         "st=0.25",
         "--each",
         "timemargin=10000",
+        // Frozen however busy the test machine is (by default a busy machine's engines are not).
+        "freeze=on",
     ];
     let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"));
     run.args(args)

@@ -41,6 +41,8 @@ fn two_runs_pinned_to_one_cpu_by_different_lock_folders_leave_it_when_work_crowd
                 "name=b",
                 "--each",
                 "tc=1+0.01",
+                // The pinning alone is tested: frozen however busy the machine was before.
+                "freeze=on",
             ])
             .current_dir(&dir)
             .env("ARBITER_CPU_LOCKS", dir.join("own-locks"))

@@ -232,7 +232,11 @@ impl EngineConfig {
                         .ok_or_else(|| v.bad("expected a size of at least 1M, like 512M or 2G"))?,
                 )
             }
-            "freeze" => sandbox.unfrozen = !v.on_off()?,
+            "freeze" => {
+                let on = v.on_off()?;
+                sandbox.unfrozen = !on;
+                sandbox.always_frozen = on;
+            }
             "locks" => sandbox.locks = v.on_off()?,
             "readable" => sandbox.readable.push(value.to_string()),
             "writable" => sandbox.writable.push(value.to_string()),

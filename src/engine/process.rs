@@ -505,6 +505,13 @@ impl EngineProcess {
         scratch.filled(keeper).then(|| scratch.size())
     }
 
+    /// Stops freezing the engine between its turns (it is thawed now): on a machine busy with
+    /// other work, a frozen engine is woken late on its turn and loses on time.
+    pub fn stop_freezing(&mut self) {
+        self.io.confined.wake();
+        self.io.confined.unfrozen = true;
+    }
+
     /// The process at the root of the engine's tree (its keeper), while it runs.
     pub fn root_pid(&self) -> Option<u32> {
         self.io.pgid.filter(|_| !self.io.reaped)

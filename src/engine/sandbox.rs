@@ -58,6 +58,10 @@ pub struct Confinement {
     /// own, or a measurement of what freezing costs). Frozen by default where it can be.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unfrozen: bool,
+    /// `freeze=on`: frozen between its turns even on a machine busy with other work, where by
+    /// default freezing stops (a frozen engine is woken late there and loses on time).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always_frozen: bool,
     /// `locks=on`: the engine may take file locks (`flock`, `fcntl` record locks), which every
     /// other sandbox opening the same file would see: a channel between engines, refused unless
     /// an engine needs them.

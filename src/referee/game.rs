@@ -57,6 +57,23 @@ impl Player {
             .map(|f| &**f)
     }
 
+    /// Freezes the engine no more between its turns, in this process and any started later
+    /// (unless `freeze=on` asked for it whatever the machine's load).
+    pub fn stop_freezing(&mut self) {
+        if self.config.sandbox.always_frozen {
+            return;
+        }
+        self.config.sandbox.unfrozen = true;
+        if let Some(p) = self.process.as_mut() {
+            p.stop_freezing();
+        }
+    }
+
+    /// Whether the engine is frozen between its turns.
+    pub fn freezes(&self) -> bool {
+        self.idle_freezer().is_some()
+    }
+
     /// Kills the process after a failure; the next game starts a fresh one.
     pub async fn discard(&mut self) {
         if let Some(p) = self.process.take() {

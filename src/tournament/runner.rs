@@ -104,6 +104,11 @@ struct Shared {
     schedule: Arc<dyn Schedule>,
     source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
+    /// The machine was busy with other work when the run started, and its games have clocks:
+    /// no engine is frozen between its turns.
+    unfrozen: bool,
+    /// Some engine plays with a clock, which a late wake-up can run out.
+    clocked: bool,
 }
 
 /// The threads playing a schedule. Each worker is an OS thread with a runtime of its own, so one
@@ -194,11 +199,19 @@ pub fn start_workers(
     let cpus = settings.affinity.cpus();
     // Where a worker goes when its CPU turns out to be shared with other work.
     let wide = affinity::allowed_cpus();
+    // Before any worker is pinned: the machine's CPUs, not one worker's.
+    let clocked = settings
+        .engines
+        .iter()
+        .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
+    let unfrozen = clocked && busy_machine(wide.len()).is_some();
     let shared = Arc::new(Shared {
         settings,
         schedule,
         source,
         stop,
+        unfrozen,
+        clocked,
     });
     let (cancel, cancelled) = watch::channel(false);
     let mut workers = Workers {
@@ -261,6 +274,13 @@ async fn worker(
 ) {
     let settings = &shared.settings;
     let mut players = players_with(settings, kept).await;
+    // Engines not started yet (not adopted from the start-up check) are told too: the setting
+    // holds for every process a player starts.
+    if shared.unfrozen {
+        for player in &mut players {
+            player.stop_freezing();
+        }
+    }
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
@@ -279,9 +299,9 @@ async fn worker(
         let pairing = shared.schedule.pairing(index);
         let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
-        let began = pinned
-            .as_ref()
-            .map(|_| (Instant::now(), waited(white, black)));
+        // Measured where something can be given up for it: the pinning, or the freezing.
+        let watched = pinned.is_some() || white.freezes() || black.freezes();
+        let began = watched.then(|| (Instant::now(), waited(white, black)));
         let header = LiveHeader {
             index,
             round: pairing.round,
@@ -316,20 +336,42 @@ async fn worker(
         if settings.strict && matches!(&record, Ok(r) if r.termination.is_fault()) {
             shared.stop.store(true, Ordering::SeqCst);
         }
-        if let (Some(at), Some((since, before))) = (&pinned, began) {
+        let share = began.map(|(since, before)| {
             let share = (waited(white, black).saturating_sub(before)) as f64
                 / since.elapsed().as_nanos().max(1) as f64;
-            if share > CONTENDED && since.elapsed() > MEASURED {
-                eprintln!(
-                    "unpinned: CPU {} is busy with other work (the engines of game {} waited for \
-                     it {:.0}% of the game); game worker {}'s games go to every CPU from now on",
-                    at.cpu,
-                    index + 1,
-                    share * 100.0,
-                    slot + 1
-                );
-                at.widen(&players);
-                pinned = None;
+            (share, since.elapsed() > MEASURED)
+        });
+        let contended = match share {
+            Some((share, true)) if share > CONTENDED => Some(share),
+            _ => None,
+        };
+        if let (Some(at), Some(share)) = (&pinned, contended) {
+            eprintln!(
+                "unpinned: CPU {} is busy with other work (the engines of game {} waited for \
+                 it {:.0}% of the game); game worker {}'s games go to every CPU from now on",
+                at.cpu,
+                index + 1,
+                share * 100.0,
+                slot + 1
+            );
+            at.widen(&players);
+            pinned = None;
+        } else if let Some(share) =
+            contended.filter(|_| shared.clocked && players.iter().any(Player::freezes))
+        {
+            // Unpinned and still waiting: the machine is busy with other work, where an engine
+            // frozen between its turns is woken late on its turn and loses on time (measured:
+            // 10 of 20 games at `tc=1+0.01` beside four busy processes, 2 unfrozen).
+            eprintln!(
+                "not frozen: the machine is busy with other work (the engines of game {} waited \
+                 for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
+                 between their turns",
+                index + 1,
+                share * 100.0,
+                slot + 1
+            );
+            for player in &mut players {
+                player.stop_freezing();
             }
         }
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
@@ -371,6 +413,22 @@ impl Pinned {
             engine.move_here();
         }
     }
+}
+
+/// The 1-minute load average when it exceeds the `cpus` the run may use: a machine busy with
+/// other work before the run's first game, said. There an engine frozen between its turns is
+/// woken late on its turn and loses on time, so none is frozen.
+fn busy_machine(cpus: usize) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let busy = load > cpus.max(1) as f64;
+    if busy {
+        eprintln!(
+            "not frozen: the machine is busy with other work (load average {load:.1} on {cpus} \
+             CPUs); engines are not frozen between their turns in this run"
+        );
+    }
+    busy.then_some(load)
 }
 
 /// How long the engines of a game have waited for a CPU, summed over their trees.
