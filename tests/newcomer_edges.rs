@@ -194,3 +194,26 @@ fn more_games_than_cpus_under_a_clock_is_warned_of() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A TOML file whose `game` is not a game's name (a number, a typo) is refused at its line,
+/// naming the games there are, before its engines are read as some game's.
+#[test]
+fn a_toml_game_that_is_no_game_is_refused_at_its_line() {
+    let dir = common::scratch("newcomer", "toml-game");
+    let engine = common::bundled_engine();
+    std::fs::write(
+        dir.join("run.toml"),
+        format!(
+            "game = 3\n[[engine]]\ncmd = \"{engine}\"\nname = \"a\"\n[[engine]]\ncmd = \"{engine}\"\nname = \"b\"\n"
+        ),
+    )
+    .unwrap();
+    let out = common::arbiter_in(&dir, &["run", "run.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("run.toml:1: game: '3' is no game arbiter plays"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert!(!dir.join("reports").exists(), "nothing written");
+}

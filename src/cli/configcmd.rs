@@ -304,6 +304,19 @@ fn toml_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSpec, Fai
 fn tune_or_run_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSpec, Failure> {
     let explain = |e: SpecError| origin.explain(e);
     let mut flags = file_flags(run, base).map_err(|e| e.at(origin))?;
+    // The game first: every engine and book setting is read as that game's.
+    let game = &flags.tournament.run.game;
+    if crate::game::find_game(game).is_none() {
+        let known: Vec<&str> = crate::game::games().iter().map(|g| g.id).collect();
+        return Err(explain(SpecError::new(
+            "game",
+            format!(
+                "'{game}' is no game arbiter plays; give one of {} as text, like game = \"{}\"",
+                known.join(", "),
+                known[0]
+            ),
+        )));
+    }
     if run.engine.is_empty() {
         return Err(explain(SpecError::new("engine", "no [[engine]] tables")));
     }

@@ -204,7 +204,9 @@ pub fn start_workers(
         .engines
         .iter()
         .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
-    let unfrozen = clocked && busy_machine(wide.len()).is_some();
+    // Pinned games' CPUs were judged their own: their engines stay frozen until a CPU turns out
+    // crowded (see `worker`).
+    let unfrozen = clocked && !settings.affinity.is_on() && busy_machine(wide.len()).is_some();
     let shared = Arc::new(Shared {
         settings,
         schedule,
