@@ -161,6 +161,11 @@ fn a_bisect_with_one_version_or_a_bad_alpha_is_refused_and_writes_nothing() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a bisect needs at least two versions"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!dir.join("b").exists());
 }
 
@@ -260,16 +265,18 @@ fn a_bisect_over_a_git_range_builds_each_commit_skips_a_broken_one_and_finds_the
     let json = result(&dir.join("b"));
     assert_eq!(json["first_worse"], sha_of("greedy"), "{json}\n{said}");
     assert_eq!(json["versions"].as_array().unwrap().len(), 4, "{json}");
-    // Started again (a new folder, the same builds kept): nothing is built twice.
+    // Started again with the same --out: refused before anything is built, pointing at
+    // --resume.
     let again = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(args)
         .current_dir(&dir)
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2), "the folder holds a bisect");
+    let said = stderr(&again);
     assert!(
-        stderr(&again).contains("holds a bisect already"),
-        "{}",
-        stderr(&again)
+        said.contains("holds a bisect already: continue it with --resume"),
+        "{said}"
     );
+    assert!(!said.contains("built "), "{said}");
 }

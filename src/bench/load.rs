@@ -20,7 +20,12 @@ impl Load {
         };
         let me = std::env::current_exe().ok();
         for i in 0..n {
-            let kind = (i % 3) as usize;
+            // Busy loop, short-lived processes, a match (a busy loop where arbiter is not found).
+            let kind = match (i % 3, &me) {
+                (1, _) => 1,
+                (2, Some(_)) => 2,
+                _ => 0,
+            };
             let mut cmd = match (kind, &me) {
                 (1, _) => shell("while :; do /bin/true; done"),
                 (2, Some(me)) => {
@@ -50,7 +55,7 @@ impl Load {
                 .spawn();
             if let Ok(child) = started {
                 load.children.push(child);
-                load.kinds[if me.is_none() && kind == 2 { 0 } else { kind }] += 1;
+                load.kinds[kind] += 1;
             }
         }
         load

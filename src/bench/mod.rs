@@ -234,7 +234,7 @@ fn play(spec: RunSpec, on_game: impl FnMut(Progress)) -> Result<RunOutcome, Fail
 }
 
 fn referee_rows(games: u64, concurrency: usize, affinity: bool) -> Result<Vec<Row>, Failure> {
-    referee_rows_hidden(games, concurrency, affinity, &[], &["freeze=on"])
+    referee_rows_with(games, concurrency, affinity, &[])
 }
 
 /// The referee rows with more settings for both engines, named in the rows' labels.
@@ -244,18 +244,6 @@ fn referee_rows_with(
     affinity: bool,
     extra: &[&str],
 ) -> Result<Vec<Row>, Failure> {
-    referee_rows_hidden(games, concurrency, affinity, extra, &[])
-}
-
-/// The referee rows with `extra` settings named in the labels and `unnamed` ones not: the
-/// default rows freeze the engines as an idle machine's run does, however busy this one is.
-fn referee_rows_hidden(
-    games: u64,
-    concurrency: usize,
-    affinity: bool,
-    extra: &[&str],
-    unnamed: &[&str],
-) -> Result<Vec<Row>, Failure> {
     let out = std::env::temp_dir().join(format!(
         "arbiter-bench-{}-{concurrency}-{games}-{affinity}-{}",
         std::process::id(),
@@ -264,7 +252,6 @@ fn referee_rows_hidden(
     let _ = std::fs::remove_dir_all(&out);
     let mut settings = vec!["sandbox=auto"];
     settings.extend_from_slice(extra);
-    settings.extend_from_slice(unnamed);
     let spec = instant_match_in(games, concurrency, affinity, out.clone(), &settings)?;
     let mut plies = 0u64;
     let cpu_before = own_cpu();

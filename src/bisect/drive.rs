@@ -184,9 +184,6 @@ impl Bisect {
                 .unwrap_or_default();
             posterior.add(version, &pairing.pairs);
             let v = &mut versions[version];
-            for (cell, n) in pairing.pairs.0.iter().enumerate() {
-                v.pairs.0[cell] += n;
-            }
             v.wdl.wins += pairing.wdl.wins;
             v.wdl.draws += pairing.wdl.draws;
             v.wdl.losses += pairing.wdl.losses;
@@ -204,6 +201,9 @@ impl Bisect {
                 break Answer::Interrupted(after);
             }
         };
+        for (v, pairs) in versions.iter_mut().zip(&posterior.pairs) {
+            v.pairs = *pairs;
+        }
         let outcome = BisectOutcome {
             answer,
             versions,
@@ -255,6 +255,7 @@ fn check(spec: &BisectSpec) -> Result<(), String> {
     if !(spec.alpha > 0.0 && spec.alpha < 0.5) {
         return Err(format!("--alpha {} must be between 0 and 0.5", spec.alpha));
     }
+    crate::tournament::spec::check_engine_names(&spec.games.engines).map_err(|e| e.to_string())?;
     if spec.step_pairs == 0 || spec.max_games == 0 {
         return Err("--step-pairs and --max-games must be at least 1".into());
     }
@@ -314,9 +315,8 @@ fn play_step(
             Run::prepare(spec, None)?
         }
     };
-    let opened = run.open()?;
-    let before = opened.games_before();
-    Ok(opened.play(|p| on_game(before.max(p.done)))?)
+    // `done` counts the games a resumed step had played before, as its journal holds them.
+    Ok(run.open()?.play(|p| on_game(p.done))?)
 }
 
 fn save(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {

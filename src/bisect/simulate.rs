@@ -8,7 +8,7 @@
 
 use super::posterior::Posterior;
 use crate::stats::pentanomial::Pentanomial;
-use crate::stats::simulate::{at_elo, Shape, SHAPES};
+use crate::stats::simulate::{at_elo, draw_pair, Shape, SHAPES};
 use crate::stats::sprt::{Decision, Sprt, SprtModel};
 use crate::zobrist::SplitMix;
 
@@ -123,15 +123,7 @@ impl Tally {
 fn draw(probs: &[f64; 5], pairs: u64, rng: &mut SplitMix) -> Pentanomial {
     let mut counts = Pentanomial::default();
     for _ in 0..pairs {
-        let mut u = rng.next_unit();
-        let cell = probs
-            .iter()
-            .position(|&p| {
-                u -= p;
-                u < 0.0
-            })
-            .unwrap_or(4);
-        counts.0[cell] += 1;
+        counts.0[draw_pair(probs, rng)] += 1;
     }
     counts
 }
@@ -183,10 +175,7 @@ fn hand_method(
     let mut weaker = |j: usize, pairs: &mut u64, rng: &mut SplitMix| -> bool {
         let mut counts = Pentanomial::default();
         loop {
-            let one = draw(&probs[j], 1, rng);
-            for c in 0..5 {
-                counts.0[c] += one.0[c];
-            }
+            counts.0[draw_pair(&probs[j], rng)] += 1;
             *pairs += 1;
             let llr = sprt.llr(&counts);
             match sprt.decide(llr) {

@@ -452,10 +452,12 @@ impl EngineGroup {
 
     /// Whether the kernel killed a process of this group for exceeding its memory limit.
     pub fn ran_out_of_memory(&self) -> bool {
-        if self.unified {
-            return super::cgroup2::ran_out_of_memory(&self.memory);
-        }
-        std::fs::read_to_string(self.memory.join("memory.oom_control"))
+        // The same `oom_kill N` line, in v1's `memory.oom_control` and v2's `memory.events`.
+        let file = match self.unified {
+            true => "memory.events",
+            false => "memory.oom_control",
+        };
+        std::fs::read_to_string(self.memory.join(file))
             .ok()
             .and_then(|text| {
                 text.lines()

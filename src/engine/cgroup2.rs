@@ -89,18 +89,6 @@ fn own_group(mountinfo: &str, membership: &str) -> Option<PathBuf> {
     })
 }
 
-/// Whether the kernel killed a process of the group in `dir` for want of memory.
-pub fn ran_out_of_memory(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("memory.events"))
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find_map(|l| l.strip_prefix("oom_kill "))
-                .and_then(|n| n.trim().parse::<u64>().ok())
-        })
-        .is_some_and(|kills| kills > 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -445,6 +445,11 @@ impl EngineProcess {
         match engine.dialect.handshake(&mut engine.io, game).await {
             Ok(()) => {
                 engine.io.confined.rest();
+                if let (Some(scratch), Some(keeper)) =
+                    (engine.io.confined.scratch.as_mut(), engine.io.pgid)
+                {
+                    scratch.watch(keeper);
+                }
                 if sandboxed {
                     sandbox::proven();
                 }
@@ -499,10 +504,9 @@ impl EngineProcess {
     /// The size of the sandbox's writable space when the engine has filled it: a limit spent,
     /// as memory is. Looked at after each of its moves; a folder filled and emptied again
     /// between two looks harmed no one.
-    pub fn filled_scratch(&mut self) -> Option<u64> {
-        let keeper = self.root_pid()?;
-        let scratch = self.io.confined.scratch.as_mut()?;
-        scratch.filled(keeper).then(|| scratch.size())
+    pub fn filled_scratch(&self) -> Option<u64> {
+        let scratch = self.io.confined.scratch.as_ref()?;
+        scratch.filled().then(|| scratch.size())
     }
 
     /// Stops freezing the engine between its turns (it is thawed now): on a machine busy with

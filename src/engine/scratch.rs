@@ -17,7 +17,7 @@ pub struct Scratch {
     inside: Vec<PathBuf>,
     size: u64,
     /// Each folder opened from outside (through `/proc/<pid>/root` of a process inside the
-    /// sandbox) once one is found: a look is then one `fstatfs`, no path walked.
+    /// sandbox) when the engine has started: a look is then one `fstatfs`, no path walked.
     opened: Vec<OwnedFd>,
 }
 
@@ -34,12 +34,15 @@ impl Scratch {
         self.size
     }
 
-    /// Whether one of the engine's writable folders is full, looked at through the process
-    /// tree under `keeper`. `false` when it cannot be seen: a full folder is never guessed.
-    pub fn filled(&mut self, keeper: u32) -> bool {
-        if self.opened.is_empty() {
-            self.opened = self.open(keeper);
-        }
+    /// Opens the writable folders from outside, through the process tree under `keeper`:
+    /// once, when the engine has started, so that no move pays for a walk of `/proc`.
+    pub fn watch(&mut self, keeper: u32) {
+        self.opened = self.open(keeper);
+    }
+
+    /// Whether one of the engine's writable folders is full. `false` when they could not be
+    /// opened: a full folder is never guessed.
+    pub fn filled(&self) -> bool {
         self.opened
             .iter()
             .any(|fd| free_of(fd, self.size).is_some_and(|free| free == 0))

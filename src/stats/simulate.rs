@@ -115,15 +115,7 @@ pub fn simulate(sprt: &Sprt, probs: &[f64; 5], runs: u64, max_pairs: u64, seed: 
         let mut counts = Pentanomial::default();
         let mut decision = Decision::Continue;
         while decision == Decision::Continue && counts.pairs() < max_pairs {
-            let mut u = rng.next_unit();
-            let cell = probs
-                .iter()
-                .position(|&p| {
-                    u -= p;
-                    u < 0.0
-                })
-                .unwrap_or(4);
-            counts.0[cell] += 1;
+            counts.0[draw_pair(probs, &mut rng)] += 1;
             decision = sprt.decide(sprt.llr(&counts));
         }
         total_pairs += counts.pairs();
@@ -135,6 +127,18 @@ pub fn simulate(sprt: &Sprt, probs: &[f64; 5], runs: u64, max_pairs: u64, seed: 
     }
     out.mean_pairs = total_pairs as f64 / runs.max(1) as f64;
     out
+}
+
+/// One game pair drawn from `probs`: the cell of its result (0: both lost .. 4: both won).
+pub fn draw_pair(probs: &[f64; 5], rng: &mut SplitMix) -> usize {
+    let mut u = rng.next_unit();
+    probs
+        .iter()
+        .position(|&p| {
+            u -= p;
+            u < 0.0
+        })
+        .unwrap_or(4)
 }
 
 /// Binomial standard error of a rate `p` measured over `runs`.

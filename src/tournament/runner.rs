@@ -302,7 +302,7 @@ async fn worker(
         let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         // Measured where something can be given up for it: the pinning, or the freezing.
-        let watched = pinned.is_some() || white.freezes() || black.freezes();
+        let watched = pinned.is_some() || (shared.clocked && (white.freezes() || black.freezes()));
         let began = watched.then(|| (Instant::now(), waited(white, black)));
         let header = LiveHeader {
             index,
@@ -358,12 +358,11 @@ async fn worker(
             );
             at.widen(&players);
             pinned = None;
-        } else if let Some(share) =
-            contended.filter(|_| shared.clocked && players.iter().any(Player::freezes))
-        {
+        } else if let Some(share) = contended.filter(|_| players.iter().any(Player::freezes)) {
             // Unpinned and still waiting: the machine is busy with other work, where an engine
-            // frozen between its turns is woken late on its turn and loses on time (measured:
-            // 10 of 20 games at `tc=1+0.01` beside four busy processes, 2 unfrozen).
+            // frozen between its turns is woken late on its turn and loses on time (measured
+            // beside two busy loops and a loop of short-lived processes, `tc=1+0.01`, 20 games:
+            // 5 – 11 lost frozen, 0 – 3 unfrozen).
             eprintln!(
                 "not frozen: the machine is busy with other work (the engines of game {} waited \
                  for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \

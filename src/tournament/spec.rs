@@ -531,6 +531,11 @@ impl RunSpec {
         self.schedule(0).len()
     }
 
+    /// How the book's openings are taken: shuffled (and how), or in the book's order (`None`).
+    pub fn opening_order(&self) -> Option<super::shuffle::Shuffle> {
+        self.random_openings.then_some(self.shuffle)
+    }
+
     /// Who plays whom in which game, with which opening of a book of `openings`. Engines of one
     /// family never meet.
     pub fn schedule(&self, openings: usize) -> PairSchedule {
@@ -543,7 +548,7 @@ impl RunSpec {
             limit: self.games,
             openings,
             seed: self.seed,
-            random_order: self.random_openings.then_some(self.shuffle),
+            random_order: self.opening_order(),
             book_start: self.book_start,
             colours: self.colours,
             games_per_opening: self.games_per_opening,

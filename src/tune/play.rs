@@ -93,14 +93,7 @@ fn opening_of(opts: &TuneOptions, k: u64) -> usize {
         return 0;
     }
     let run = &opts.spec.run;
-    opening_of_round(
-        k,
-        n,
-        run.random_openings.then_some(run.shuffle),
-        run.seed,
-        run.book_start,
-    ) as usize
-        + 1
+    opening_of_round(k, n, run.opening_order(), run.seed, run.book_start) as usize + 1
 }
 
 fn summary(record: &GameRecord, plus_white: bool) -> PairGame {
