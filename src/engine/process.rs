@@ -502,10 +502,10 @@ impl EngineProcess {
     }
 
     /// The size of the sandbox's writable space when the engine has filled it: a limit spent,
-    /// as memory is. Looked at after each of its moves; a folder filled and emptied again
-    /// between two looks harmed no one.
-    pub fn filled_scratch(&self) -> Option<u64> {
-        let scratch = self.io.confined.scratch.as_ref()?;
+    /// as memory is. Asked after each of its moves, looked at every eighth; a folder filled
+    /// and emptied again between two looks harmed no one.
+    pub fn filled_scratch(&mut self) -> Option<u64> {
+        let scratch = self.io.confined.scratch.as_mut()?;
         scratch.filled().then(|| scratch.size())
     }
 
