@@ -52,7 +52,7 @@ impl Scratch {
     /// is never guessed.
     pub fn filled(&mut self) -> bool {
         self.calls = self.calls.wrapping_add(1);
-        self.calls % LOOK_EVERY == 0
+        self.calls.is_multiple_of(LOOK_EVERY)
             && self
                 .opened
                 .iter()
