@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod out;
+pub mod parallel;
 
 pub mod bench;
 pub mod bisect;

@@ -10,6 +10,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A folder of its own for the engines of one test: every process they start works in it.
+/// The tests of this file one at a time: `--affinity auto` keeps off a CPU where another
+/// program's thread is pinned, whatever its lock folder, so one test's pinned game would keep
+/// the next test's off the CPU it checks.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn engines_dir(name: &str) -> common::Scratch {
     scratch("tree", name)
 }
@@ -54,6 +62,7 @@ fn faulty(dir: &Path, name: &str, fault: &str) -> Vec<String> {
 
 #[test]
 fn a_child_in_its_own_session_ends_with_its_bundled_engine() {
+    let _one_at_a_time = one_at_a_time();
     let dir = engines_dir("setsid");
     let mut args: Vec<String> = ["match", "--games", "2", "--each", "depth=1", "--quiet"]
         .map(String::from)
@@ -69,6 +78,7 @@ fn a_child_in_its_own_session_ends_with_its_bundled_engine() {
 
 #[test]
 fn after_kill_9_of_arbiter_no_engine_descendant_survives() {
+    let _one_at_a_time = one_at_a_time();
     let dir = engines_dir("kill9");
     let mut args: Vec<String> = [
         "tournament",
@@ -109,6 +119,7 @@ fn after_kill_9_of_arbiter_no_engine_descendant_survives() {
 
 #[test]
 fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall() {
+    let _one_at_a_time = one_at_a_time();
     let dir = engines_dir("orphan");
     let mut args: Vec<String> = [
         "match", "--games", "1", "--each", "depth=1", "stall=30", "--quiet",
@@ -135,6 +146,7 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
 /// much it was.
 #[test]
 fn keepers_and_the_start_up_check_report_their_cpu_time() {
+    let _one_at_a_time = one_at_a_time();
     let dir = engines_dir("harness-cpu");
     let report = dir.join("harness-cpu.txt");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
@@ -313,6 +325,7 @@ fn pinned_match_in(
 /// lets the engine finish its reply before reading it; the engines keep the normal policy.
 #[test]
 fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
+    let _one_at_a_time = one_at_a_time();
     let (referee, engines) = pinned_match("affinity", &["--affinity"]);
     assert_eq!(referee.0, "3", "the referee's policy (3: SCHED_BATCH)");
     assert!(
@@ -334,6 +347,7 @@ fn with_affinity_the_referee_is_a_batch_thread_on_its_engines_cpu() {
 /// anything starts.
 #[test]
 fn affinity_with_a_list_pins_the_game_to_the_cpus_listed() {
+    let _one_at_a_time = one_at_a_time();
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let allowed = status
         .lines()
@@ -457,6 +471,7 @@ fn line_starting(tmp: &Path, extra: &[&str], prefix: &str) -> Option<String> {
 /// run its pinning. Now each is refused and the run says why in one line.
 #[test]
 fn a_lock_folder_another_user_could_steer_is_refused_and_the_run_says_why() {
+    let _one_at_a_time = one_at_a_time();
     use std::os::unix::fs::symlink;
     if allowed_cpus().len() < 2 {
         return;
@@ -526,6 +541,7 @@ fn a_lock_folder_another_user_could_steer_is_refused_and_the_run_says_why() {
 /// `--affinity off` does. `auto` is the default.
 #[test]
 fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
+    let _one_at_a_time = one_at_a_time();
     let tmp = engines_dir("auto-affinity-tmp");
     let cpus = allowed_cpus();
     assert!(!cpus.is_empty());
@@ -589,6 +605,7 @@ fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
 /// takes another.
 #[test]
 fn a_run_pinned_by_hand_keeps_auto_runs_off_its_cpu() {
+    let _one_at_a_time = one_at_a_time();
     let cpus = allowed_cpus();
     let tmp = engines_dir("held-by-hand-tmp");
     let dir = engines_dir("held-by-hand");
@@ -646,6 +663,7 @@ fn a_run_pinned_by_hand_keeps_auto_runs_off_its_cpu() {
 /// control group.
 #[test]
 fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_group() {
+    let _one_at_a_time = one_at_a_time();
     use std::os::unix::fs::PermissionsExt;
     let dir = engines_dir("keeper-killer");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();

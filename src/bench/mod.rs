@@ -7,6 +7,8 @@ pub mod cold;
 mod load;
 pub mod peer;
 mod relay_floor;
+mod scale;
+pub use scale::scale_bench;
 
 /// Why a benchmark cannot run: bad input, named.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +72,11 @@ pub struct BenchArgs {
     /// files touched per pair).
     #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
     pub shards: Option<u64>,
+    /// Measure what a split run of this many games (comma-separated sizes, e.g.
+    /// 10000,100000,1000000) costs its last task, `merge` and `--resume`: wall time, CPU and
+    /// peak memory of each, the journals filled from a few hundred real games.
+    #[arg(long, value_name = "GAMES", value_delimiter = ',', conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
+    pub scale: Vec<u64>,
     /// Games in the schedule split by --shards.
     #[arg(long, default_value_t = 100_000, requires = "shards")]
     pub games: u64,

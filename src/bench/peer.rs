@@ -10,6 +10,7 @@
 
 use super::relay_floor::Relayed;
 use super::BenchError as Failure;
+use crate::engine::procfs;
 use crate::game::find_game;
 use crate::pgn::read_games;
 use crate::tournament::bookgen::{generate, BookSpec};
@@ -130,27 +131,12 @@ struct Tally {
     forfeits: usize,
 }
 
-/// The unit of /proc's CPU times.
-fn ticks_per_second() -> i64 {
-    // SAFETY: sysconf reads a constant of the system.
-    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1)
-}
-
 /// CPU times of a finished (zombie) process: (own, waited-for children), from /proc.
 fn zombie_cpu(pid: u32) -> Option<(Duration, Duration)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces): state is field 3, utime 14.
-    let fields: Vec<u64> = stat
-        .rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    let ticks = ticks_per_second() as f64;
+    let (own, children) = procfs::process_ticks(pid)?;
+    let ticks = procfs::ticks_per_second() as f64;
     let secs = |t: u64| Duration::from_secs_f64(t as f64 / ticks);
-    let at = |field: usize| fields.get(field - 4).copied().unwrap_or(0);
-    Some((secs(at(14) + at(15)), secs(at(16) + at(17))))
+    Some((secs(own), secs(children)))
 }
 
 /// Runs `program args` in `dir`, its output to files there; its own CPU and its engines'.
@@ -558,7 +544,7 @@ fn show_run(
         );
     }
     let ratio = per_ply_us(theirs) / per_ply_us(ours).max(1e-9);
-    let tick_ms = 1000 / ticks_per_second();
+    let tick_ms = 1000 / procfs::ticks_per_second();
     say!(
         "own CPU per ply, {} / arbiter: {ratio:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,

@@ -19,6 +19,11 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
             .map(|_| Exit::Success)
             .map_err(Failure::from);
     }
+    if !args.scale.is_empty() {
+        return crate::bench::scale_bench(&args.scale)
+            .map(|_| Exit::Success)
+            .map_err(Failure::from);
+    }
     match (&args.sprt_sim, args.shards, &args.peer) {
         (Some(bounds), _, _) => crate::bench::sprt_simulation(bounds, args.runs.unwrap_or(1000)),
         (None, Some(shards), _) => crate::bench::shard_simulation(shards, args.games),

@@ -58,17 +58,7 @@ pub fn sweep() {
     let _alone = HELPERS.write().unwrap_or_else(|e| e.into_inner());
     let me = std::process::id();
     let kept = keepers().clone().unwrap_or_default();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in super::procfs::processes() {
         if pid == me || kept.contains(&pid) || parent(pid) != Some(me) {
             continue;
         }

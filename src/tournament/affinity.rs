@@ -1,6 +1,6 @@
 //! CPU pinning for `--affinity`: which CPUs the run may use, and pinning the calling thread.
 
-use crate::engine::procfs::{children, threads};
+use crate::engine::procfs::{children, process_ticks, processes, threads, ticks_per_second};
 use serde::{Deserialize, Serialize};
 
 /// Whether each concurrent game (its referee thread and both engines) is pinned to a CPU, and
@@ -135,11 +135,21 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Result<ClaimedCpus, 
         _locks: Vec::new(),
     };
     let mut refused = Vec::new();
+    let pinned_elsewhere = pinned_by_others();
     // One CPU more than the games is locked, to be sure one no run holds is left over; its
     // lock is let go at once.
     for &cpu in allowed.iter().rev() {
         if claimed.cpus.len() == games + 1 {
             break;
+        }
+        // Another program's thread pinned there (another arbiter run whose locks are in a
+        // folder this one does not see, a `taskset` job): its CPU is not free, whatever the
+        // locks say.
+        if let Some((pid, name)) = pinned_elsewhere.get(&cpu) {
+            refused.push(format!(
+                "CPU {cpu} runs a thread of process {pid} ({name}) pinned to it"
+            ));
+            continue;
         }
         match lock_cpu(&dir, cpu) {
             Ok(lock) => {
@@ -155,6 +165,42 @@ pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Result<ClaimedCpus, 
     claimed.cpus.truncate(games);
     claimed._locks.truncate(games);
     Ok(claimed)
+}
+
+/// CPUs to which a thread of another process is pinned (allowed on that CPU alone), each with
+/// one such process and its name. Kernel threads (one per CPU, by design) and this process's
+/// own threads do not count.
+fn pinned_by_others() -> std::collections::HashMap<usize, (u32, String)> {
+    let me = std::process::id();
+    let mut pinned = std::collections::HashMap::new();
+    for pid in processes() {
+        if pid == me {
+            continue;
+        }
+        for tid in threads(pid) {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status"))
+                .unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(str::trim)
+            };
+            let kernel = match field("Kthread:") {
+                Some(k) => k == "1",
+                None => pid == 2 || field("PPid:") == Some("2"),
+            };
+            if kernel {
+                break;
+            }
+            let only = field("Cpus_allowed_list:").and_then(|l| l.parse::<usize>().ok());
+            if let Some(cpu) = only {
+                let name = field("Name:").unwrap_or("?").to_string();
+                pinned.entry(cpu).or_insert((pid, name));
+            }
+        }
+    }
+    pinned
 }
 
 /// The locks of the CPUs a run pinned by `--affinity` plays on (the first `games` of them),
@@ -304,11 +350,57 @@ pub fn bring_tree_here(root: u32) -> usize {
     }
 }
 
-/// How long, in nanoseconds, the threads of a process tree have waited for a CPU while they
-/// could run (the kernel's `schedstat`), summed: a pinned engine that waits while its game's
-/// CPU runs someone else's work.
-pub fn tree_waited_ns(root: u32) -> u64 {
-    let mut waited = 0u64;
+/// Time on a CPU and time waiting for one while runnable, in nanoseconds (the kernel's
+/// `schedstat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    pub ran: u64,
+    pub waited: u64,
+    /// The processes' own CPU time, threads that ended included (an engine's search thread
+    /// started for each move), tick-counted as `/proc/stat` counts a CPU's.
+    pub spent: u64,
+}
+
+impl CpuTime {
+    fn read(path: &str) -> CpuTime {
+        let stat = std::fs::read_to_string(path).unwrap_or_default();
+        let mut fields = stat
+            .split_whitespace()
+            .map(|f| f.parse::<u64>().unwrap_or(0));
+        CpuTime {
+            ran: fields.next().unwrap_or(0),
+            waited: fields.next().unwrap_or(0),
+            spent: 0,
+        }
+    }
+
+    /// What was added since `before` (a process gone meanwhile reads as nothing added).
+    pub fn since(self, before: CpuTime) -> CpuTime {
+        CpuTime {
+            ran: self.ran.saturating_sub(before.ran),
+            waited: self.waited.saturating_sub(before.waited),
+            spent: self.spent.saturating_sub(before.spent),
+        }
+    }
+
+    pub fn add(self, other: CpuTime) -> CpuTime {
+        CpuTime {
+            ran: self.ran + other.ran,
+            waited: self.waited + other.waited,
+            spent: self.spent + other.spent,
+        }
+    }
+
+    /// The share of the time it could run that it spent waiting for a CPU.
+    pub fn waiting_share(self) -> f64 {
+        self.waited as f64 / (self.ran + self.waited).max(1) as f64
+    }
+}
+
+/// The CPU time of every thread of a process tree, summed: a pinned engine that waits while
+/// its game's CPU runs someone else's work.
+pub fn tree_cpu_time(root: u32) -> CpuTime {
+    let mut sum = CpuTime::default();
     let mut pending = vec![root];
     let mut seen = 0;
     while let Some(pid) = pending.pop() {
@@ -316,18 +408,49 @@ pub fn tree_waited_ns(root: u32) -> u64 {
         if seen > MAX_TREE {
             break;
         }
+        let own = process_ticks(pid).map_or(0, |(own, _)| own);
+        sum.spent += own * (1_000_000_000 / ticks_per_second());
         for tid in threads(pid) {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
-                .unwrap_or_default();
-            waited += stat
-                .split_whitespace()
-                .nth(1)
-                .and_then(|w| w.parse::<u64>().ok())
-                .unwrap_or(0);
+            sum = sum.add(CpuTime::read(&format!("/proc/{pid}/task/{tid}/schedstat")));
             pending.extend(children(pid, tid));
         }
     }
-    waited
+    sum
+}
+
+/// How long a CPU has run anything since boot, in nanoseconds (the kernel's tick counts in
+/// `/proc/stat`: user, nice, system, irq, softirq, and steal, time a hypervisor gave away).
+pub fn cpu_busy_ns(cpu: usize) -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let label = format!("cpu{cpu} ");
+    let line = stat.lines().find(|l| l.starts_with(&label))?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let busy: u64 = [0, 1, 2, 5, 6, 7]
+        .iter()
+        .filter_map(|&i| ticks.get(i))
+        .sum();
+    Some(busy * (1_000_000_000 / ticks_per_second()))
+}
+
+/// How long the threads of this process allowed on `cpu` alone have run, in nanoseconds.
+pub fn own_threads_ran_on(cpu: usize) -> u64 {
+    let me = std::process::id();
+    let only = cpu.to_string();
+    threads(me)
+        .into_iter()
+        .filter(|tid| {
+            std::fs::read_to_string(format!("/proc/{me}/task/{tid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .is_some_and(|l| l.trim() == only)
+        })
+        .map(|tid| CpuTime::read(&format!("/proc/{me}/task/{tid}/schedstat")).ran)
+        .sum()
 }
 
 /// Lets the calling thread run on every CPU in `cpus` again.

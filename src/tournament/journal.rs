@@ -218,37 +218,61 @@ fn scan_lines<T>(
     Ok(summary)
 }
 
-/// Where a whole entry is in a journal, and the result it records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Place {
-    pub index: u64,
-    /// The line's number in the file (1-based).
-    pub line: usize,
-    pub offset: u64,
-    pub len: usize,
-    pub outcome: crate::game::Outcome,
-    pub termination: crate::game::Termination,
-}
-
-/// Every whole entry's place, in file order; damaged lines are left out, as `read` leaves them.
-pub fn places(path: &Path) -> Result<(Vec<Place>, ReadSummary), String> {
-    let mut places = Vec::new();
-    let summary = scan(path, |entry, (offset, len, line)| {
-        places.push(Place {
-            index: entry.index,
-            line,
-            offset,
-            len,
-            outcome: entry.record.outcome,
-            termination: entry.record.termination,
-        })
+/// Every whole entry's game number and the byte offset of its line, in file order, with the
+/// line's number; damaged lines are left out, as `read` leaves them. Only the numbers are
+/// decoded (see `parse_game_number`); every line's seal is checked.
+pub fn numbers(
+    path: &Path,
+    mut each: impl FnMut(u64, u64, usize) -> Result<(), String>,
+) -> Result<ReadSummary, String> {
+    let mut failed = None;
+    let summary = scan_lines(path, parse_game_number, |index, (offset, _, line)| {
+        if failed.is_none() {
+            failed = each(index, offset, line).err();
+        }
     })?;
-    Ok((places, summary))
+    failed.map_or(Ok(summary), Err)
 }
 
-/// The entry at a place found by `places`.
-pub fn read_at(file: &mut File, place: &Place) -> std::io::Result<Option<Entry>> {
-    read_line_at(file, place.offset, place.len)
+/// The text of the line that starts at `offset`, without its newline or surrounding blanks
+/// (invalid UTF-8 replaced).
+pub fn line_from(file: &File, offset: u64) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    // Most lines fit the first read; a longer one is read on until its newline.
+    let mut line = vec![0; 4096];
+    let mut filled = 0;
+    loop {
+        let n = file.read_at(&mut line[filled..], offset + filled as u64)?;
+        let end = memchr::memchr(b'\n', &line[filled..filled + n]).map(|i| filled + i);
+        filled += n;
+        if let Some(end) = end {
+            line.truncate(end);
+            break;
+        }
+        if n == 0 {
+            line.truncate(filled);
+            break;
+        }
+        if filled == line.len() {
+            line.resize(line.len() * 2, 0);
+        }
+    }
+    Ok(match String::from_utf8(line) {
+        Ok(text) if text.trim().len() == text.len() => text,
+        Ok(text) => text.trim().to_string(),
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).trim().to_string(),
+    })
+}
+
+/// The number (1-based) of the line that starts at `offset`, for a message.
+pub fn line_number(path: &Path, offset: u64) -> usize {
+    use std::io::Read;
+    let Ok(file) = File::open(path) else {
+        return 0;
+    };
+    let mut before = Vec::new();
+    let _ = file.take(offset).read_to_end(&mut before);
+    memchr::memchr_iter(b'\n', &before).count() + 1
 }
 
 /// The entry on the line of `len` bytes at `offset`.
@@ -272,28 +296,29 @@ fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// Reads every whole entry in the order of the games' numbers, each number once (the first
 /// whole entry for it), whatever order they finished in: what the files of a run list, so that
-/// a run and the same run split over machines and merged write the same bytes. Memory holds
-/// only where each line is (24 bytes a game), not the entries, and each entry is decoded once:
-/// the first pass reads only the games' numbers. Lines with no whole entry are skipped, as
-/// `read` skips them.
+/// a run and the same run split over machines and merged write the same bytes. The first pass
+/// reads only the games' numbers; a journal already in order (a merged run's, one played at
+/// concurrency 1) is then read straight through, holding nothing, and any other sorted by
+/// where each line is (24 bytes a game), not by its entries. Each entry is decoded once. Lines
+/// with no whole entry are skipped, as `read` skips them.
 pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> {
+    let unreadable = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    if in_order(path).map_err(unreadable)? {
+        return read_batched(path, each);
+    }
     let mut lines: Vec<(u64, u64, usize)> = Vec::new();
     scan_lines(path, parse_game_number, |index, (offset, len, _)| {
         lines.push((index, offset, len))
     })?;
     // Stable: of two entries for one game, the first in the file comes first.
     lines.sort_by_key(|&(index, _, _)| index);
-    if lines.is_empty() {
-        return Ok(());
-    }
-    let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = File::open(path).map_err(unreadable)?;
     let mut given: Option<u64> = None;
     for &(index, offset, len) in &lines {
         if given == Some(index) {
             continue;
         }
-        let entry = read_line_at(&file, offset, len)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let entry = read_line_at(&file, offset, len).map_err(unreadable)?;
         // A line whose record does not read whole (or a file changed in between) gives no
         // entry, and the next line for the same game is tried.
         if let Some(entry) = entry.filter(|e| e.index == index) {
@@ -302,6 +327,84 @@ pub fn read_in_order(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), Str
         }
     }
     Ok(())
+}
+
+/// Reads every whole entry as `read` does, the lines proved and decoded a batch at a time on
+/// every core, and handed to `each` in the file's order.
+fn read_batched(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> {
+    const BATCH: usize = 512;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let key = Key::load(folder.unwrap_or(Path::new(".")))?;
+    let mut reader = BufReader::new(file);
+    let mut number = 0;
+    let mut lines: Vec<(Vec<u8>, usize)> = Vec::with_capacity(BATCH);
+    loop {
+        lines.clear();
+        while lines.len() < BATCH {
+            let mut buffer = Vec::new();
+            let n = reader
+                .read_until(b'\n', &mut buffer)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), number + 1))?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            lines.push((buffer, number));
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let read = crate::parallel::par_map(&lines, |(bytes, number)| {
+            let line = text_of(bytes);
+            let line = line.trim();
+            let (entry, glued) = parse_line(line)?;
+            let sealed = match glued {
+                true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
+                false => line,
+            };
+            Some(super::proof::check_line(key.as_ref(), sealed, path, *number).map(|()| entry))
+        });
+        for entry in read.into_iter().flatten() {
+            each(entry?);
+        }
+    }
+}
+
+/// Whether every line of a journal holds the next higher game number than the line before,
+/// as arbiter writes them (`{"index":N,...`): then reading it straight through gives its games
+/// in order, each once. Only the numbers are looked at, nothing is decoded or checked (the read
+/// that follows checks every line); a line not so written says no.
+fn in_order(path: &Path) -> std::io::Result<bool> {
+    const START: &[u8] = b"{\"index\":";
+    let mut reader = match File::open(path) {
+        Ok(f) => BufReader::with_capacity(1 << 16, f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    let mut buffer = Vec::new();
+    let mut last: Option<u64> = None;
+    loop {
+        buffer.clear();
+        if reader.read_until(b'\n', &mut buffer)? == 0 {
+            return Ok(true);
+        }
+        let Some(digits) = buffer.strip_prefix(START) else {
+            return Ok(false);
+        };
+        let end = digits.iter().position(|b| !b.is_ascii_digit()).unwrap_or(0);
+        let number = std::str::from_utf8(&digits[..end])
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok());
+        match number {
+            Some(n) if last.is_none_or(|l| l < n) => last = Some(n),
+            _ => return Ok(false),
+        }
+    }
 }
 
 /// Cuts a journal's torn last line (no newline at the end: the writer died mid-line, or the disk

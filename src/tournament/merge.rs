@@ -5,9 +5,9 @@
 //! refused.
 
 use super::claims;
-use super::journal::{self, Place, JOURNAL_FILE};
+use super::journal::{self, JOURNAL_FILE};
 use super::openings::Opening;
-use super::run::{report_journal, RunOptions, RunOutcome};
+use super::run::{CountInOrder, RunOptions, RunOutcome};
 use super::runner::Schedule;
 use super::spec::{RunSpec, Shard, SPEC_FILE};
 use super::verify::RunCheck;
@@ -111,74 +111,133 @@ fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), Merg
     Ok((spec, shards))
 }
 
-/// Journal entries by their place and the index of the folder holding them.
-type Entries = Vec<(Place, usize)>;
+/// Where each game of the schedule is read from: its journal line's folder (from 1; 0 for a
+/// game in no folder) in the top 16 bits, the line's byte offset in the rest. Eight bytes a
+/// game is all a merge holds of the games, however many there are.
+struct Chosen {
+    slots: Vec<u64>,
+}
 
-/// Every game's entry once, in number order, with the folder it is read from. Two entries for
-/// one game with different results: the one from the task holding the game's claim stands (the
-/// other was played by a task that looked dead and was taken over); with no claim to decide,
-/// the merge is refused. Returns the entries kept, the copies of kept games left out (same
-/// result: to be proved like the kept ones, a copy is a line like any other), and how many
-/// entries were left out in all.
-fn choose_entries(folders: &[PathBuf]) -> Result<(Entries, Entries, u64), MergeError> {
-    let mut all: Vec<(Place, usize)> = Vec::new();
-    for (f, folder) in folders.iter().enumerate() {
-        let (places, _) = journal::places(&folder.join(JOURNAL_FILE)).map_err(MergeError::Input)?;
-        all.extend(places.into_iter().map(|p| (p, f)));
+const OFFSET_BITS: u32 = 48;
+
+impl Chosen {
+    fn at(&self, index: u64) -> Option<Line> {
+        let slot = *self.slots.get(usize::try_from(index).ok()?)?;
+        (slot != 0).then(|| Line {
+            folder: (slot >> OFFSET_BITS) as usize - 1,
+            offset: slot & ((1 << OFFSET_BITS) - 1),
+        })
     }
-    all.sort_by_key(|(p, f)| (p.index, *f));
-    let claim_holder = |index: u64, f: usize| -> Option<bool> {
-        let folder = &folders[f];
-        let owner = claims::owner_in(folder.parent()?, index / 2)?;
-        Some(folder.file_name()?.to_string_lossy() == owner)
+
+    fn set(&mut self, index: u64, line: Line) {
+        self.slots[index as usize] = ((line.folder as u64 + 1) << OFFSET_BITS) | line.offset;
+    }
+
+    fn games(&self) -> u64 {
+        self.slots.iter().filter(|&&s| s != 0).count() as u64
+    }
+}
+
+/// A journal line: the folder it is in (by its number in the merge's list) and its offset.
+#[derive(Clone, Copy)]
+struct Line {
+    folder: usize,
+    offset: u64,
+}
+
+/// Every game's entry once, with the folder it is read from. Two entries for one game with
+/// different results: the one from the task holding the game's claim stands (the other was
+/// played by a task that looked dead and was taken over); with no claim to decide, the merge is
+/// refused. Of two lines for a game, the one in the folder named first (in one folder, the
+/// earlier) is kept. Returns the entries kept, the lines left out (a copy of a kept game with
+/// the same result, or a line past the schedule: proved like the kept ones, a copy is a line
+/// like any other), and how many copies were left out.
+fn choose_entries(folders: &[PathBuf], games: u64) -> Result<(Chosen, Vec<Line>, u64), MergeError> {
+    let mut chosen = Chosen {
+        slots: vec![
+            0;
+            usize::try_from(games)
+                .map_err(|_| MergeError::Input("too many games".into()))?
+        ],
     };
-    let mut kept: Vec<(Place, usize)> = Vec::with_capacity(all.len());
-    let mut copies = Vec::new();
+    let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
+    let mut dropped = Vec::new();
     let mut left_out = 0;
-    for (place, f) in all {
-        match kept.last_mut() {
-            Some((first, g)) if first.index == place.index => {
-                left_out += 1;
-                if (first.outcome, first.termination) == (place.outcome, place.termination) {
-                    copies.push((place, f));
-                    continue;
+    let mut conflict = None;
+    for (f, folder) in folders.iter().enumerate() {
+        let path = folder.join(JOURNAL_FILE);
+        if (path.metadata().map_or(0, |m| m.len()) >> OFFSET_BITS) > 0 {
+            return Err(MergeError::Input(format!(
+                "{} is too long to merge",
+                path.display()
+            )));
+        }
+        journal::numbers(&path, |index, offset, _| {
+            let line = Line { folder: f, offset };
+            let Some(first) = chosen.at(index) else {
+                if index < games {
+                    chosen.set(index, line);
+                } else {
+                    dropped.push(line);
                 }
-                match (claim_holder(place.index, *g), claim_holder(place.index, f)) {
-                    (Some(true), Some(false)) => {}
-                    (Some(false), Some(true)) => (*first, *g) = (place, f),
-                    _ => {
-                        return Err(MergeError::Conflict {
-                            game: u128::from(place.index) + 1,
-                            first: folders[*g].join(JOURNAL_FILE).display().to_string(),
-                            second: folders[f].join(JOURNAL_FILE).display().to_string(),
-                        })
-                    }
+                return Ok(());
+            };
+            left_out += 1;
+            let result = |at: Line, files: &mut [Option<File>]| {
+                entry_at(files, folders, at)
+                    .map(|e| e.map(|e| (e.record.outcome, e.record.termination)))
+                    .map_err(|e| e.to_string())
+            };
+            if result(first, &mut files)? == result(line, &mut files)? {
+                dropped.push(line);
+                return Ok(());
+            }
+            let claim_holder = |f: usize| -> Option<bool> {
+                let folder = &folders[f];
+                let owner = claims::owner_in(folder.parent()?, index / 2)?;
+                Some(folder.file_name()?.to_string_lossy() == owner)
+            };
+            match (claim_holder(first.folder), claim_holder(f)) {
+                (Some(true), Some(false)) => Ok(()),
+                (Some(false), Some(true)) => {
+                    chosen.set(index, line);
+                    Ok(())
+                }
+                _ => {
+                    conflict = Some(MergeError::Conflict {
+                        game: u128::from(index) + 1,
+                        first: folders[first.folder]
+                            .join(JOURNAL_FILE)
+                            .display()
+                            .to_string(),
+                        second: path.display().to_string(),
+                    });
+                    Err(String::new())
                 }
             }
-            _ => kept.push((place, f)),
-        }
+        })
+        .map_err(|e| conflict.take().unwrap_or(MergeError::Input(e)))?;
     }
-    Ok((kept, copies, left_out))
+    Ok((chosen, dropped, left_out))
 }
 
 /// Proves the entries a merge leaves out as duplicates like the ones it keeps: a line that is
 /// no game of the run is refused with its file and line, whether or not it would count.
 fn prove_dropped(
     folders: &[PathBuf],
-    dropped: &[(Place, usize)],
+    dropped: &[Line],
     check: &mut RunCheck,
 ) -> Result<(), MergeError> {
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
+    let key = super::proof::Key::owners().map_err(MergeError::Input)?;
     let mut batch = Batch::default();
-    for (place, f) in dropped {
-        if let Some(entry) = entry_at(&mut files, folders, place, *f)? {
-            batch.push(entry, place, *f);
-        }
-        if batch.entries.len() == BATCH {
-            batch.prove_and_write(folders, check, |_| Ok(()))?;
+    for line in dropped {
+        batch.push(text_at(&mut files, folders, *line)?, *line);
+        if batch.len() == BATCH {
+            batch.prove_and_write(folders, &key, check, |_, _| Ok(()))?;
         }
     }
-    batch.prove_and_write(folders, check, |_| Ok(()))
+    batch.prove_and_write(folders, &key, check, |_, _| Ok(()))
 }
 
 /// The folder a merge writes: locked against a run playing there and a second merge; empty, or
@@ -278,7 +337,6 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         _ => Some(super::spec::CopyBase::now(&spec)),
     };
     folders.extend(resumed);
-    let (kept, copies, duplicates) = choose_entries(&folders)?;
     let output = |path: &Path, e: &dyn std::fmt::Display| MergeError::Output {
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -292,10 +350,12 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         folder,
     );
     let schedule = opts.schedule();
+    let (kept, copies, duplicates) = choose_entries(&folders, schedule.len())?;
     let names = spec.engines.iter().map(|e| e.name.clone()).collect();
     let mut check = RunCheck::new(entry, names, schedule.clone(), spec.rules.clone(), book);
     prove_dropped(&folders, &copies, &mut check)?;
-    let journal_tmp = write_journal(out, &folders, &kept, &mut check)?;
+    let mut count = CountInOrder::new(&opts);
+    let journal_tmp = write_journal(out, &folders, &kept, &mut check, &mut count)?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
         super::proof::seal_spec(out, super::spec::SPEC_FILE, &std::fs::read(&spec_tmp)?)?;
@@ -307,16 +367,17 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         let _ = std::fs::remove_file(&spec_tmp);
         return Err(output(out, &e));
     }
-    let outcome = report_journal(&opts).map_err(|e| MergeError::Input(e.to_string()))?;
-    let present: BTreeSet<u64> = kept.iter().map(|(p, _)| p.index).collect();
+    let outcome = count
+        .report(&opts)
+        .map_err(|e| MergeError::Input(e.to_string()))?;
     let missing = (0..schedule.len())
-        .filter(|i| !present.contains(i))
+        .filter(|&i| kept.at(i).is_none())
         .collect();
     Ok(Merged {
         spec,
         shards: shards.iter().flatten().map(|s| s.index).collect(),
         folders,
-        games: kept.len() as u64,
+        games: kept.games(),
         duplicates,
         missing,
         outcome,
@@ -336,11 +397,12 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 fn write_journal(
     out: &Path,
     folders: &[PathBuf],
-    kept: &[(Place, usize)],
+    kept: &Chosen,
     check: &mut RunCheck,
+    count: &mut CountInOrder,
 ) -> Result<PathBuf, MergeError> {
     let tmp = out.join(format!(".{JOURNAL_FILE}.merging"));
-    let written = write_entries(&tmp, folders, kept, check);
+    let written = write_entries(&tmp, folders, kept, check, count);
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -350,58 +412,109 @@ fn write_journal(
 /// Games read and proved at a time: enough to keep every core replaying, few enough to hold.
 const BATCH: usize = 1024;
 
-/// The entry at `place` in folder `f`'s journal (files opened once, kept in `files`); `None`
-/// for a line that no longer reads whole.
+/// The entry of `line` (files opened once, kept in `files`); `None` for a line that no longer
+/// reads whole.
 fn entry_at(
     files: &mut [Option<File>],
     folders: &[PathBuf],
-    place: &Place,
-    f: usize,
+    line: Line,
 ) -> Result<Option<journal::Entry>, MergeError> {
-    let source = folders[f].join(JOURNAL_FILE);
-    let unreadable =
-        |e: std::io::Error| MergeError::Input(format!("cannot read {}: {e}", source.display()));
-    if files[f].is_none() {
-        files[f] = Some(File::open(&source).map_err(unreadable)?);
-    }
-    let file = files[f].as_mut().expect("opened above");
-    journal::read_at(file, place).map_err(unreadable)
+    let text = text_at(files, folders, line)?;
+    Ok(journal::parse_line(&text).map(|(entry, _)| entry))
 }
 
-/// Entries read for proving, with where each was read: a folder's journal and its place there.
+/// The text of `line` without its newline (files opened once, kept in `files`).
+fn text_at(
+    files: &mut [Option<File>],
+    folders: &[PathBuf],
+    line: Line,
+) -> Result<String, MergeError> {
+    let source = folders[line.folder].join(JOURNAL_FILE);
+    let unreadable =
+        |e: std::io::Error| MergeError::Input(format!("cannot read {}: {e}", source.display()));
+    if files[line.folder].is_none() {
+        files[line.folder] = Some(File::open(&source).map_err(unreadable)?);
+    }
+    let file = files[line.folder].as_ref().expect("opened above");
+    journal::line_from(file, line.offset).map_err(unreadable)
+}
+
+/// Journal lines read for proving, with where each was read.
 #[derive(Default)]
 struct Batch {
-    entries: Vec<journal::Entry>,
-    origins: Vec<(Place, usize)>,
+    lines: Vec<String>,
+    origins: Vec<Line>,
 }
 
 impl Batch {
-    fn push(&mut self, entry: journal::Entry, place: &Place, f: usize) {
-        self.entries.push(entry);
-        self.origins.push((*place, f));
+    fn push(&mut self, text: String, line: Line) {
+        self.lines.push(text);
+        self.origins.push(line);
     }
 
-    /// Proves the entries games of the run, then hands each to `write` and empties the batch;
-    /// the first that is not a game of the run refuses the merge with its file and line.
+    fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Proves the lines games of the run (each sealed with the owner's key, each entry where
+    /// the schedule puts it, its moves and result by the rules; on every core), then hands each
+    /// entry with its line from the entry's start (the line as arbiter sealed it) to `write`,
+    /// in order, and empties the batch. The first that is not a game of the run
+    /// refuses the merge with its file and line; a line that does not read whole is left out.
     fn prove_and_write(
         &mut self,
         folders: &[PathBuf],
+        key: &super::proof::Key,
         check: &mut RunCheck,
-        mut write: impl FnMut(&journal::Entry) -> Result<(), MergeError>,
+        mut write: impl FnMut(&journal::Entry, &str) -> Result<(), MergeError>,
     ) -> Result<(), MergeError> {
-        if let Err((i, why)) = check.check_batch(&self.entries) {
-            let (place, f) = &self.origins[i];
+        let read = crate::parallel::par_map(&self.lines, |text| {
+            let (entry, glued) = journal::parse_line(text)?;
+            let text = match glued {
+                true => text
+                    .rfind("{\"index\":")
+                    .map_or(text.as_str(), |at| &text[at..]),
+                false => text.as_str(),
+            };
+            Some((entry, key.proves(text).then(|| text.to_string())))
+        });
+        let mut entries = Vec::with_capacity(read.len());
+        let mut texts = Vec::with_capacity(read.len());
+        let mut origins = Vec::with_capacity(read.len());
+        for (i, (read, origin)) in read.into_iter().zip(&self.origins).enumerate() {
+            let Some((entry, sealed)) = read else {
+                continue;
+            };
+            let Some(text) = sealed else {
+                // Changed since it was first read and checked: refused as any unproven line.
+                let path = folders[origin.folder].join(JOURNAL_FILE);
+                let at = journal::line_number(&path, origin.offset);
+                return Err(MergeError::Input(
+                    super::proof::check_line(Some(key), &self.lines[i], &path, at)
+                        .err()
+                        .unwrap_or_else(|| {
+                            format!("{}:{at}: changed while merged", path.display())
+                        }),
+                ));
+            };
+            entries.push(entry);
+            texts.push(text);
+            origins.push(*origin);
+        }
+        if let Err((i, why)) = check.check_batch(&entries) {
+            let line = origins[i];
+            let path = folders[line.folder].join(JOURNAL_FILE);
             return Err(MergeError::Input(format!(
                 "{}:{}: game {} is not a game of this run: {why}",
-                folders[*f].join(JOURNAL_FILE).display(),
-                place.line,
-                u128::from(self.entries[i].index) + 1
+                path.display(),
+                journal::line_number(&path, line.offset),
+                u128::from(entries[i].index) + 1
             )));
         }
-        for entry in &self.entries {
-            write(entry)?;
+        for (entry, text) in entries.iter().zip(&texts) {
+            write(entry, text)?;
         }
-        self.entries.clear();
+        self.lines.clear();
         self.origins.clear();
         Ok(())
     }
@@ -410,8 +523,9 @@ impl Batch {
 fn write_entries(
     tmp: &Path,
     folders: &[PathBuf],
-    kept: &[(Place, usize)],
+    kept: &Chosen,
     check: &mut RunCheck,
+    count: &mut CountInOrder,
 ) -> Result<(), MergeError> {
     let output = |e: std::io::Error| MergeError::Output {
         path: tmp.display().to_string(),
@@ -421,20 +535,22 @@ fn write_entries(
     let folder = tmp.parent().unwrap_or(Path::new("."));
     let key = super::proof::Key::load_or_make(folder).map_err(output)?;
     let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
-    let mut write = |entry: &journal::Entry| {
-        let line = journal::sealed_line(entry, &key).map_err(output)?;
-        writer.write_all(&line).map_err(output)
+    let mut write = |entry: &journal::Entry, text: &str| {
+        count.count(entry);
+        writer.write_all(text.as_bytes()).map_err(output)?;
+        writer.write_all(b"\n").map_err(output)
     };
     let mut batch = Batch::default();
-    for (place, f) in kept {
-        if let Some(entry) = entry_at(&mut files, folders, place, *f)? {
-            batch.push(entry, place, *f);
-        }
-        if batch.entries.len() == BATCH {
-            batch.prove_and_write(folders, check, &mut write)?;
+    for index in 0..kept.slots.len() as u64 {
+        let Some(line) = kept.at(index) else {
+            continue;
+        };
+        batch.push(text_at(&mut files, folders, line)?, line);
+        if batch.len() == BATCH {
+            batch.prove_and_write(folders, &key, check, &mut write)?;
         }
     }
-    batch.prove_and_write(folders, check, &mut write)?;
+    batch.prove_and_write(folders, &key, check, &mut write)?;
     let file = writer.into_inner().map_err(|e| output(e.into_error()))?;
     file.sync_all().map_err(output)
 }

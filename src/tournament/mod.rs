@@ -1,6 +1,7 @@
 //! Matches between engines: schedules, opening books, concurrent play, results.
 
 mod affinity;
+mod contention;
 pub use affinity::{
     allowed_cpus, bring_tree_here, claim_free_cpus, hold_listed, pin_current_thread, Affinity,
     AutoWord, ClaimedCpus,

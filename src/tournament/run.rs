@@ -735,23 +735,43 @@ async fn sleep_until_due(due: Option<tokio::time::Instant>) {
 /// Writes the reports of the games already in the folder's journal, as a run that ended
 /// there would (a merged run).
 pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
-    // The engines need not be on this machine: nothing is played.
-    let names = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
-    let schedule = opts.schedule();
-    let mut ledger = Ledger::new(names, opts.spec.sprt);
-    let path = opts.folder.journal();
-    // The SPRT counts the schedule's games in order, as the run did: past a missing game its
-    // course is unknown, so it stops there, and only a decision reached before stands.
-    let mut next = 0;
-    journal::read_in_order(&path, |entry| {
-        if entry.index != next {
-            ledger.sprt = None;
+    let mut count = CountInOrder::new(opts);
+    journal::read_in_order(&opts.folder.journal(), |entry| count.count(&entry))
+        .map_err(RunError::Setup)?;
+    count.report(opts)
+}
+
+/// A run's games counted in the schedule's order, each once, as its journal read in order gives
+/// them; then its reports. `merge` counts the games as it writes them, and reads nothing again.
+pub struct CountInOrder {
+    ledger: Ledger,
+    next: u64,
+}
+
+impl CountInOrder {
+    pub fn new(opts: &RunOptions) -> CountInOrder {
+        // The engines need not be on this machine: nothing is played.
+        let names = opts.spec.engines.iter().map(|e| e.name.clone()).collect();
+        CountInOrder {
+            ledger: Ledger::new(names, opts.spec.sprt),
+            next: 0,
         }
-        next = entry.index + 1;
-        ledger.count(entry.index, &entry.record)
-    })
-    .map_err(RunError::Setup)?;
-    finish(opts, ledger, schedule.len(), false, None)
+    }
+
+    pub fn count(&mut self, entry: &journal::Entry) {
+        // The SPRT counts the schedule's games in order, as the run did: past a missing game
+        // its course is unknown, so it stops there, and only a decision reached before stands.
+        if entry.index != self.next {
+            self.ledger.sprt = None;
+        }
+        self.next = entry.index + 1;
+        self.ledger.count(entry.index, &entry.record)
+    }
+
+    /// Writes the reports of the games counted.
+    pub fn report(self, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+        finish(opts, self.ledger, opts.schedule().len(), false, None)
+    }
 }
 
 /// Writes the reports and says how the run ended.

@@ -2,6 +2,7 @@
 //! for game after game; games are handed out by index, so no schedule is held in memory.
 
 use super::affinity;
+use super::contention::{Contention, Crowding};
 use super::live::{Live, LiveHeader};
 use super::openings::Opening;
 use crate::engine::log::IoLog;
@@ -10,7 +11,6 @@ use crate::game::GameEntry;
 use crate::referee::{play_game, Adjudication, GameError, GameRecord, GameSpec, Player, Sight};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 /// One game of a schedule: which engines, which colours, which opening.
@@ -302,8 +302,12 @@ async fn worker(
         let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         // Measured where something can be given up for it: the pinning, or the freezing.
-        let watched = pinned.is_some() || (shared.clocked && (white.freezes() || black.freezes()));
-        let began = watched.then(|| (Instant::now(), waited(white, black)));
+        let watched = (pinned.is_some()
+            || (shared.clocked && (white.freezes() || black.freezes())))
+            && running(white)
+            && running(black);
+        let began = watched
+            .then(|| Contention::start(cpu_time(white, black), pinned.as_ref().map(|p| p.cpu)));
         let header = LiveHeader {
             index,
             round: pairing.round,
@@ -338,35 +342,32 @@ async fn worker(
         if settings.strict && matches!(&record, Ok(r) if r.termination.is_fault()) {
             shared.stop.store(true, Ordering::SeqCst);
         }
-        let share = began.map(|(since, before)| {
-            let share = (waited(white, black).saturating_sub(before)) as f64
-                / since.elapsed().as_nanos().max(1) as f64;
-            (share, since.elapsed() > MEASURED)
-        });
-        let contended = match share {
-            Some((share, true)) if share > CONTENDED => Some(share),
-            _ => None,
-        };
-        if let (Some(at), Some(share)) = (&pinned, contended) {
+        let crowding = began.and_then(|c| c.end(cpu_time(white, black)));
+        if let (Some(at), Some(Crowding::PinnedCpu(share))) = (&pinned, &crowding) {
             eprintln!(
-                "unpinned: CPU {} is busy with other work (the engines of game {} waited for \
-                 it {:.0}% of the game); game worker {}'s games go to every CPU from now on",
+                "unpinned: CPU {} is busy with other work (it ran other programs {:.0}% of game \
+                 {}); game worker {}'s games go to every CPU from now on",
                 at.cpu,
-                index + 1,
                 share * 100.0,
+                index + 1,
                 slot + 1
             );
             at.widen(&players);
             pinned = None;
-        } else if let Some(share) = contended.filter(|_| players.iter().any(Player::freezes)) {
+        } else if let Some(Crowding::EnginesWaited(share)) = crowding.filter(|_| {
+            // `freeze=on` freezes whatever the load: nothing to give up, nothing to say.
+            players
+                .iter()
+                .any(|p| p.freezes() && !p.config.sandbox.always_frozen)
+        }) {
             // Unpinned and still waiting: the machine is busy with other work, where an engine
             // frozen between its turns is woken late on its turn and loses on time (measured
             // beside two busy loops and a loop of short-lived processes, `tc=1+0.01`, 20 games:
             // 5 – 11 lost frozen, 0 – 3 unfrozen).
             eprintln!(
                 "not frozen: the machine is busy with other work (the engines of game {} waited \
-                 for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
-                 between their turns",
+                 for a CPU {:.0}% of the time they could run); game worker {}'s engines are no \
+                 longer frozen between their turns",
                 index + 1,
                 share * 100.0,
                 slot + 1
@@ -397,14 +398,6 @@ struct Pinned {
     wide: Vec<usize>,
 }
 
-/// The share of a game's time its pinned engines may wait for their CPU before the worker
-/// leaves it: alone there, a game's engines take turns and hardly wait at all (under 5% seen);
-/// beside a busy loop, each waits about half the time it could run, and loses on time.
-const CONTENDED: f64 = 0.25;
-
-/// The least time a game must last for its waiting to say anything.
-const MEASURED: Duration = Duration::from_millis(200);
-
 impl Pinned {
     /// Lets the worker and every engine it keeps run on every CPU again.
     fn widen(&self, players: &[Player]) {
@@ -432,13 +425,17 @@ fn busy_machine(cpus: usize) -> Option<f64> {
     busy.then_some(load)
 }
 
-/// How long the engines of a game have waited for a CPU, summed over their trees.
-fn waited(white: &Player, black: &Player) -> u64 {
+fn running(player: &Player) -> bool {
+    player.process().and_then(|p| p.root_pid()).is_some()
+}
+
+/// The CPU time of a game's engines, summed over their trees.
+fn cpu_time(white: &Player, black: &Player) -> affinity::CpuTime {
     [white, black]
         .iter()
         .filter_map(|p| p.process()?.root_pid())
-        .map(affinity::tree_waited_ns)
-        .sum()
+        .map(affinity::tree_cpu_time)
+        .fold(affinity::CpuTime::default(), affinity::CpuTime::add)
 }
 
 /// The worker's players. The start-up check's engines play when they are the very processes

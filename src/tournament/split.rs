@@ -18,7 +18,7 @@ use super::spec::RunSpec;
 use super::verify::RunCheck;
 use crate::referee::GameRecord;
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,9 +130,19 @@ impl Split {
     /// unless taken over meanwhile.
     fn resume_own_claims(&mut self) -> Result<(), String> {
         let path = self.root.join(self.claims.me()).join(CLAIM_LOG);
-        let listed = std::fs::read_to_string(&path).map_err(|e| io_text(&path, e))?;
+        std::fs::metadata(&path).map_err(|e| io_text(&path, e))?;
         let me = self.claims.me().to_string();
-        let pairs: BTreeSet<u64> = listed.lines().filter_map(|l| l.parse().ok()).collect();
+        // Only the pairs not finished: a long task lists hundreds of thousands.
+        let (games, done, all) = (self.games, &self.done, self.pairs);
+        let mut pairs = BTreeSet::new();
+        for_new_lines(&path, 0, |line| {
+            let pair = std::str::from_utf8(line)
+                .ok()
+                .and_then(|l| l.trim().parse::<u64>().ok());
+            if let Some(p) = pair.filter(|&p| p < all && !pair_finished(done, games, p)) {
+                pairs.insert(p);
+            }
+        });
         for pair in pairs {
             if pair >= self.pairs || self.pair_done(pair) {
                 continue;
@@ -503,12 +513,9 @@ impl Split {
         }
         let path = self.root.join(task).join(JOURNAL_FILE);
         let from = self.others[task].journal;
-        let Some((lines, read)) = read_new_lines(&path, from) else {
-            return;
-        };
-        for line in lines.split(|&b| b == b'\n') {
+        let read = for_new_lines(&path, from, |line| {
             let Some((entry, _)) = parse_line(String::from_utf8_lossy(line).trim()) else {
-                continue;
+                return;
             };
             match self.check.check(&entry) {
                 Ok(()) => self.seen(entry.index, &entry.record),
@@ -518,7 +525,10 @@ impl Split {
                     u128::from(entry.index) + 1
                 ),
             }
-        }
+        });
+        let Some(read) = read else {
+            return;
+        };
         if let Some(r) = self.others.get_mut(task) {
             r.journal = from + read;
         }
@@ -528,18 +538,21 @@ impl Split {
     fn read_claim_log(&mut self, task: &str) {
         let path = self.root.join(task).join(CLAIM_LOG);
         let from = self.others[task].log;
-        let Some((lines, read)) = read_new_lines(&path, from) else {
-            return;
-        };
-        let pairs = self.pairs;
+        let (pairs, games, done) = (self.pairs, self.games, &self.done);
         let r = self.others.get_mut(task).expect("read above");
-        r.log = from + read;
-        r.listed.extend(
-            String::from_utf8_lossy(&lines)
-                .lines()
-                .filter_map(|l| l.parse::<u64>().ok())
-                .filter(|&p| p < pairs),
-        );
+        // Pairs seen finished (their journal is read first) are never kept: a long task lists
+        // hundreds of thousands.
+        let read = for_new_lines(&path, from, |line| {
+            let pair = std::str::from_utf8(line)
+                .ok()
+                .and_then(|l| l.trim().parse::<u64>().ok());
+            if let Some(p) = pair.filter(|&p| p < pairs && !pair_finished(done, games, p)) {
+                r.listed.insert(p);
+            }
+        });
+        if let Some(read) = read {
+            r.log = from + read;
+        }
     }
 }
 
@@ -575,14 +588,24 @@ fn due(last: &mut Option<Instant>) -> bool {
     true
 }
 
-/// The whole lines of `path` from byte `from`, and how many bytes they take; a line still
-/// being written (no newline yet) is left for the next read.
-fn read_new_lines(path: &Path, from: u64) -> Option<(Vec<u8>, u64)> {
+/// Hands each whole line of `path` from byte `from` on (without its newline) to `each`, one at
+/// a time, and returns how many bytes they take; a line still being written (no newline yet) is
+/// left for the next read. A task's journal grows to hundreds of megabytes: it is never held.
+fn for_new_lines(path: &Path, from: u64, mut each: impl FnMut(&[u8])) -> Option<u64> {
+    use std::io::BufRead;
     let mut file = std::fs::File::open(path).ok()?;
     file.seek(SeekFrom::Start(from)).ok()?;
-    let mut fresh = Vec::new();
-    file.read_to_end(&mut fresh).ok()?;
-    let whole = fresh.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    fresh.truncate(whole);
-    Some((fresh, whole as u64))
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut line = Vec::new();
+    let mut read = 0u64;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(n) if n > 0 && line.last() == Some(&b'\n') => {
+                read += n as u64;
+                each(&line[..n - 1]);
+            }
+            _ => return Some(read),
+        }
+    }
 }
