@@ -15,8 +15,8 @@ fn engines_dir(name: &str) -> common::Scratch {
 /// Cause guarded: `auto` pinned a game to a CPU it judged free by locks alone; another run
 /// whose locks lay in another folder (a job's private /tmp) pinned to the same CPU, other work
 /// crowded it, and the pinned games lost nearly every game on time. Now a run keeps off a CPU
-/// where another program's thread is pinned, whatever its locks say, and a worker whose engines
-/// wait for their CPU a quarter of the time they could run leaves it, says so, and plays on
+/// where another program's thread is pinned, whatever its locks say, and a worker whose CPU ran
+/// other programs a quarter of a game leaves it, says so, and plays on
 /// every CPU; a run that stays pinned loses no game on time.
 #[test]
 fn two_runs_with_different_lock_folders_never_share_a_cpu_and_leave_it_when_work_crowds_it() {

@@ -390,11 +390,6 @@ impl CpuTime {
             spent: self.spent + other.spent,
         }
     }
-
-    /// The share of the time it could run that it spent waiting for a CPU.
-    pub fn waiting_share(self) -> f64 {
-        self.waited as f64 / (self.ran + self.waited).max(1) as f64
-    }
 }
 
 /// The CPU time of every thread of a process tree, summed: a pinned engine that waits while

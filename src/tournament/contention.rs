@@ -11,15 +11,9 @@ const MEASURED: Duration = Duration::from_millis(200);
 /// it: beside one busy loop it takes about half; alone the game leaves nothing to others.
 const CROWDED: f64 = 0.25;
 
-/// The share of the time unpinned engines could run that they may wait for a CPU: alone on
-/// the machine they hardly wait; beside other work they wait whenever they run.
+/// The share of a game's time unpinned engines may wait for a CPU, summed: alone on the
+/// machine they hardly wait; beside other work they wait whenever they run.
 const CONTENDED: f64 = 0.25;
-
-/// The least share of a game's time unpinned engines must have waited, summed, for their
-/// waiting to say anything. Each wake-up waits a little even on an idle machine (tens of
-/// microseconds): engines that search a few microseconds a move wait a large share of the
-/// little they run, yet a small share of the game.
-const WAITED_OF_GAME: f64 = 0.1;
 
 /// What was read at a game's start.
 pub struct Contention {
@@ -33,14 +27,11 @@ pub struct Contention {
 pub enum Crowding {
     /// Other work took this share of the pinned CPU's time during the game.
     PinnedCpu(f64),
-    /// The engines waited for a CPU this share of the time they could run.
+    /// The engines waited for a CPU, summed, this share of the game.
     EnginesWaited(f64),
 }
 
 impl Contention {
-    /// Read before a game whose engines are already running: engines started by the game wait
-    /// while their sandboxes and programs start beside each other, which says nothing of
-    /// other work.
     pub fn start(engines: CpuTime, pinned_cpu: Option<usize>) -> Contention {
         let pinned = pinned_cpu.and_then(|cpu| {
             Some((
@@ -76,9 +67,8 @@ impl Contention {
                 (others > CROWDED).then_some(Crowding::PinnedCpu(others.min(1.0)))
             }
             None => {
-                let share = used.waiting_share();
-                let long_wait = used.waited as f64 > WAITED_OF_GAME * game_ns;
-                (long_wait && share > CONTENDED).then_some(Crowding::EnginesWaited(share))
+                let share = used.waited as f64 / game_ns;
+                (share > CONTENDED).then_some(Crowding::EnginesWaited(share))
             }
         }
     }

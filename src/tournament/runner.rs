@@ -302,10 +302,13 @@ async fn worker(
         let spec = game_spec(settings, &pairing);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         // Measured where something can be given up for it: the pinning, or the freezing.
-        let watched = (pinned.is_some()
-            || (shared.clocked && (white.freezes() || black.freezes())))
-            && running(white)
-            && running(black);
+        // A pinned game is judged only where its engines were already running: engines the
+        // game starts share its CPU with their sandboxes starting, which says nothing of other
+        // work.
+        let watched = match pinned {
+            Some(_) => running(white) && running(black),
+            None => shared.clocked && (white.freezes() || black.freezes()),
+        };
         let began = watched
             .then(|| Contention::start(cpu_time(white, black), pinned.as_ref().map(|p| p.cpu)));
         let header = LiveHeader {
@@ -366,8 +369,8 @@ async fn worker(
             // 5 – 11 lost frozen, 0 – 3 unfrozen).
             eprintln!(
                 "not frozen: the machine is busy with other work (the engines of game {} waited \
-                 for a CPU {:.0}% of the time they could run); game worker {}'s engines are no \
-                 longer frozen between their turns",
+                 for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
+                 between their turns",
                 index + 1,
                 share * 100.0,
                 slot + 1
