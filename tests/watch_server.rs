@@ -141,7 +141,11 @@ fn rss_kib(pid: u32) -> u64 {
 /// Cause guarded: a connection that sent a byte now and then was never idle, so one local
 /// process trickling 20,000 of them kept every real request refused for 35 s and grew the
 /// watcher from 7 MB to 377 MB. Now a request must arrive whole within seconds, a newcomer past
-/// the bound takes the place of an unanswered connection, and memory stays small.
+/// the bound takes the place of a connection without a whole request, and memory stays small.
+/// Cause guarded too: a newcomer took the place of the oldest unanswered connection, so on a
+/// busy machine a burst of connections pushed out a real request the server had not read yet
+/// (one in ten went unanswered under CI's load); a request waiting whole in the kernel now
+/// keeps its place.
 #[test]
 fn trickling_connections_cannot_keep_real_requests_out() {
     let dir = scratch("watch", "trickle");

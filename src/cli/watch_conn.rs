@@ -3,7 +3,9 @@
 //! client that trickles a byte now and then is never idle, and once held twenty thousand
 //! connections open and every real request out); at most `MOST_OPEN` connections are held, of
 //! them at most `MOST_PER_CLIENT` from one address, and a newcomer past a bound takes the place
-//! of the oldest connection that has not yet been answered, so a real request always gets in.
+//! of a connection with no whole request: one still trickling its request first, then one
+//! silent, oldest first. A real request arrives whole at once, so it keeps its place however
+//! many connections a local program opens after it, even before the server has answered.
 
 use std::io;
 use std::net::SocketAddr;
@@ -39,8 +41,14 @@ pub struct Bounded {
 /// What the listener knows of a connection it handed out.
 #[derive(Default)]
 struct Conn {
+    /// The connection's socket, to peek at a request not yet read.
+    fd: std::os::fd::RawFd,
     /// Set once a reply has been written: a connection in use by a page.
     answered: std::sync::atomic::AtomicBool,
+    /// Set once a request's head has arrived whole (its blank line read).
+    whole: std::sync::atomic::AtomicBool,
+    /// Set once any byte of a request has arrived.
+    begun: std::sync::atomic::AtomicBool,
     /// Set when a newcomer takes its place; the connection then ends at its next poll.
     evicted: std::sync::atomic::AtomicBool,
     waker: std::sync::Mutex<Option<std::task::Waker>>,
@@ -72,8 +80,8 @@ impl Bounded {
         }
     }
 
-    /// Makes room for a newcomer from `from`: past the bound for its address, or for all, the
-    /// oldest unanswered connection (of that address first) gives way.
+    /// Makes room for a newcomer from `from`: past the bound for its address, or for all, a
+    /// connection without a whole request (of that address first) gives way.
     fn make_room(&mut self, from: std::net::IpAddr) {
         use std::sync::atomic::Ordering;
         self.held
@@ -83,25 +91,68 @@ impl Bounded {
         if theirs < MOST_PER_CLIENT && !full {
             return;
         }
-        let unanswered = |c: &Arc<Conn>| !c.answered.load(Ordering::SeqCst);
-        let victim = self
-            .held
-            .iter()
-            .position(|(ip, c)| *ip == from && unanswered(c))
-            .or_else(|| self.held.iter().position(|(_, c)| unanswered(c)))
-            .or_else(|| {
+        let victim = self.loose_victim(from, true).or_else(|| {
+            self.loose_victim(from, false).or_else(|| {
                 (theirs >= MOST_PER_CLIENT).then(|| {
                     self.held
                         .iter()
                         .position(|(ip, _)| *ip == from)
                         .unwrap_or(0)
                 })
-            });
+            })
+        });
         if let Some(at) = victim {
             let (_, conn) = self.held.remove(at);
             conn.evict();
         }
     }
+}
+
+impl Bounded {
+    /// The place of the connection to give way among those without a whole request (of `from`
+    /// only, if `ours`): one trickling its request, else one silent, oldest first. A silent one
+    /// whose request already waits whole in the kernel, unread only because the server is busy,
+    /// is no candidate: it is a real request.
+    fn loose_victim(&self, from: std::net::IpAddr, ours: bool) -> Option<usize> {
+        use std::sync::atomic::Ordering;
+        let loose =
+            |c: &Conn| !c.answered.load(Ordering::SeqCst) && !c.whole.load(Ordering::SeqCst);
+        let mine = |ip: &std::net::IpAddr| !ours || *ip == from;
+        let trickling = self
+            .held
+            .iter()
+            .position(|(ip, c)| mine(ip) && loose(c) && c.begun.load(Ordering::SeqCst));
+        trickling.or_else(|| {
+            self.held.iter().position(|(ip, c)| {
+                mine(ip) && loose(c) && !c.begun.load(Ordering::SeqCst) && {
+                    let waiting = whole_request_waiting(c);
+                    c.whole.store(waiting, Ordering::SeqCst);
+                    !waiting
+                }
+            })
+        })
+    }
+}
+
+/// Whether a connection not yet read has a whole request head waiting in the kernel (peeked,
+/// so the server still reads it).
+fn whole_request_waiting(conn: &Conn) -> bool {
+    let mut head = [0u8; 4096];
+    if conn.closed.load(std::sync::atomic::Ordering::SeqCst) {
+        return false;
+    }
+    // SAFETY: recv writes at most head.len() bytes into head; MSG_PEEK leaves them queued. The
+    // descriptor belongs to a connection not yet closed (checked above); were it closed and
+    // reused meanwhile, the peek only misjudges which connection gives way.
+    let got = unsafe {
+        libc::recv(
+            conn.fd,
+            head.as_mut_ptr().cast(),
+            head.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(got).is_ok_and(|n| head[..n].windows(4).any(|w| w == b"\r\n\r\n"))
 }
 
 /// The soft limit on open descriptors, raised to the hard one first.
@@ -147,7 +198,10 @@ impl axum::serve::Listener for Bounded {
                     .await;
             // Still no place: the newcomer is closed (dropped) rather than left to wait unseen.
             if let Ok(Ok(permit)) = permit {
-                let conn = Arc::new(Conn::default());
+                let conn = Arc::new(Conn {
+                    fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
+                    ..Conn::default()
+                });
                 self.held.push((from.ip(), conn.clone()));
                 return (IdleClosing::new(stream, permit, self.idle, conn), from);
             }
@@ -166,6 +220,8 @@ pub struct IdleClosing {
     timer: Pin<Box<Sleep>>,
     /// When the request being read began, if one is (reset by each reply).
     request_began: Option<Instant>,
+    /// How much of the blank line ending a request head ("\r\n\r\n") the last bytes matched.
+    head_end: usize,
     conn: Arc<Conn>,
     _counted: OwnedSemaphorePermit,
 }
@@ -182,6 +238,7 @@ impl IdleClosing {
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
             request_began: None,
+            head_end: 0,
             conn,
             _counted: counted,
         }
@@ -211,7 +268,21 @@ impl IdleClosing {
     }
 
     /// Bytes of a request arrived: too slow a request ends the connection.
-    fn read_some(&mut self) -> io::Result<()> {
+    fn read_some(&mut self, bytes: &[u8]) -> io::Result<()> {
+        use std::sync::atomic::Ordering;
+        self.conn.begun.store(true, Ordering::SeqCst);
+        for &b in bytes {
+            self.head_end = match (self.head_end, b) {
+                (0 | 2, b'\r') => self.head_end + 1,
+                (1 | 3, b'\n') => self.head_end + 1,
+                (_, b'\r') => 1,
+                _ => 0,
+            };
+            if self.head_end == 4 {
+                self.conn.whole.store(true, Ordering::SeqCst);
+                self.head_end = 0;
+            }
+        }
         let began = *self.request_began.get_or_insert_with(Instant::now);
         match began.elapsed() > REQUEST_TIME {
             true => Err(io::ErrorKind::TimedOut.into()),
@@ -251,7 +322,8 @@ impl AsyncRead for IdleClosing {
         match Pin::new(&mut self.stream).poll_read(cx, buf) {
             Poll::Ready(Ok(())) if buf.filled().len() > before => {
                 self.moved();
-                Poll::Ready(self.read_some())
+                let done = self.read_some(&buf.filled()[before..]);
+                Poll::Ready(done)
             }
             Poll::Ready(done) => {
                 self.moved();
