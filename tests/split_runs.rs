@@ -460,34 +460,43 @@ fn games_with_a_stopped_task(name: &str, stop: std::time::Duration, lease: &str)
         "{}",
         stdout(&single)
     );
-    let children: Vec<std::process::Child> = (1..=4)
-        .map(|k| {
-            let mut args = with_shard(sprt_match("split"), &format!("{k}/4"));
-            // Unpinned, as the four share two CPUs: under `auto` the first task alone is pinned,
-            // and its referee (a batch thread) waits behind the three others' engines on that
-            // CPU, so the others could decide the SPRT before it played the two games this
-            // test stops it after.
-            args.extend([
-                "--lease".to_string(),
-                lease.to_string(),
-                "--affinity=off".into(),
-            ]);
-            Command::new(env!("CARGO_BIN_EXE_arbiter"))
-                .args(&args)
-                .current_dir(&dir)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("arbiter starts")
-        })
-        .collect();
-    // Stopped once its games are under way: it then holds a pair it has not finished.
+    let start = |k: usize| {
+        let mut args = with_shard(sprt_match("split"), &format!("{k}/4"));
+        // Unpinned, as the four share two CPUs: under `auto` the first task alone is pinned,
+        // and its referee (a batch thread) waits behind the three others' engines on that
+        // CPU, so the others could decide the SPRT before it played the two games this test
+        // stops it after.
+        args.extend([
+            "--lease".to_string(),
+            lease.to_string(),
+            "--affinity=off".into(),
+        ]);
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(&args)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("arbiter starts")
+    };
+    // Task 1 starts a first game before the others start, so that on a loaded machine the
+    // others cannot decide the SPRT before it has played the pair after which it is stopped.
     let journal = dir.join("split/shard-1-of-4/journal.jsonl");
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(started.elapsed().as_secs() < 120, "task 1 never played");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let mut children = vec![start(1)];
+    let played = |at_least: usize, children: &mut Vec<std::process::Child>| {
+        let began = std::time::Instant::now();
+        while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < at_least {
+            if let Some(ended) = children[0].try_wait().unwrap() {
+                panic!("task 1 ended ({ended}) before it played {at_least} games");
+            }
+            assert!(began.elapsed().as_secs() < 120, "task 1 never played");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    played(1, &mut children);
+    children.extend((2..=4).map(start));
+    // Stopped once its games are under way: it then holds a pair it has not finished.
+    played(2, &mut children);
     let pid = children[0].id() as i32;
     // SAFETY: signals to a child this test started and still holds.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
