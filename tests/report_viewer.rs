@@ -248,6 +248,51 @@ fn unescape(text: &str) -> String {
 /// Rust drawing compared string for string), the two sides' pieces painted in two different
 /// colours, the last move's squares marked and visible. A screenshot of each board is left in
 /// the scratch folder (`board-<game>.png`) to be looked at.
+/// Cause guarded: a chess report's viewer said "the red line is the laser beam of the move".
+/// The beam is explained in the games whose moves fire one, and only there.
+#[test]
+fn the_viewer_speaks_of_a_laser_only_where_moves_fire_one() {
+    let dir = scratch("viewer", "beam-words");
+    let e = bundled_engine();
+    for rules in arbiter::game::games() {
+        let game = rules.id;
+        let out = arbiter_in(
+            &dir,
+            &[
+                "match",
+                "--game",
+                game,
+                "--games",
+                "2",
+                "--each",
+                "depth=1",
+                "tc=inf",
+                "--engine",
+                &format!("cmd={e}"),
+                "name=a",
+                "--engine",
+                &format!("cmd={e}"),
+                "name=b",
+                "--out",
+                game,
+                "--quiet",
+            ],
+        );
+        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        let page = std::fs::read_to_string(dir.join(game).join("report.html")).unwrap();
+        assert_eq!(
+            page.contains("laser beam"),
+            rules.drawing.lasers,
+            "{game}: the viewer's words on the beam"
+        );
+    }
+    let lasers = arbiter::game::games()
+        .iter()
+        .filter(|g| g.drawing.lasers)
+        .count();
+    assert!(lasers >= 2 && lasers < arbiter::game::games().len());
+}
+
 #[test]
 #[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
 fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_last_move_marked() {

@@ -1,6 +1,6 @@
 //! Engines started the ways their users start them, each in the default sandbox: a shell script
 //! that runs a program elsewhere, a program lying straight in /tmp, a Python engine in a virtual
-//! environment, `nice` in front of the engine; and a wrapper that cannot start, whose error
+//! environment, a Java jar, `nice` and `taskset` in front of the engine; and a wrapper that cannot start, whose error
 //! names what it could not see and the setting that shows it.
 
 mod common;
@@ -117,6 +117,67 @@ fn wrapper_and_interpreter_engines_start_in_the_sandbox() {
             ],
         ),
         "nice in front of the engine",
+    );
+    // `taskset` in front of it, as users keep an engine off the CPUs other work uses.
+    played(
+        &one_game(
+            &dir,
+            &[
+                "cmd=taskset".into(),
+                "arg=-c".into(),
+                "arg=0".into(),
+                format!("arg={}", program.display()),
+                "name=tasksetted".into(),
+            ],
+        ),
+        "taskset in front of the engine",
+    );
+}
+
+/// A Java engine as users start one: `java -D...=PATH -jar engine.jar`, the jar running a
+/// program elsewhere that it is told of by a system property (as GUI-launched Java fronts are).
+/// The JDK (`javac`, `jar`) builds the jar here; `.ci/run` installs it.
+#[test]
+fn a_java_jar_starts_in_the_sandbox() {
+    let dir = scratch("wrappers", "java");
+    let elsewhere = scratch("wrappers", "java-program");
+    let program = elsewhere.join("arbiter-engine");
+    std::fs::copy(bundled_engine(), &program).unwrap();
+    let jar_dir = scratch("wrappers", "java-jar");
+    std::fs::write(
+        jar_dir.join("Engine.java"),
+        "public class Engine { public static void main(String[] a) throws Exception {\n\
+         Process p = new ProcessBuilder(System.getProperty(\"engine.program\")).inheritIO().start();\n\
+         System.exit(p.waitFor()); } }\n",
+    )
+    .unwrap();
+    std::fs::write(jar_dir.join("manifest.txt"), "Main-Class: Engine\n").unwrap();
+    for (tool, args) in [
+        ("javac", vec!["-d", ".", "Engine.java"]),
+        (
+            "jar",
+            vec!["cfm", "engine.jar", "manifest.txt", "Engine.class"],
+        ),
+    ] {
+        let made = Command::new(tool)
+            .args(&args)
+            .current_dir(&jar_dir)
+            .status()
+            .unwrap_or_else(|e| panic!("{tool} (Debian's default-jdk-headless) runs: {e}"));
+        assert!(made.success(), "{tool} {args:?}");
+    }
+    played(
+        &one_game(
+            &dir,
+            &[
+                "cmd=java".into(),
+                format!("arg=-Dengine.program={}", program.display()),
+                "arg=-jar".into(),
+                format!("arg={}", jar_dir.join("engine.jar").display()),
+                "name=java".into(),
+            ],
+        ),
+        "a Java jar",
     );
 }
 

@@ -212,11 +212,9 @@ impl Reporter {
 fn standing(p: &Progress) -> String {
     let t = p.totals;
     if t.names.len() == 2 {
-        return format!(
-            "{} Elo {}",
-            t.names[0],
-            compact(trinomial_elo(t.per_engine[0]))
-        );
+        let w = t.per_engine[0];
+        let elo = labelled(" Elo ", compact(trinomial_elo(w)));
+        return format!("{} +{}-{}={}{elo}", t.names[0], w.wins, w.losses, w.draws);
     }
     let best = (0..t.names.len()).max_by(|&a, &b| {
         t.per_engine[a]
@@ -225,15 +223,18 @@ fn standing(p: &Progress) -> String {
     });
     best.map(|i| {
         let w = t.per_engine[i];
-        format!(
-            "leader {} {}/{} Elo vs field {}",
-            t.names[i],
-            w.points(),
-            w.games(),
-            compact(trinomial_elo(w))
-        )
+        let elo = labelled(" Elo vs field ", compact(trinomial_elo(w)));
+        format!("leader {} {}/{}{elo}", t.names[i], w.points(), w.games())
     })
     .unwrap_or_default()
+}
+
+/// `label` before `text`, or nothing where there is no text.
+fn labelled(label: &str, text: String) -> String {
+    match text.is_empty() {
+        true => text,
+        false => format!("{label}{text}"),
+    }
 }
 
 /// An Elo estimate in a few columns: `+35 [-20,+90]`, `>+131`, `<+84`.
@@ -254,11 +255,17 @@ fn compact(e: EloEstimate) -> String {
         EloEstimate::Estimate { elo, lower, upper } => {
             format!("{} [{},{}]", whole(elo), whole(lower), whole(upper))
         }
+        // A bound on the other side of zero from the result ("won every game: above -307"
+        // after one game) tells a reader nothing the score does not: left out.
         EloEstimate::Perfect {
             won_all: true,
             bound,
-        } => format!(">{}", whole(bound)),
-        EloEstimate::Perfect { bound, .. } => format!("<{}", whole(bound)),
+        } if bound > 0.0 => format!(">{}", whole(bound)),
+        EloEstimate::Perfect {
+            won_all: false,
+            bound,
+        } if bound < 0.0 => format!("<{}", whole(bound)),
+        EloEstimate::Perfect { .. } => String::new(),
         EloEstimate::NoGames => String::new(),
     }
 }
@@ -341,5 +348,10 @@ mod tests {
             }),
             ">+131"
         );
+        let one_win = EloEstimate::Perfect {
+            won_all: true,
+            bound: -307.0,
+        };
+        assert_eq!(compact(one_win), "");
     }
 }

@@ -849,7 +849,7 @@ fn readable_folders(
         .flat_map(|(_, value)| value.split(if value.contains(';') { ';' } else { ':' }));
     let asked = config.sandbox.readable.iter().map(String::as_str);
     for part in named
-        .chain(config.args.iter().map(String::as_str))
+        .chain(config.args.iter().flat_map(|a| paths_in_arg(a)))
         .chain(asked)
     {
         let part = part.trim();
@@ -872,6 +872,20 @@ fn readable_folders(
         }
     }
     Ok(readable)
+}
+
+/// The paths a program argument may name: itself, the value of `-Dkey=PATH` or `--flag=PATH`,
+/// and each part of a list such as a Java class path (`a.jar:lib/b.jar`).
+fn paths_in_arg(arg: &str) -> Vec<&str> {
+    let value = arg.split_once('=').map(|(_, v)| v);
+    let mut parts = vec![arg];
+    parts.extend(value);
+    for whole in [Some(arg), value].into_iter().flatten() {
+        if whole.contains(':') {
+            parts.extend(whole.split(':'));
+        }
+    }
+    parts
 }
 
 /// The most of a script read for the programs it runs.
