@@ -8,7 +8,9 @@ mod load;
 pub mod peer;
 mod relay_floor;
 mod scale;
+mod watch_cost;
 pub use scale::scale_bench;
+pub use watch_cost::watch_cost;
 
 /// Why a benchmark cannot run: bad input, named.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +79,11 @@ pub struct BenchArgs {
     /// peak memory of each, the journals filled from a few hundred real games.
     #[arg(long, value_name = "GAMES", value_delimiter = ',', conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
     pub scale: Vec<u64>,
+    /// Measure what watching a run costs it: the same instant match unwatched and watched
+    /// (a real `arbiter watch` and a client polling its page as the browser does), in turn,
+    /// --runs times each (default 3), and the referee's median turnaround of each.
+    #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards", "scale"])]
+    pub watch_cost: bool,
     /// Games in the schedule split by --shards.
     #[arg(long, default_value_t = 100_000, requires = "shards")]
     pub games: u64,

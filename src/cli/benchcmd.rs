@@ -19,6 +19,11 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
             .map(|_| Exit::Success)
             .map_err(Failure::from);
     }
+    if args.watch_cost {
+        return crate::bench::watch_cost(args.runs.unwrap_or(3))
+            .map(|_| Exit::Success)
+            .map_err(Failure::from);
+    }
     if !args.scale.is_empty() {
         return crate::bench::scale_bench(&args.scale)
             .map(|_| Exit::Success)

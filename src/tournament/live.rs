@@ -2,11 +2,16 @@
 //! `live/watching` file in the run's folder), each worker keeps `live/game-<worker>.json` up
 //! to date after every move. Unwatched, a run writes nothing here and reads no clock of its
 //! own (the referee's time of the move serves), so a run nobody watches is as fast as before.
+//! Watched, the referee only leaves the game as it stands for a writer thread, which writes
+//! the files at most every `WRITE_EVERY`: a file written and renamed in the move's path took
+//! 1-2 ms a move, forty times the referee's own turnaround.
 
 use crate::referee::Sight;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The folder of the live files, inside a run's (or a task's) folder.
@@ -17,6 +22,8 @@ pub const WATCH_TOUCH: Duration = Duration::from_secs(2);
 const FRESH: Duration = Duration::from_secs(10);
 /// How often a run looks for the watcher's file.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
+/// How often the writer thread writes the games left for it (the page refreshes every 250 ms).
+const WRITE_EVERY: Duration = Duration::from_millis(100);
 
 /// A game in progress, as its live file holds it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -49,6 +56,19 @@ pub struct Live {
     /// Milliseconds after `started` of the last look for the watcher's file.
     looked_ms: AtomicU64,
     watched: AtomicBool,
+    shared: Arc<Shared>,
+    writer: std::sync::OnceLock<()>,
+}
+
+/// What the referee and the writer thread share.
+#[derive(Default)]
+struct Shared {
+    /// Each worker's game as it last stood, not yet written.
+    pending: Mutex<BTreeMap<usize, LiveGame>>,
+    /// Held while files are written or removed: the run's end waits for a write under way.
+    files: Mutex<()>,
+    /// The run is over (or gone): nothing more is written.
+    ended: AtomicBool,
 }
 
 impl Live {
@@ -58,7 +78,24 @@ impl Live {
             started: Instant::now(),
             looked_ms: AtomicU64::new(0),
             watched: AtomicBool::new(false),
+            shared: Arc::new(Shared::default()),
+            writer: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Starts the writer thread the first time a game is left for it; it ends with the run.
+    fn start_writer(&self) {
+        self.writer.get_or_init(|| {
+            let (shared, dir) = (self.shared.clone(), self.dir.clone());
+            let _ = std::thread::Builder::new()
+                .name("live-writer".into())
+                .spawn(move || {
+                    while !shared.ended.load(Ordering::Relaxed) {
+                        std::thread::sleep(WRITE_EVERY);
+                        write_pending(&shared, &dir);
+                    }
+                });
+        });
     }
 
     /// Whether a watcher looks at `at`, from its file's age, read at most every `LOOK_EVERY`.
@@ -77,13 +114,8 @@ impl Live {
         self.watched.load(Ordering::Relaxed)
     }
 
-    fn file(&self, worker: usize) -> PathBuf {
-        self.dir.join(format!("game-{worker}.json"))
-    }
-
-    /// Writes worker `worker`'s game as it stands, if somebody watches; whole or not at all
-    /// (renamed into place). Returns whether it wrote. A failure to write is no concern of the
-    /// game's: the page just lags.
+    /// Leaves worker `worker`'s game as it stands for the writer thread, if somebody watches.
+    /// Returns whether it did.
     pub fn show(&self, worker: usize, who: &LiveHeader, sight: &Sight<'_>) -> bool {
         if !self.watched(sight.at) {
             return false;
@@ -99,17 +131,16 @@ impl Live {
             clocks_ms: sight.clocks.map(|c| c.map(|d| d.as_millis() as u64)),
             written_ms: now_ms(),
         };
-        let Ok(text) = serde_json::to_vec(&game) else {
-            return false;
-        };
-        let path = self.file(worker);
-        let tmp = self.dir.join(format!(".game-{worker}.json.tmp"));
-        let _ = std::fs::create_dir_all(&self.dir);
-        std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_ok()
+        self.start_writer();
+        lock(&self.shared.pending).insert(worker, game);
+        true
     }
 
     /// The run is over: no game of it is in progress any more.
     pub fn clear_all(&self) {
+        self.shared.ended.store(true, Ordering::Relaxed);
+        let _writing = lock(&self.shared.files);
+        lock(&self.shared.pending).clear();
         let Ok(list) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -117,6 +148,36 @@ impl Live {
             if e.file_name().to_string_lossy().starts_with("game-") {
                 let _ = std::fs::remove_file(e.path());
             }
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.shared.ended.store(true, Ordering::Relaxed);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes each game left for the writer, whole or not at all (renamed into place). A failure
+/// to write is no concern of the game's: the page just lags.
+fn write_pending(shared: &Shared, dir: &Path) {
+    let _writing = lock(&shared.files);
+    let games = std::mem::take(&mut *lock(&shared.pending));
+    if games.is_empty() || shared.ended.load(Ordering::Relaxed) {
+        return;
+    }
+    let _ = std::fs::create_dir_all(dir);
+    for (worker, game) in games {
+        let Ok(text) = serde_json::to_vec(&game) else {
+            continue;
+        };
+        let tmp = dir.join(format!(".game-{worker}.json.tmp"));
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, dir.join(format!("game-{worker}.json")));
         }
     }
 }
@@ -184,6 +245,12 @@ mod tests {
         touch_watching(&dir).unwrap();
         let live = Live::new(&dir);
         assert!(live.show(1, &who, &sight));
+        // Written by the writer thread within its period, not in the referee's path.
+        let began = Instant::now();
+        while read_live(&dir).is_empty() {
+            assert!(began.elapsed() < Duration::from_secs(10), "never written");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let games = read_live(&dir);
         assert_eq!(games.len(), 1);
         assert_eq!(games[0].moves, vec!["e2e4".to_string()]);
