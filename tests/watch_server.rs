@@ -211,3 +211,46 @@ fn trickling_connections_cannot_keep_real_requests_out() {
         "the watcher grew from {before} KiB to {after} KiB"
     );
 }
+
+/// The page's report of a finished run is the run's own report, byte for byte. Causes guarded:
+/// the page stated the watcher's sandbox limits (a share of the machine for one game, where
+/// the run played two at once: 11.8 GiB against 5.9), and drew its Elo curve in the order the
+/// games finished, where the report draws it in the schedule's order.
+#[test]
+fn a_finished_runs_page_is_its_report() {
+    let dir = scratch("watch", "same");
+    let mut args = deep_against_shallow(8, 3, "run");
+    args.extend(["--concurrency".into(), "2".into()]);
+    succeed_in(&dir, &args);
+    let mut watching = Killed(
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["watch", "run"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(watching.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let at = address(&first);
+    let mut stream = TcpStream::connect(&at).unwrap();
+    write!(
+        stream,
+        "GET /report.html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let (_, page) = reply.split_once("\r\n\r\n").expect("a reply with a body");
+    let report = std::fs::read_to_string(dir.join("run/report.html")).unwrap();
+    assert!(page == report, "the page's report differs from the run's");
+    // Two games at once: some finished out of the schedule's order, which the report ignores.
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    let order: Vec<u64> = journal
+        .lines()
+        .map(|l| arbiter::tournament::journal::parse_line(l).unwrap().0.index)
+        .collect();
+    eprintln!("games in the order they finished: {order:?}");
+}

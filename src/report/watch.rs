@@ -28,7 +28,12 @@ pub struct Watched {
     read_to: HashMap<PathBuf, u64>,
     counted: HashSet<u64>,
     ledger: Ledger,
+    /// The games counted so far in the schedule's order, as the report lists them: a game
+    /// that finished before an earlier one waits in `waiting` for it (a bounded number, so
+    /// that a game never played cannot hold the rest back for ever).
     story: Story,
+    next_in_order: u64,
+    waiting: std::collections::BTreeMap<u64, Entry>,
     /// Bumped whenever a game is counted: the report changes only then.
     pub version: u64,
     /// The standings rows of `version` (the joint ratings behind them are worth computing once
@@ -63,11 +68,17 @@ impl Watched {
                 root.display()
             ));
         };
-        let spec = RunSpec::load(first)?
-            .ok_or_else(|| format!("{}: a run from an older arbiter", first.display()))?
-            .unsplit();
+        let played = RunSpec::load(first)?
+            .ok_or_else(|| format!("{}: a run from an older arbiter", first.display()))?;
+        let spec = played.unsplit();
         let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
         let total = spec.schedule_size();
+        // The limits the report states are the run's: a share of the machine for the games it
+        // plays at once, not for the watcher's (a split run's report is the merge's, which
+        // plays nothing).
+        if *first == root {
+            crate::engine::sandbox::games_at_once(played.concurrency.min(total.max(1) as usize));
+        }
         Ok(Watched {
             root: root.to_path_buf(),
             folders,
@@ -75,6 +86,8 @@ impl Watched {
             ledger: Ledger::new(names, spec.sprt),
             spec,
             total,
+            next_in_order: 0,
+            waiting: Default::default(),
             read_to: HashMap::new(),
             counted: HashSet::new(),
             version: 0,
@@ -101,12 +114,59 @@ impl Watched {
             for entry in self.new_entries(&folder.join(JOURNAL_FILE)) {
                 if self.counted.insert(entry.index) {
                     self.ledger.count(entry.index, &entry.record);
-                    self.story.add(&entry);
+                    self.waiting.insert(entry.index, entry);
                     self.version += 1;
                 }
             }
         }
+        self.tell_in_order();
         self.version != before
+    }
+
+    /// Adds to the story the games now next in the schedule's order.
+    fn tell_in_order(&mut self) {
+        /// Games held back at most; past it the earliest goes on, its gap left behind.
+        const MOST_WAITING: usize = 256;
+        while let Some(&first) = self.waiting.keys().next() {
+            if first != self.next_in_order && self.waiting.len() <= MOST_WAITING {
+                break;
+            }
+            let Some(entry) = self.waiting.remove(&first) else {
+                break;
+            };
+            self.next_in_order = entry.index + 1;
+            self.story.add(&entry);
+        }
+    }
+
+    /// Whether the run is over: every game counted, or its SPRT decided and no game left
+    /// under way.
+    fn over(&self) -> bool {
+        self.counted.len() as u64 >= self.total
+            || self.ledger.decision.is_some() && self.live_games().is_empty()
+    }
+
+    /// The story of every game counted in the schedule's order, read from the journals as the
+    /// run's (or the merge's) report reads them at its end.
+    fn final_story(&self) -> Story {
+        let mut story = Story::new(&self.ledger.totals.names, self.ledger.totals.games);
+        story.showcase = super::viewer::Showcase::new(self.spec.viewer_games);
+        let journals: Vec<PathBuf> = self.folders.iter().map(|f| f.join(JOURNAL_FILE)).collect();
+        if let [only] = journals.as_slice() {
+            let _ = crate::tournament::journal::read_in_order(only, |e| story.add(&e));
+            return story;
+        }
+        let mut entries = Vec::new();
+        for journal in &journals {
+            let _ = crate::tournament::journal::read_in_order(journal, |e| entries.push(e));
+        }
+        // Stable: of two entries for one game, the first task's comes first, as merge keeps.
+        entries.sort_by_key(|e| e.index);
+        entries.dedup_by_key(|e| e.index);
+        for e in &entries {
+            story.add(e);
+        }
+        story
     }
 
     fn new_entries(&mut self, path: &Path) -> Vec<Entry> {
@@ -164,7 +224,10 @@ impl Watched {
     pub fn report_html(&self) -> String {
         let totals = &self.ledger.totals;
         let tables = Tables::of(totals, &self.spec.rating_options());
-        let mut story = self.story.clone();
+        let mut story = match self.over() {
+            true => self.final_story(),
+            false => self.story.clone(),
+        };
         story.finish();
         super::html::html(totals, &self.info(), &tables, &story)
     }
