@@ -351,6 +351,9 @@ impl<R: std::io::BufRead> PgnReader<R> {
         if self.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
             return Ok(None);
         }
+        if self.plain_moves(line) {
+            return Ok(None);
+        }
         if !self.in_moves && self.current.tags.is_empty() {
             self.current.line = line_no;
         }
@@ -387,6 +390,36 @@ impl<R: std::io::BufRead> PgnReader<R> {
             self.has_move |= take_token(&line[s..], &mut self.current, self.moves);
         }
         Ok(None)
+    }
+
+    /// Reads a line of moves the quick way where only its result can matter: results alone, a
+    /// game with tags (whether it has moves decides nothing then), outside comments and
+    /// variations, and no comment, variation or rest-of-line comment starting on the line. A
+    /// result token holds `-` or is `*`: a line with neither has none, and is passed over
+    /// without looking at its tokens (most of a file's bytes). Returns whether it was so read.
+    fn plain_moves(&mut self, line: &str) -> bool {
+        let quick = !self.moves
+            && self.comment_depth == 0
+            && self.variation_depth == 0
+            && !self.current.tags.is_empty();
+        let bytes = line.as_bytes();
+        if !quick
+            || memchr::memchr3(b'{', b';', b'(', bytes).is_some()
+            || memchr::memchr(b')', bytes).is_some()
+        {
+            return false;
+        }
+        self.in_moves = true;
+        if memchr::memchr2(b'-', b'*', bytes).is_some() {
+            // The last result on the line is the one kept; it usually ends the line.
+            let last = line
+                .rsplit(|c: char| c.is_ascii_whitespace())
+                .find(|t| matches!(*t, "1-0" | "0-1" | "1/2-1/2" | "*"));
+            if let Some(result) = last {
+                self.current.result = Some(result.to_string());
+            }
+        }
+        true
     }
 
     /// The end of the source: the last game, or the comment left open.
@@ -536,6 +569,7 @@ mod tests {
     fn record(white: &str, black: &str) -> GameRecord {
         GameRecord {
             turnaround_us: Vec::new(),
+            overloaded: false,
             rules: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),

@@ -2,22 +2,9 @@
 //! than CPUs, or a referee turnaround that is a large share of the time per move.
 
 use crate::stats::percentiles;
+use crate::tournament::overload::{slice, SHARE};
 use crate::tournament::{RunOutcome, RunSpec};
 use std::time::Duration;
-
-/// The least time an engine gets per move on top of its clock: its increment, or its fixed
-/// time per move (none for depth/node limits or a clock without increment).
-fn slice(spec: &RunSpec) -> Option<Duration> {
-    spec.engines
-        .iter()
-        .filter_map(|e| {
-            e.limits
-                .movetime
-                .or(e.limits.tc.map(|tc| tc.inc))
-                .filter(|d| !d.is_zero())
-        })
-        .min()
-}
 
 fn timed(spec: &RunSpec) -> bool {
     spec.engines
@@ -41,12 +28,10 @@ pub fn before(spec: &RunSpec) {
 // The warnings avoid the words scripts count per line as their tools' game results ("on time",
 // "timeout", "disconnect", "stall": fishtest's worker counts each such line as a lost game).
 
-/// A p99 turnaround this share of the time per move or more is worth a word.
-const SHARE: f64 = 0.1;
-
 /// After the run: a referee turnaround that is a large share of the time per move.
 pub fn after(spec: &RunSpec, outcome: &RunOutcome) {
-    let (Some(slice), Some((_, p99, _))) = (slice(spec), percentiles(&outcome.latency_us)) else {
+    let (Some(slice), Some((_, p99, _))) = (slice(&spec.engines), percentiles(&outcome.latency_us))
+    else {
         return;
     };
     let p99 = Duration::from_micros(p99.max(0) as u64);
@@ -60,22 +45,5 @@ pub fn after(spec: &RunSpec, outcome: &RunOutcome) {
             slice.as_millis(),
             outcome.time_forfeits
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::EngineConfig;
-    use crate::tournament::RunKind;
-
-    #[test]
-    fn the_time_per_move_is_the_least_increment_or_fixed_time() {
-        let engine = |s: &str| EngineConfig::parse(&["cmd=/bin/sh", s], &[] as &[&str]).unwrap();
-        let mut spec = RunSpec::new(RunKind::Match, vec![engine("tc=1+0.01"), engine("st=0.5")]);
-        assert_eq!(slice(&spec), Some(Duration::from_millis(10)));
-        assert!(timed(&spec));
-        spec.engines = vec![engine("depth=2"), engine("tc=10")];
-        assert_eq!(slice(&spec), None);
     }
 }

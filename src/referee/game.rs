@@ -487,5 +487,6 @@ pub async fn play_game(
             .map(|(name, value)| format!("{name}={value}"))
             .collect(),
         turnaround_us: table.turnaround_us,
+        overloaded: false,
     })
 }

@@ -268,6 +268,10 @@ pub struct GameRecord {
     /// game. Measured only while playing; not kept in the journal.
     #[serde(skip)]
     pub turnaround_us: Vec<u32>,
+    /// Played on a machine overloaded for its clock (`tournament::overload`): kept, so that
+    /// every report of the run can say so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overloaded: bool,
 }
 
 impl GameRecord {
@@ -399,6 +403,7 @@ mod journal_form_tests {
             date: "2026.11.23".into(),
             rules: Vec::new(),
             turnaround_us: Vec::new(),
+            overloaded: false,
         }
     }
 

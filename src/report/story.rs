@@ -149,6 +149,7 @@ mod tests {
             index,
             record: GameRecord {
                 turnaround_us: Vec::new(),
+                overloaded: false,
                 rules: Vec::new(),
                 game: "leiserchess".into(),
                 white: white.into(),

@@ -425,6 +425,7 @@ mod tests {
                 index: 0,
                 record: crate::referee::GameRecord {
                     turnaround_us: Vec::new(),
+                    overloaded: false,
                     rules: Vec::new(),
                     game: game.into(),
                     white: "a".into(),

@@ -500,15 +500,27 @@ pub(super) fn clock_note(totals: &Totals, info: &RunInfo) -> Option<String> {
         .copied()
         .unwrap_or(0);
     let timed = info.time_controls.contains("tc=") || info.time_controls.contains("st=");
-    match (lost, timed) {
+    let on_time = match (lost, timed) {
         (0, false) => None,
-        (0, true) => Some("No game was lost on time.".into()),
+        (0, true) => Some("No game was lost on time.".to_string()),
         (lost, _) => Some(format!(
             "{lost} of {} games were lost on time: on a busy machine the clock, not only the \
              play, decides games (give more time per move, lower --concurrency, or play by \
              depth= or nodes=).",
             totals.games
         )),
+    };
+    let overloaded = (totals.overloaded > 0).then(|| {
+        format!(
+            "The machine was overloaded for this time control in {} of {} games: in a tenth of \
+             their moves or more, the referee, short of CPU, took a tenth or more of the time \
+             each move adds to pass the move on.",
+            totals.overloaded, totals.games
+        )
+    });
+    match (on_time, overloaded) {
+        (Some(a), Some(b)) => Some(format!("{a} {b}")),
+        (a, b) => a.or(b),
     }
 }
 
@@ -696,6 +708,7 @@ mod tests {
     fn game(white: &str, black: &str) -> GameRecord {
         GameRecord {
             turnaround_us: Vec::new(),
+            overloaded: false,
             rules: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),
@@ -731,5 +744,45 @@ mod tests {
         let few = Totals::new(vec!["a".into(), "b".into()]);
         let square = String::from_utf8(crosstable_csv(&few).unwrap()).unwrap();
         assert_eq!(square.lines().count(), 3, "{square}");
+    }
+
+    #[test]
+    fn the_top_of_a_report_says_how_many_games_an_overloaded_machine_played() {
+        let spec = crate::tournament::RunSpec::new(
+            crate::tournament::RunKind::Match,
+            ["a", "b"]
+                .iter()
+                .map(|n| {
+                    let settings = [
+                        "cmd=/bin/sh".to_string(),
+                        format!("name={n}"),
+                        "st=0.05".into(),
+                    ];
+                    crate::engine::EngineConfig::parse(&settings, &[] as &[String]).unwrap()
+                })
+                .collect(),
+        );
+        let info = RunInfo::of_run(&spec, &[], false, None);
+        let mut totals = Totals::new(vec!["a".into(), "b".into()]);
+        totals.add(&game("a", "b"), None);
+        assert_eq!(
+            clock_note(&totals, &info).as_deref(),
+            Some("No game was lost on time.")
+        );
+        let mut late = game("b", "a");
+        late.overloaded = true;
+        // Kept in the journal's line, and read back; a line without it was not overloaded.
+        let line = serde_json::to_string(&late).unwrap();
+        assert!(line.contains("\"overloaded\":true"), "{line}");
+        let read: GameRecord = serde_json::from_str(&line).unwrap();
+        totals.add(&read, None);
+        let note = clock_note(&totals, &info).unwrap();
+        assert!(
+            note.contains("overloaded for this time control in 1 of 2 games"),
+            "{note}"
+        );
+        assert!(!serde_json::to_string(&game("a", "b"))
+            .unwrap()
+            .contains("overloaded"));
     }
 }

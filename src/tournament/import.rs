@@ -81,6 +81,7 @@ fn record_of(g: &PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, St
         .unwrap_or(Termination::Unrecorded);
     Ok(Some(GameRecord {
         turnaround_us: Vec::new(),
+        overloaded: false,
         rules: g
             .tag("Rules")
             .map(|r| r.split_whitespace().map(str::to_string).collect())

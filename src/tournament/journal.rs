@@ -472,6 +472,7 @@ mod tests {
             index,
             record: GameRecord {
                 turnaround_us: Vec::new(),
+                overloaded: false,
                 rules: Vec::new(),
                 game: "leiserchess".into(),
                 white: format!("w{index}"),

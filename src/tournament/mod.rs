@@ -17,6 +17,7 @@ pub(crate) mod ledger;
 pub mod live;
 pub mod merge;
 pub mod openings;
+pub mod overload;
 mod pooled_sprt;
 pub mod proof;
 pub mod rules_check;

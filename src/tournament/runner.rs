@@ -5,6 +5,7 @@ use super::affinity;
 use super::contention::{Contention, Crowding};
 use super::live::{Live, LiveHeader};
 use super::openings::Opening;
+use super::overload;
 use crate::engine::log::IoLog;
 use crate::engine::{EngineConfig, EngineProcess};
 use crate::game::GameEntry;
@@ -380,6 +381,11 @@ async fn worker(
             }
         }
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
+        let mut record = record;
+        if let Ok(r) = &mut record {
+            let slice = overload::slice([&white.config, &black.config]);
+            r.overloaded = overload::game_overloaded(&r.turnaround_us, slice);
+        }
         // restart=on: this engine's next game is played by a new process.
         for player in [white, black] {
             if player.config.restart {

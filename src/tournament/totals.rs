@@ -32,6 +32,8 @@ pub struct Totals {
     pub results: Results,
     pub terminations: BTreeMap<String, u64>,
     pub games: u64,
+    /// Games played on a machine overloaded for their clock.
+    pub overloaded: u64,
     /// The first game of each pair whose second game has not finished: (lower-index engine's
     /// points, pairing).
     half_pairs: HashMap<u64, (f64, (usize, usize))>,
@@ -56,6 +58,7 @@ impl Totals {
             results,
             terminations: BTreeMap::new(),
             games: 0,
+            overloaded: 0,
             half_pairs: HashMap::new(),
             positions: names_index,
         }
@@ -85,6 +88,7 @@ impl Totals {
             return;
         };
         self.games += 1;
+        self.overloaded += u64::from(record.overloaded);
         *self
             .terminations
             .entry(record.termination.to_string())
