@@ -600,6 +600,43 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
 
+        /// Reading results alone finds every game, tag, result and error line that reading
+        /// the moves finds, whatever comments, variations, results and tag-like lines the
+        /// movetext holds (its quick path passes over plain move lines).
+        #[test]
+        fn results_alone_read_what_the_moves_read(
+            games in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::prop_oneof![
+                        proptest::strategy::Just("e2e4"), proptest::strategy::Just("O-O"),
+                        proptest::strategy::Just("1-0"), proptest::strategy::Just("0-1"),
+                        proptest::strategy::Just("1/2-1/2"), proptest::strategy::Just("*"),
+                        proptest::strategy::Just("{"), proptest::strategy::Just("}"),
+                        proptest::strategy::Just("("), proptest::strategy::Just(")"),
+                        proptest::strategy::Just(";"), proptest::strategy::Just("\n"),
+                        proptest::strategy::Just("\n[Note \"x\"]\n"), proptest::strategy::Just("12."),
+                    ],
+                    0..24,
+                ),
+                1..5,
+            ),
+        ) {
+            let mut text = String::new();
+            for (i, tokens) in games.iter().enumerate() {
+                text.push_str(&format!("[White \"w{i}\"]\n[Result \"*\"]\n\n"));
+                text.push_str(&tokens.join(" "));
+                text.push_str("\n\n");
+            }
+            let read = |reader: PgnReader<&[u8]>| -> Vec<Result<(Vec<(String, String)>, Option<String>, usize), PgnError>> {
+                reader.map(|g| g.map(|g| (g.tags, g.result, g.line))).collect()
+            };
+            proptest::prop_assert_eq!(
+                read(PgnReader::new(text.as_bytes()).results_only()),
+                read(PgnReader::new(text.as_bytes())),
+                "{}", text
+            );
+        }
+
         /// Whatever the names and event, arbiter's own PGN reads back as one game with the same
         /// moves and result, and the names as written (control characters and direction marks
         /// as spaces).
