@@ -35,7 +35,7 @@ pub fn pgn_records(
 ) -> Result<impl Iterator<Item = Result<ImportedGame, String>>, String> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let games = crate::pgn::PgnReader::new(std::io::BufReader::with_capacity(1 << 16, file));
+    let games = crate::pgn::PgnReader::new(std::io::BufReader::with_capacity(1 << 20, file));
     let games = match detail {
         Detail::Results => games.results_only(),
         Detail::Moves => games,
