@@ -63,8 +63,8 @@ pub struct Live {
 /// What the referee and the writer thread share.
 #[derive(Default)]
 struct Shared {
-    /// Each worker's game as it last stood, not yet written.
-    pending: Mutex<BTreeMap<usize, LiveGame>>,
+    /// What each worker's game gained since the writer last looked.
+    pending: Mutex<Pending>,
     /// Held while files are written or removed: the run's end waits for a write under way.
     files: Mutex<()>,
     /// The run is over (or gone): nothing more is written.
@@ -90,9 +90,11 @@ impl Live {
             let _ = std::thread::Builder::new()
                 .name("live-writer".into())
                 .spawn(move || {
+                    // Each worker's game as the writer last wrote it.
+                    let mut shown = BTreeMap::new();
                     while !shared.ended.load(Ordering::Relaxed) {
                         std::thread::sleep(WRITE_EVERY);
-                        write_pending(&shared, &dir);
+                        write_pending(&shared, &dir, &mut shown);
                     }
                 });
         });
@@ -120,19 +122,46 @@ impl Live {
         if !self.watched(sight.at) {
             return false;
         }
-        let game = LiveGame {
-            index: who.index,
-            round: who.round,
-            white: who.white.clone(),
-            black: who.black.clone(),
-            start_fen: sight.start_fen.map(str::to_string),
-            moves: sight.moves.to_vec(),
-            book_plies: sight.book_plies,
-            clocks_ms: sight.clocks.map(|c| c.map(|d| d.as_millis() as u64)),
-            written_ms: now_ms(),
-        };
         self.start_writer();
-        lock(&self.shared.pending).insert(worker, game);
+        let clocks_ms = sight.clocks.map(|c| c.map(|d| d.as_millis() as u64));
+        let written_ms = now_ms();
+        let mut pending = lock(&self.shared.pending);
+        // Only the moves the writer has not been given yet are copied: a copy of the whole game
+        // at every move cost the referee microseconds a move by the end of a long game.
+        let from = match pending.sent.get(&worker) {
+            Some(&(index, plies)) if index == who.index && plies <= sight.moves.len() => plies,
+            _ => 0,
+        };
+        pending.sent.insert(worker, (who.index, sight.moves.len()));
+        let more = &sight.moves[from..];
+        match pending.updates.get_mut(&worker) {
+            Some(update) if from > 0 && update.index == who.index => {
+                update.more.extend(more.iter().cloned());
+                update.clocks_ms = clocks_ms;
+                update.written_ms = written_ms;
+            }
+            _ => {
+                let base = (from == 0).then(|| LiveGame {
+                    index: who.index,
+                    round: who.round,
+                    white: who.white.clone(),
+                    black: who.black.clone(),
+                    start_fen: sight.start_fen.map(str::to_string),
+                    moves: Vec::new(),
+                    book_plies: sight.book_plies,
+                    clocks_ms,
+                    written_ms,
+                });
+                let update = Update {
+                    index: who.index,
+                    base,
+                    more: more.to_vec(),
+                    clocks_ms,
+                    written_ms,
+                };
+                pending.updates.insert(worker, update);
+            }
+        }
         true
     }
 
@@ -140,7 +169,7 @@ impl Live {
     pub fn clear_all(&self) {
         self.shared.ended.store(true, Ordering::Relaxed);
         let _writing = lock(&self.shared.files);
-        lock(&self.shared.pending).clear();
+        lock(&self.shared.pending).updates.clear();
         let Ok(list) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -150,6 +179,22 @@ impl Live {
             }
         }
     }
+}
+
+#[derive(Default)]
+struct Pending {
+    updates: BTreeMap<usize, Update>,
+    /// Per worker, the game and how many of its moves the writer has been given.
+    sent: BTreeMap<usize, (u64, usize)>,
+}
+
+/// A game's moves since the last update, or the game from its start (`base`).
+struct Update {
+    index: u64,
+    base: Option<LiveGame>,
+    more: Vec<String>,
+    clocks_ms: [Option<u64>; 2],
+    written_ms: u64,
 }
 
 impl Drop for Live {
@@ -164,15 +209,24 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Writes each game left for the writer, whole or not at all (renamed into place). A failure
 /// to write is no concern of the game's: the page just lags.
-fn write_pending(shared: &Shared, dir: &Path) {
+fn write_pending(shared: &Shared, dir: &Path, shown: &mut BTreeMap<usize, LiveGame>) {
     let _writing = lock(&shared.files);
-    let games = std::mem::take(&mut *lock(&shared.pending));
-    if games.is_empty() || shared.ended.load(Ordering::Relaxed) {
+    let updates = std::mem::take(&mut lock(&shared.pending).updates);
+    if updates.is_empty() || shared.ended.load(Ordering::Relaxed) {
         return;
     }
     let _ = std::fs::create_dir_all(dir);
-    for (worker, game) in games {
-        let Ok(text) = serde_json::to_vec(&game) else {
+    for (worker, update) in updates {
+        if let Some(base) = update.base {
+            shown.insert(worker, base);
+        }
+        let Some(game) = shown.get_mut(&worker).filter(|g| g.index == update.index) else {
+            continue;
+        };
+        game.moves.extend(update.more);
+        game.clocks_ms = update.clocks_ms;
+        game.written_ms = update.written_ms;
+        let Ok(text) = serde_json::to_vec(&*game) else {
             continue;
         };
         let tmp = dir.join(format!(".game-{worker}.json.tmp"));
@@ -256,6 +310,42 @@ mod tests {
         assert_eq!(games[0].moves, vec!["e2e4".to_string()]);
         assert_eq!(games[0].book_plies, 1);
         assert_eq!(games[0].clocks_ms, [Some(1500), None]);
+        // The game goes on, move by move, some moves before the writer looks and some after:
+        // the file holds every move once, in order. Then the worker's next game replaces it.
+        let mut moves = moves.clone();
+        let mut shown_until = |moves: &[String], index: u64| {
+            let began = Instant::now();
+            loop {
+                let games = read_live(&dir);
+                if games
+                    .first()
+                    .is_some_and(|g| g.index == index && g.moves == moves)
+                {
+                    break;
+                }
+                assert!(began.elapsed() < Duration::from_secs(10), "{games:?}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        for (i, mv) in ["e7e5", "g1f3", "b8c6", "f1b5"].iter().enumerate() {
+            moves.push(mv.to_string());
+            let sight = Sight {
+                moves: &moves,
+                ..sight
+            };
+            assert!(live.show(1, &who, &sight));
+            if i % 2 == 1 {
+                shown_until(&moves, 4);
+            }
+        }
+        let next = LiveHeader { index: 6, ..who };
+        let first = vec!["d2d4".to_string()];
+        let sight = Sight {
+            moves: &first,
+            ..sight
+        };
+        assert!(live.show(1, &next, &sight));
+        shown_until(&first, 6);
         live.clear_all();
         assert!(read_live(&dir).is_empty());
         let _ = std::fs::remove_dir_all(&dir);
