@@ -627,7 +627,8 @@ mod tests {
                 text.push_str(&tokens.join(" "));
                 text.push_str("\n\n");
             }
-            let read = |reader: PgnReader<&[u8]>| -> Vec<Result<(Vec<(String, String)>, Option<String>, usize), PgnError>> {
+            type Read = Vec<Result<(Vec<(String, String)>, Option<String>, usize), PgnError>>;
+            let read = |reader: PgnReader<&[u8]>| -> Read {
                 reader.map(|g| g.map(|g| (g.tags, g.result, g.line))).collect()
             };
             proptest::prop_assert_eq!(

@@ -313,7 +313,7 @@ mod tests {
         // The game goes on, move by move, some moves before the writer looks and some after:
         // the file holds every move once, in order. Then the worker's next game replaces it.
         let mut moves = moves.clone();
-        let mut shown_until = |moves: &[String], index: u64| {
+        let shown_until = |moves: &[String], index: u64| {
             let began = Instant::now();
             loop {
                 let games = read_live(&dir);
