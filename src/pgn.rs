@@ -239,14 +239,19 @@ fn parse_tag(text: &str, line: usize) -> Result<(String, String), PgnError> {
         .strip_prefix('[')
         .and_then(|t| t.trim_end().strip_suffix(']'))
         .ok_or_else(|| err("a tag must look like [Name \"value\"]"))?;
-    let (name, rest) = inner
-        .split_once(char::is_whitespace)
+    // Every byte that splits a tag is ASCII: searched as bytes, not as characters.
+    let gap = inner
+        .bytes()
+        .position(|b| b.is_ascii_whitespace())
         .ok_or_else(|| err("a tag needs a name and a quoted value"))?;
-    let rest = rest.trim();
+    let (name, rest) = (&inner[..gap], inner[gap..].trim());
     let quoted = rest
         .strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))
         .ok_or_else(|| err("a tag value must be in double quotes"))?;
+    if !quoted.contains('\\') {
+        return Ok((name.to_string(), quoted.to_string()));
+    }
     let mut value = String::with_capacity(quoted.len());
     let mut chars = quoted.chars();
     while let Some(c) = chars.next() {
