@@ -486,6 +486,11 @@ fn copy_keys(
                     ),
                 ))
             }
+            // OpenBench's client asks for it on every line it runs.
+            ("match_line", pattern) if name == "-pgnout" => shape.notes.push(format!(
+                "-pgnout match_line={pattern}: arbiter's PGN comments do not carry the engines' \
+                 own output lines; the games are played and written without them"
+            )),
             (field, "true") if COMMENT_FIELDS.contains(&field) => shape.notes.push(format!(
                 "{name} {field}=true: arbiter's PGN comments hold each move's score, depth and \
                  time, not {field}"
@@ -1289,6 +1294,18 @@ mod tests {
         assert!(t.argv.join(" ").contains("--pgnout-min"));
         assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
         assert!(t.notes[0].contains("nodes=true"), "{:?}", t.notes);
+        // OpenBench's client line: its pattern holds spaces, one word of the command line.
+        let mut openbench = line("-pgnout file=o.pgn seldepth=true nodes=true");
+        openbench.push("match_line=^info string pgncomment .*".into());
+        let t = translate("fastchess", &openbench).unwrap();
+        assert!(t.argv.join(" ").contains("--pgnout o.pgn"), "{:?}", t.argv);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("match_line=^info string pgncomment .*")),
+            "{:?}",
+            t.notes
+        );
         let t = translate("cutechess-cli", &line("-debug")).unwrap();
         assert!(t.notes[0].starts_with("-debug: "), "{:?}", t.notes);
         let t = translate("fastchess", &line("-show-latency -check-mate-pvs")).unwrap();
