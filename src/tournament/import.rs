@@ -35,11 +35,7 @@ pub fn pgn_records(
 ) -> Result<impl Iterator<Item = Result<ImportedGame, String>>, String> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let games = crate::pgn::PgnReader::new(std::io::BufReader::with_capacity(1 << 20, file));
-    let games = match detail {
-        Detail::Results => games.results_only(),
-        Detail::Moves => games,
-    };
+    let games = crate::pgn::ParallelPgn::new(file, detail == Detail::Moves);
     Ok(games.enumerate().filter_map(move |(i, g)| match g {
         Ok(g) => record_of(&g, i, &name)
             .map(|r| {

@@ -5,6 +5,9 @@ use crate::game::Outcome;
 use crate::referee::GameRecord;
 use thiserror::Error;
 
+mod parallel;
+pub use parallel::ParallelPgn;
+
 /// A tag value as PGN can hold it: quotes and backslashes escaped, and control characters (a
 /// newline in an engine's name would end the tag line and break every reader) made spaces.
 fn escape_into(value: &str, out: &mut String) {
@@ -301,98 +304,134 @@ pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
 pub struct PgnReader<R> {
     source: R,
     raw: String,
+    at: Progress,
+    done: bool,
+}
+
+/// Where a reader is in its text: what a line means depends on the lines before it (a comment
+/// left open, a game whose moves have begun).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Progress {
     line_no: usize,
     current: PgnGame,
     in_moves: bool,
     comment_depth: usize,
     comment_start: usize,
     variation_depth: usize,
-    done: bool,
     /// Whether the moves are kept; without them a game is its tags and result.
     moves: bool,
     /// Whether the game in progress has a move, kept or not.
     has_move: bool,
 }
 
+impl Progress {
+    /// The end of the source: the last game, or the comment left open.
+    pub(crate) fn finish(&mut self) -> Option<Result<PgnGame, PgnError>> {
+        if self.comment_depth > 0 {
+            return Some(Err(PgnError {
+                line: self.comment_start,
+                reason: "a comment '{' is never closed".into(),
+            }));
+        }
+        let last = std::mem::take(&mut self.current);
+        (!last.tags.is_empty() || self.has_move).then_some(Ok(last))
+    }
+
+    /// The start of a text.
+    pub(crate) fn start(moves: bool) -> Progress {
+        Progress {
+            moves,
+            ..Progress::default()
+        }
+    }
+}
+
 impl<R: std::io::BufRead> PgnReader<R> {
     pub fn new(source: R) -> PgnReader<R> {
+        PgnReader::resume(source, Progress::start(true))
+    }
+
+    /// A reader that goes on from `at`, as if `source` followed the text read so far.
+    pub(crate) fn resume(source: R, at: Progress) -> PgnReader<R> {
         PgnReader {
             source,
             raw: String::new(),
-            line_no: 0,
-            current: PgnGame::default(),
-            in_moves: false,
-            comment_depth: 0,
-            comment_start: 0,
-            variation_depth: 0,
+            at,
             done: false,
-            moves: true,
-            has_move: false,
         }
+    }
+
+    /// Where the reader is.
+    pub(crate) fn progress(self) -> Progress {
+        self.at
     }
 
     /// A reader that skips the moves: what rating a file needs, several times faster.
     pub fn results_only(mut self) -> PgnReader<R> {
-        self.moves = false;
+        self.at.moves = false;
         self
     }
 
     /// Reads one line into the game in progress; returns the game a tag line closed.
     fn read_line(&mut self, line: &str) -> Result<Option<PgnGame>, PgnError> {
-        let line_no = self.line_no;
+        let line_no = self.at.line_no;
         let line = line.trim();
-        if self.comment_depth == 0 && line.starts_with('[') {
-            let finished = self.in_moves.then(|| std::mem::take(&mut self.current));
+        if self.at.comment_depth == 0 && line.starts_with('[') {
+            let finished = self
+                .at
+                .in_moves
+                .then(|| std::mem::take(&mut self.at.current));
             if finished.is_some() {
-                self.has_move = false;
+                self.at.has_move = false;
             }
-            self.in_moves = false;
-            if self.current.tags.is_empty() {
-                self.current.line = line_no;
+            self.at.in_moves = false;
+            if self.at.current.tags.is_empty() {
+                self.at.current.line = line_no;
             }
-            self.current.tags.push(parse_tag(line, line_no)?);
+            self.at.current.tags.push(parse_tag(line, line_no)?);
             return Ok(finished);
         }
-        if self.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
+        if self.at.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
             return Ok(None);
         }
         if self.plain_moves(line) {
             return Ok(None);
         }
-        if !self.in_moves && self.current.tags.is_empty() {
-            self.current.line = line_no;
+        if !self.at.in_moves && self.at.current.tags.is_empty() {
+            self.at.current.line = line_no;
         }
-        self.in_moves = true;
+        self.at.in_moves = true;
         // Every character that ends a token is ASCII, so tokens are slices of the line.
         let mut start = None;
         for (i, b) in line.bytes().enumerate() {
-            if self.comment_depth > 0 {
+            if self.at.comment_depth > 0 {
                 if b == b'}' {
-                    self.comment_depth = 0;
+                    self.at.comment_depth = 0;
                 }
                 continue;
             }
             let ends_token = matches!(b, b'{' | b';' | b'(' | b')') || b.is_ascii_whitespace();
             if ends_token {
                 if let Some(s) = start.take() {
-                    self.has_move |= take_token(&line[s..i], &mut self.current, self.moves);
+                    self.at.has_move |=
+                        take_token(&line[s..i], &mut self.at.current, self.at.moves);
                 }
             }
             match b {
                 b'{' => {
-                    self.comment_depth = 1;
-                    self.comment_start = line_no;
+                    self.at.comment_depth = 1;
+                    self.at.comment_start = line_no;
                 }
                 b';' => return Ok(None),
-                b'(' => self.variation_depth += 1,
-                b')' => self.variation_depth = self.variation_depth.saturating_sub(1),
+                b'(' => self.at.variation_depth += 1,
+                b')' => self.at.variation_depth = self.at.variation_depth.saturating_sub(1),
                 _ if ends_token => {}
-                _ if self.variation_depth == 0 && start.is_none() => start = Some(i),
+                _ if self.at.variation_depth == 0 && start.is_none() => start = Some(i),
                 _ => {}
             }
         }
         if let Some(s) = start {
-            self.has_move |= take_token(&line[s..], &mut self.current, self.moves);
+            self.at.has_move |= take_token(&line[s..], &mut self.at.current, self.at.moves);
         }
         Ok(None)
     }
@@ -403,10 +442,10 @@ impl<R: std::io::BufRead> PgnReader<R> {
     /// result token holds `-` or is `*`: a line with neither has none, and is passed over
     /// without looking at its tokens (most of a file's bytes). Returns whether it was so read.
     fn plain_moves(&mut self, line: &str) -> bool {
-        let quick = !self.moves
-            && self.comment_depth == 0
-            && self.variation_depth == 0
-            && !self.current.tags.is_empty();
+        let quick = !self.at.moves
+            && self.at.comment_depth == 0
+            && self.at.variation_depth == 0
+            && !self.at.current.tags.is_empty();
         let bytes = line.as_bytes();
         if !quick
             || memchr::memchr3(b'{', b';', b'(', bytes).is_some()
@@ -414,53 +453,39 @@ impl<R: std::io::BufRead> PgnReader<R> {
         {
             return false;
         }
-        self.in_moves = true;
+        self.at.in_moves = true;
         if memchr::memchr2(b'-', b'*', bytes).is_some() {
             // The last result on the line is the one kept; it usually ends the line.
             let last = line
                 .rsplit(|c: char| c.is_ascii_whitespace())
                 .find(|t| matches!(*t, "1-0" | "0-1" | "1/2-1/2" | "*"));
             if let Some(result) = last {
-                self.current.result = Some(result.to_string());
+                self.at.current.result = Some(result.to_string());
             }
         }
         true
     }
-
-    /// The end of the source: the last game, or the comment left open.
-    fn finish(&mut self) -> Option<Result<PgnGame, PgnError>> {
-        self.done = true;
-        if self.comment_depth > 0 {
-            return Some(Err(PgnError {
-                line: self.comment_start,
-                reason: "a comment '{' is never closed".into(),
-            }));
-        }
-        let last = std::mem::take(&mut self.current);
-        (!last.tags.is_empty() || self.has_move).then_some(Ok(last))
-    }
 }
 
-impl<R: std::io::BufRead> Iterator for PgnReader<R> {
-    type Item = Result<PgnGame, PgnError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl<R: std::io::BufRead> PgnReader<R> {
+    /// The next game the source closes; `None` at the source's end, where the game in
+    /// progress is left open for whatever text follows.
+    pub(crate) fn next_in_source(&mut self) -> Option<Result<PgnGame, PgnError>> {
         while !self.done {
             let mut raw = std::mem::take(&mut self.raw);
             raw.clear();
-            let read = self.source.read_line(&mut raw);
-            let result = match read {
-                Ok(0) => return self.finish(),
+            let result = match self.source.read_line(&mut raw) {
+                Ok(0) => return None,
                 Ok(_) => {
-                    self.line_no += 1;
+                    self.at.line_no += 1;
                     let mut line = raw.strip_suffix('\n').unwrap_or(&raw);
-                    if self.line_no == 1 {
+                    if self.at.line_no == 1 {
                         line = line.strip_prefix('\u{feff}').unwrap_or(line);
                     }
                     self.read_line(line)
                 }
                 Err(e) => Err(PgnError {
-                    line: self.line_no + 1,
+                    line: self.at.line_no + 1,
                     reason: e.to_string(),
                 }),
             };
@@ -475,6 +500,22 @@ impl<R: std::io::BufRead> Iterator for PgnReader<R> {
             }
         }
         None
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for PgnReader<R> {
+    type Item = Result<PgnGame, PgnError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let next = self.next_in_source();
+        if next.is_none() {
+            self.done = true;
+            return self.at.finish();
+        }
+        next
     }
 }
 
