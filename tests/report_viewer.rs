@@ -61,32 +61,32 @@ fn first_shown(run: &std::path::Path) -> (std::path::PathBuf, arbiter::tournamen
     (page, entry)
 }
 
+/// `arbiter match SETTINGS` between two bundled engines, `a` and `b` (each with its own
+/// settings after its name), its report in `dir/out`; the run must succeed.
+fn play(dir: &std::path::Path, out: &str, settings: &[&str], a: &[&str], b: &[&str]) {
+    let cmd = format!("cmd={}", bundled_engine());
+    let mut args = vec!["match"];
+    args.extend(settings);
+    args.extend(["--engine", &cmd, "name=a"]);
+    args.extend(a);
+    args.extend(["--engine", &cmd, "name=b"]);
+    args.extend(b);
+    args.extend(["--out", out, "--quiet"]);
+    let run = arbiter_in(dir, &args);
+    assert!(run.status.success(), "{out}: {}", stderr(&run));
+}
+
 #[test]
 #[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
 fn the_viewer_draws_the_beam_to_the_zapped_piece() {
     let dir = scratch("viewer", "beam");
-    let e = bundled_engine();
-    let out = arbiter_in(
+    play(
         &dir,
-        &[
-            "match",
-            "--games",
-            "4",
-            "--engine",
-            &format!("cmd={e}"),
-            "name=a",
-            "depth=2",
-            "--engine",
-            &format!("cmd={e}"),
-            "name=b",
-            "depth=1",
-            "option.Style=greedy",
-            "--out",
-            "run",
-            "--quiet",
-        ],
+        "run",
+        &["--games", "4"],
+        &["depth=2"],
+        &["depth=1", "option.Style=greedy"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let (page, entry) = first_shown(&dir.join("run"));
     let moves: Vec<String> = entry.record.moves.iter().map(|m| m.text.clone()).collect();
     // The list of shown games links the game's last ply.
@@ -129,31 +129,11 @@ fn the_viewer_draws_the_beam_to_the_zapped_piece() {
 #[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
 fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
     let dir = scratch("viewer", "clocks");
-    let e = bundled_engine();
-    let out = arbiter_in(
-        &dir,
-        &[
-            "match",
-            "--games",
-            "2",
-            // Book moves are not timed: the clocks start with the engines' first moves.
-            "--openings",
-            &format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR")),
-            "--each",
-            "tc=5+0.05",
-            "depth=1",
-            "--engine",
-            &format!("cmd={e}"),
-            "name=a",
-            "--engine",
-            &format!("cmd={e}"),
-            "name=b",
-            "--out",
-            "run",
-            "--quiet",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let openings = format!("{}/openings/leiserchess.txt", env!("CARGO_MANIFEST_DIR"));
+    // Book moves are not timed: the clocks start with the engines' first moves.
+    let settings = ["--games", "2", "--openings", &openings];
+    let each = ["--each", "tc=5+0.05", "depth=1"];
+    play(&dir, "run", &[&settings[..], &each[..]].concat(), &[], &[]);
     let (page, entry) = first_shown(&dir.join("run"));
     let moves = &entry.record.moves;
     assert!(moves[0].book, "the game starts with book moves");
@@ -253,32 +233,17 @@ fn unescape(text: &str) -> String {
 #[test]
 fn the_viewer_speaks_of_a_laser_only_where_moves_fire_one() {
     let dir = scratch("viewer", "beam-words");
-    let e = bundled_engine();
     for rules in arbiter::game::games() {
         let game = rules.id;
-        let out = arbiter_in(
+        play(
             &dir,
+            game,
             &[
-                "match",
-                "--game",
-                game,
-                "--games",
-                "2",
-                "--each",
-                "depth=1",
-                "tc=inf",
-                "--engine",
-                &format!("cmd={e}"),
-                "name=a",
-                "--engine",
-                &format!("cmd={e}"),
-                "name=b",
-                "--out",
-                game,
-                "--quiet",
+                "--game", game, "--games", "2", "--each", "depth=1", "tc=inf",
             ],
+            &[],
+            &[],
         );
-        assert!(out.status.success(), "{game}: {}", stderr(&out));
         let page = std::fs::read_to_string(dir.join(game).join("report.html")).unwrap();
         assert_eq!(
             page.contains("laser beam"),
@@ -298,32 +263,11 @@ fn the_viewer_speaks_of_a_laser_only_where_moves_fire_one() {
 fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_last_move_marked() {
     use arbiter::report::board_svg::{board_svg, Marks};
     let dir = scratch("viewer", "boards");
-    let e = bundled_engine();
     for game in arbiter::game::games().iter().map(|g| g.id) {
-        let out = arbiter_in(
-            &dir,
-            &[
-                "match",
-                "--game",
-                game,
-                "--games",
-                "2",
-                "--each",
-                "depth=1",
-                "tc=inf",
-                "--engine",
-                &format!("cmd={e}"),
-                "name=a",
-                "--engine",
-                &format!("cmd={e}"),
-                "name=b",
-                "option.Style=greedy",
-                "--out",
-                game,
-                "--quiet",
-            ],
-        );
-        assert!(out.status.success(), "{game}: {}", stderr(&out));
+        let settings = [
+            "--game", game, "--games", "2", "--each", "depth=1", "tc=inf",
+        ];
+        play(&dir, game, &settings, &[], &["option.Style=greedy"]);
         let (page, entry) = first_shown(&dir.join(game));
         let moves: Vec<&str> = entry.record.moves.iter().map(|m| m.text.as_str()).collect();
         let ply = moves.len();

@@ -351,6 +351,14 @@ fn pinned_line(stdout: &Path) -> Option<String> {
         .map(String::from)
 }
 
+/// The line arbiter printed when `--affinity auto` did not pin its games, with the reason.
+fn not_pinned_line(stdout: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(stdout).ok()?;
+    text.lines()
+        .find(|l| l.starts_with("not pinned: "))
+        .map(String::from)
+}
+
 /// The program `stockfish` on PATH, or Debian's.
 pub fn default_stockfish() -> PathBuf {
     std::env::var_os("PATH")
@@ -410,6 +418,9 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         let auto_pinned = pinned_line(&dir("arbiter").join("stdout.txt"));
         if let Some(pinned) = &auto_pinned {
             say!("under arbiter, {pinned}");
+        } else if let Some(why) = not_pinned_line(&dir("arbiter").join("stdout.txt")) {
+            // The rows of this run are then unpinned ones: said, not mixed in silently.
+            say!("under arbiter, {why}");
         }
         eprintln!("playing them again under {} ...", peer.name);
         let theirs = measure(&peer.program, &peer_args, &dir("peer"), false)?;

@@ -259,6 +259,8 @@ pub struct EngineGroup {
     cpuset: Option<PathBuf>,
     /// The `cgroup.procs` files the engine joins between fork and exec.
     procs: Vec<CString>,
+    /// Under v1, the engine's group in the CPU hierarchy and the group above it.
+    cpu: Option<(PathBuf, PathBuf)>,
 }
 
 /// Each hierarchy that holds limits, with the files that set them (none without `limits`; a
@@ -295,8 +297,9 @@ fn limit_files<'a>(
 }
 
 impl EngineGroup {
-    /// Makes the groups for one engine process, with `limits` or none.
-    pub fn create(limits: Option<&Limits>) -> std::io::Result<EngineGroup> {
+    /// Makes the groups for one engine process, with `limits` or none; under v1, none in the
+    /// CPU hierarchy unless `cpu_group` (see `Confinement::plain_cpu`).
+    pub fn create(limits: Option<&Limits>, cpu_group: bool) -> std::io::Result<EngineGroup> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = format!(
             "arbiter-{}-{}",
@@ -304,7 +307,7 @@ impl EngineGroup {
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         match backend() {
-            Some(Backend::V1(h)) => Self::create_v1(h, &name, limits),
+            Some(Backend::V1(h)) => Self::create_v1(h, &name, limits, cpu_group),
             Some(Backend::V2(u)) => Self::create_v2(u, &name, limits),
             None => Err(std::io::Error::other("no writable control group")),
         }
@@ -326,6 +329,7 @@ impl EngineGroup {
             freezer_state: None,
             cpuset: u.cpuset.then(|| dir.clone()),
             procs: vec![c_path(&dir.join("cgroup.procs"))?],
+            cpu: None,
         };
         if let Some(l) = limits {
             let period = 100_000u64;
@@ -364,6 +368,7 @@ impl EngineGroup {
         h: &Hierarchies,
         name: &str,
         limits: Option<&Limits>,
+        cpu_group: bool,
     ) -> std::io::Result<EngineGroup> {
         let mut group = EngineGroup {
             dirs: Vec::new(),
@@ -373,9 +378,16 @@ impl EngineGroup {
             freezer_state: None,
             cpuset: None,
             procs: Vec::new(),
+            cpu: None,
         };
         for (parent, files) in limit_files(h, limits) {
+            if parent == &h.cpu && !cpu_group {
+                continue;
+            }
             let dir = parent.join(name);
+            if parent == &h.cpu {
+                group.cpu = Some((dir.clone(), parent.clone()));
+            }
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             for (file, value) in files {
@@ -418,6 +430,24 @@ impl EngineGroup {
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         Ok(group)
+    }
+
+    /// Moves the engine's processes out of their v1 CPU group into the one above it, where they
+    /// are scheduled as plain processes (see `Confinement::plain_cpu`); the empty group is
+    /// removed with the others. Nothing to do under v2, where one group holds every
+    /// controller.
+    pub fn leave_cpu_group(&mut self) {
+        let Some((dir, parent)) = self.cpu.take() else {
+            return;
+        };
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            // A process that has just exited cannot be moved, nor needs to be.
+            let _ = std::fs::write(parent.join("cgroup.procs"), pid);
+        }
+        if let Ok(path) = c_path(&dir.join("cgroup.procs")) {
+            self.procs.retain(|p| *p != path);
+        }
     }
 
     /// Holds the engine to the CPUs the calling thread may run on: its mask inside can only

@@ -230,7 +230,7 @@ impl Confined {
         }
         if cgroup::support().is_some() {
             confined.group = Some(
-                EngineGroup::create(limits.as_ref())
+                EngineGroup::create(limits.as_ref(), !config.sandbox.plain_cpu)
                     .map_err(|e| format!("cannot make its control group: {e}"))?,
             );
             confined.memory = limits.map(|l| l.memory);
@@ -514,6 +514,14 @@ impl EngineProcess {
     pub fn stop_freezing(&mut self) {
         self.io.confined.wake();
         self.io.confined.unfrozen = true;
+    }
+
+    /// Schedules the running engine as a plain process from now on, out of its CPU control
+    /// group (see `Confinement::plain_cpu`).
+    pub fn leave_cpu_group(&mut self) {
+        if let Some(group) = self.io.confined.group.as_mut() {
+            group.leave_cpu_group();
+        }
     }
 
     /// The process at the root of the engine's tree (its keeper), while it runs.

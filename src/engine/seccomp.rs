@@ -66,6 +66,11 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_ioperm,
 ];
 
+/// The terminal requests that push input into a terminal (both processors' numbers; the libc
+/// crate names them on neither).
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541C;
+
 /// The `fcntl` commands that take, test or wait for a record lock.
 const LOCK_COMMANDS: &[libc::c_int] = &[
     libc::F_GETLK,
@@ -108,6 +113,16 @@ pub fn filters(locks: bool) -> Option<Vec<BpfProgram>> {
     denied.insert(
         libc::SYS_clone,
         vec![SeccompRule::new(vec![new_user]).expect("a rule")],
+    );
+    // Typing into the terminal arbiter runs in, or into the console: what bubblewrap's
+    // `--new-session` guards against, which would also make each engine a scheduling group of
+    // its own (an autogroup), woken late on a busy machine.
+    denied.insert(
+        libc::SYS_ioctl,
+        [TIOCSTI, TIOCLINUX]
+            .iter()
+            .map(|&cmd| SeccompRule::new(vec![eq(1, cmd)]).expect("a rule"))
+            .collect(),
     );
     if !locks {
         denied.insert(libc::SYS_flock, Vec::new());

@@ -69,6 +69,17 @@ impl Player {
         }
     }
 
+    /// On a machine busy with other work: the engine, in this process and any started later,
+    /// is scheduled as a plain process (see `Confinement::plain_cpu`) and frozen no more
+    /// between its turns (unless `freeze=on`).
+    pub fn share_a_busy_machine(&mut self) {
+        self.config.sandbox.plain_cpu = true;
+        if let Some(p) = self.process.as_mut() {
+            p.leave_cpu_group();
+        }
+        self.stop_freezing();
+    }
+
     /// Whether the engine is frozen between its turns.
     pub fn freezes(&self) -> bool {
         self.idle_freezer().is_some()

@@ -281,7 +281,7 @@ async fn worker(
     // holds for every process a player starts.
     if shared.unfrozen {
         for player in &mut players {
-            player.stop_freezing();
+            player.share_a_busy_machine();
         }
     }
     loop {
@@ -371,13 +371,13 @@ async fn worker(
             eprintln!(
                 "not frozen: the machine is busy with other work (the engines of game {} waited \
                  for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
-                 between their turns",
+                 between their turns, and compete for the CPUs as plain processes",
                 index + 1,
                 share * 100.0,
                 slot + 1
             );
             for player in &mut players {
-                player.stop_freezing();
+                player.share_a_busy_machine();
             }
         }
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
@@ -418,20 +418,51 @@ impl Pinned {
     }
 }
 
-/// The 1-minute load average when it exceeds the `cpus` the run may use: a machine busy with
-/// other work before the run's first game, said. There an engine frozen between its turns is
-/// woken late on its turn and loses on time, so none is frozen.
+/// How busy the machine is before the run's first game, when busier than the `cpus` the run
+/// may use, said: the 1-minute load average, or the tasks waiting to run right now where other
+/// work has only just started (the average takes a minute to follow it). There an engine
+/// frozen between its turns is woken late on its turn and loses on time, so none is frozen.
 fn busy_machine(cpus: usize) -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let average: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let now = runnable_now().unwrap_or(0);
+    let load = average.max(now as f64);
     let busy = load > cpus.max(1) as f64;
     if busy {
+        let what = if now as f64 > average {
+            format!("{now} other tasks running")
+        } else {
+            format!("load average {average:.1}")
+        };
         eprintln!(
-            "not frozen: the machine is busy with other work (load average {load:.1} on {cpus} \
-             CPUs); engines are not frozen between their turns in this run"
+            "not frozen: the machine is busy with other work ({what} on {cpus} CPUs); engines \
+             are not frozen between their turns in this run, and compete for the CPUs as plain \
+             processes (no CPU group of their own, no threads= quota)"
         );
     }
     busy.then_some(load)
+}
+
+/// The tasks other than this thread that are running or waiting for a CPU: the least of a few
+/// looks 10 ms apart, so that a moment's burst does not count as load.
+fn runnable_now() -> Option<usize> {
+    let mut least = usize::MAX;
+    for look in 0..5 {
+        if look > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // The fourth field is "running/total"; the running count includes this thread.
+        let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let running: usize = text
+            .split_whitespace()
+            .nth(3)?
+            .split('/')
+            .next()?
+            .parse()
+            .ok()?;
+        least = least.min(running.saturating_sub(1));
+    }
+    Some(least)
 }
 
 fn running(player: &Player) -> bool {
