@@ -264,10 +264,11 @@ fn pinned_match_in(
             .env("ARBITER_CPU_LOCKS", tmp.join("arbiter-cpus"))
             .env("TMPDIR", own_tmp);
     }
+    let said = dir.join("stdout.txt");
     let mut arbiter = arbiter
         .args(&args)
         .current_dir(&dir)
-        .stdout(Stdio::null())
+        .stdout(std::fs::File::create(&said).unwrap())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -308,7 +309,13 @@ fn pinned_match_in(
         if ended || started.elapsed() > Duration::from_secs(60) {
             let _ = arbiter.kill();
             let out = arbiter.wait_with_output().unwrap();
-            panic!("no game worker and two engines seen: {}", stderr(&out));
+            // Its stdout says whether `auto` pinned, and if not why (another program's thread
+            // pinned to a CPU, another run's lock).
+            let stdout = std::fs::read_to_string(&said).unwrap_or_default();
+            panic!(
+                "no game worker and two engines seen: {stdout}{}",
+                stderr(&out)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     };
