@@ -82,6 +82,21 @@ fn watch() -> Option<&'static Watch> {
         .as_ref()
 }
 
+/// Gives the watchdog the main thread's CPUs: it is started by whichever referee thread reads
+/// first, and a pinned one would leave it pinned to that game's CPU for the life of the process,
+/// where `auto` pinning (this run's next games, another run's) sees a foreign pinned thread.
+fn take_the_processs_cpus(pid: libc::pid_t) {
+    // SAFETY: sched_getaffinity fills the set it is given; sched_setaffinity only reads it; the
+    // main thread's id is the process id.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(pid, size, &mut set) == 0 {
+            libc::sched_setaffinity(0, size, &set);
+        }
+    }
+}
+
 /// The watchdog's loop: each tick, a signal to every thread whose read is past its limit;
 /// parked while no referee thread is registered.
 fn keep_watch() {
@@ -90,6 +105,7 @@ fn keep_watch() {
     };
     // SAFETY: getpid has no arguments and cannot fail.
     let pid = unsafe { libc::getpid() };
+    take_the_processs_cpus(pid);
     loop {
         let registered = {
             let slots = watch.slots.lock().unwrap_or_else(|e| e.into_inner());
