@@ -583,13 +583,15 @@ fn a_study_scripts_fastchess_line_plays() {
     assert_exit(&out, 0);
     // What arbiter does otherwise is said, not dropped.
     for note in [
-        "note: -pgnout nodes=true: arbiter's PGN comments hold",
+        "note: -pgnout nps=true: arbiter's PGN comments hold",
         "note: -pgnout latency=true",
         "note: -log level=info: arbiter's log holds every line",
     ] {
         assert!(stderr(&out).contains(note), "{}", stderr(&out));
     }
     let pgn = std::fs::read_to_string(dir.join("pair.pgn")).unwrap();
+    // nodes= is kept, as fastchess keeps it (the bundled engine sends no selective depth).
+    assert!(pgn.contains("s, n="), "{pgn}");
     assert_eq!(
         pgn.matches("[Event \"Study (lane 1): low vs high\"]")
             .count(),
@@ -1193,4 +1195,69 @@ fn adjudication_keys_left_out_take_fastchess_defaults() {
         "-dialect cutechess -engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -each proto=uci -games 2 -rounds 1 -draw movenumber=100 score=1000",
         "missing movecount=",
     );
+}
+
+/// OpenBench's client (Client/bench.py and worker.py build the line) ends every fastchess line
+/// with `-pgnout file=... seldepth=true nodes=true match_line='^info string pgncomment .*'`:
+/// each engine move's comment then holds `n=`, `sd=` and the last matching line of the move,
+/// as fastchess's pgn_builder.cpp (`createComment`) and match.cpp (`additional_lines_rgx`,
+/// the last line found by `regex_search`) write them.
+#[test]
+fn openbench_pgnout_keeps_nodes_seldepth_and_the_matching_lines() {
+    let dir = scratch("theirs", "openbench");
+    // An engine that says a comment line of its own before each move, and its selective depth.
+    let engine = common::script(
+        &dir,
+        "commenting-engine",
+        &format!(
+            "#!/bin/sh\n{} \"$@\" | sed -u -e 's/^info depth \\([0-9]*\\) /info depth \\1 seldepth 1\\1 /' \
+             -e 's/^bestmove/info string pgncomment first\\ninfo string pgncomment last\\nbestmove/'\n",
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let cmd = format!("cmd={engine}");
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            &cmd,
+            "name=dev",
+            "-engine",
+            &cmd,
+            "name=base",
+            "-each",
+            "tc=2+0.02",
+            "-games",
+            "2",
+            "-rounds",
+            "1",
+            "-pgnout",
+            "file=o.pgn",
+            "seldepth=true",
+            "nodes=true",
+            "match_line=^info string pgncomment .*",
+        ],
+    );
+    assert_exit(&out, 0);
+    let pgn = std::fs::read_to_string(dir.join("o.pgn")).unwrap();
+    let comments: Vec<&str> = pgn
+        .split('{')
+        .skip(1)
+        .filter_map(|c| c.split_once('}').map(|(c, _)| c))
+        // Moves' comments: a score or a time first (not `book`, nor the game's end).
+        .filter(|c| c.starts_with(['+', '-']) || c.starts_with(|d: char| d.is_ascii_digit()))
+        .collect();
+    assert!(comments.len() >= 4, "{pgn}");
+    for c in &comments {
+        let fields: Vec<&str> = c.split(", ").collect();
+        assert!(fields.len() >= 3, "{c}");
+        assert!(fields[1].starts_with("n="), "{c}");
+        assert!(fields[2].starts_with("sd=1"), "{c}");
+        assert_eq!(
+            fields.last(),
+            Some(&"line=\"info string pgncomment last\""),
+            "{c}"
+        );
+    }
 }

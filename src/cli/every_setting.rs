@@ -207,6 +207,24 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("pgnout = \"/g.pgn\"\npgnout_min = true"),
     ),
     reach(
+        "pgn_nodes",
+        "match",
+        &["--pgn-nodes"],
+        Ok("pgn_nodes = true"),
+    ),
+    reach(
+        "pgn_seldepth",
+        "match",
+        &["--pgn-seldepth"],
+        Ok("pgn_seldepth = true"),
+    ),
+    reach(
+        "pgn_line",
+        "match",
+        &["--pgn-line", "^info string pgncomment .*"],
+        Ok("pgn_line = \"^info string pgncomment .*\""),
+    ),
+    reach(
         "shuffle",
         "match",
         &[],
@@ -281,6 +299,9 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     // Left out of run.json when off, so that the runs before it keep their identity.
     spec.no_book = true;
     spec.pgnout_min = true;
+    spec.pgn_nodes = true;
+    spec.pgn_seldepth = true;
+    spec.pgn_line = vec!["x".into()];
     spec.games_per_opening = 1;
     spec.seeds = 2;
     spec.seeds_meet = true;

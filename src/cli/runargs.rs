@@ -151,6 +151,20 @@ pub struct RunArgs {
     /// minimal PGN, as cutechess-cli's `-pgnout FILE min` writes it.
     #[arg(long, requires = "pgnout")]
     pub pgnout_min: bool,
+    /// Each engine move's PGN comment also gives the nodes searched, as `n=N` (fastchess's
+    /// `-pgnout nodes=true`).
+    #[arg(long)]
+    pub pgn_nodes: bool,
+    /// Each engine move's PGN comment also gives the selective depth, as `sd=N` (fastchess's
+    /// `-pgnout seldepth=true`).
+    #[arg(long)]
+    pub pgn_seldepth: bool,
+    /// Each engine move's PGN comment also holds the last line the engine wrote during that
+    /// search that REGEX finds a match in, as `line="..."` (fastchess's `-pgnout
+    /// match_line=REGEX`, which OpenBench gives as `^info string pgncomment .*`). Repeat for
+    /// several patterns; in a TOML file, one pattern.
+    #[arg(long, value_name = "REGEX", value_parser = regex_pattern)]
+    pub pgn_line: Vec<String>,
     /// Print only the final result.
     #[arg(long)]
     pub quiet: bool,
@@ -441,6 +455,9 @@ impl RunArgs {
         spec.epdout = self.epdout.clone();
         spec.replace_copies = self.replace_copies;
         spec.pgnout_min = self.pgnout_min;
+        spec.pgn_nodes = self.pgn_nodes;
+        spec.pgn_seldepth = self.pgn_seldepth;
+        spec.pgn_line = self.pgn_line.clone();
         spec.event = self.event.clone();
         spec.site = self.site.clone();
         self.split.apply(&mut spec)?;
@@ -564,6 +581,13 @@ fn bundled_engines() -> Result<Vec<Vec<String>>, Failure> {
             ]
         })
         .collect())
+}
+
+/// A `--pgn-line` pattern, refused at once if it is no regular expression.
+fn regex_pattern(text: &str) -> Result<String, String> {
+    regex::Regex::new(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -461,7 +461,8 @@ const COMMENT_FIELDS: &[&str] = &[
 
 /// The keys of `-pgnout`/`-epdout` besides the file: cutechess's `min` (no comments) and `fi`
 /// (finished games only, as arbiter's copies always are), fastchess's `min=`, `notation=`,
-/// `append=` and the comment fields arbiter does not record (noted, not dropped silently).
+/// `append=`, `nodes=`, `seldepth=` and `match_line=`, and the comment fields arbiter does not
+/// record (noted, not dropped silently).
 fn copy_keys(
     name: &str,
     values: &[&str],
@@ -486,11 +487,13 @@ fn copy_keys(
                     ),
                 ))
             }
-            // OpenBench's client asks for it on every line it runs.
-            ("match_line", pattern) if name == "-pgnout" => shape.notes.push(format!(
-                "-pgnout match_line={pattern}: arbiter's PGN comments do not carry the engines' \
-                 own output lines; the games are played and written without them"
-            )),
+            // OpenBench's client asks for these on every line it runs.
+            ("match_line", pattern) if name == "-pgnout" => {
+                out.push("--pgn-line".into());
+                out.push(pattern.into());
+            }
+            ("nodes", "true") if name == "-pgnout" => out.push("--pgn-nodes".into()),
+            ("seldepth", "true") if name == "-pgnout" => out.push("--pgn-seldepth".into()),
             (field, "true") if COMMENT_FIELDS.contains(&field) => shape.notes.push(format!(
                 "{name} {field}=true: arbiter's PGN comments hold each move's score, depth and \
                  time, not {field}"
@@ -1288,24 +1291,28 @@ mod tests {
         assert!(t.notes.is_empty());
         let t = translate(
             "fastchess",
-            &line("-pgnout file=o.pgn notation=san nodes=true seldepth=false min=true"),
+            &line("-pgnout file=o.pgn notation=san nps=true seldepth=false min=true"),
         )
         .unwrap();
         assert!(t.argv.join(" ").contains("--pgnout-min"));
+        assert!(!t.argv.join(" ").contains("--pgn-seldepth"));
         assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
-        assert!(t.notes[0].contains("nodes=true"), "{:?}", t.notes);
+        assert!(t.notes[0].contains("nps=true"), "{:?}", t.notes);
         // OpenBench's client line: its pattern holds spaces, one word of the command line.
         let mut openbench = line("-pgnout file=o.pgn seldepth=true nodes=true");
         openbench.push("match_line=^info string pgncomment .*".into());
         let t = translate("fastchess", &openbench).unwrap();
-        assert!(t.argv.join(" ").contains("--pgnout o.pgn"), "{:?}", t.argv);
+        let argv = t.argv.join(" ");
+        assert!(argv.contains("--pgnout o.pgn"), "{argv}");
         assert!(
-            t.notes
-                .iter()
-                .any(|n| n.contains("match_line=^info string pgncomment .*")),
-            "{:?}",
-            t.notes
+            argv.contains("--pgn-seldepth")
+                && argv.contains("--pgn-nodes")
+                && t.argv
+                    .windows(2)
+                    .any(|w| w == ["--pgn-line", "^info string pgncomment .*"]),
+            "{argv}"
         );
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
         let t = translate("cutechess-cli", &line("-debug")).unwrap();
         assert!(t.notes[0].starts_with("-debug: "), "{:?}", t.notes);
         let t = translate("fastchess", &line("-show-latency -check-mate-pvs")).unwrap();

@@ -74,6 +74,32 @@ pub struct EngineConfig {
     /// the run, not a setting.
     #[serde(skip)]
     pub hidden: Vec<std::path::PathBuf>,
+    /// What of each search the run's PGN keeps besides score, depth and time: set by the run,
+    /// not a setting.
+    #[serde(skip)]
+    pub recorded: Recorded,
+}
+
+/// What of each search a run keeps for its PGN comments besides score, depth and time
+/// (`--pgn-nodes`, `--pgn-seldepth`, `--pgn-line`, fastchess's `-pgnout nodes=true
+/// seldepth=true match_line=...`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    pub nodes: bool,
+    pub seldepth: bool,
+    /// Patterns (regular expressions) searched for in each line the engine writes during a
+    /// search; the last line matching each is kept.
+    pub lines: Vec<String>,
+}
+
+impl Recorded {
+    /// The patterns, compiled; the first that is no regular expression, with the reason.
+    pub fn patterns(&self) -> Result<Vec<regex::bytes::Regex>, String> {
+        self.lines
+            .iter()
+            .map(|p| regex::bytes::Regex::new(p).map_err(|e| format!("'{p}': {e}")))
+            .collect()
+    }
 }
 
 /// The largest `timemargin=` (ms): an hour.
@@ -144,6 +170,7 @@ impl EngineConfig {
             sandbox: Confinement::default(),
             family: None,
             hidden: Vec::new(),
+            recorded: Recorded::default(),
         };
         let shared = each.iter().map(|s| (s, true));
         for (setting, from_each) in shared.chain(settings.iter().map(|s| (s, false))) {

@@ -21,7 +21,7 @@ pub mod seccomp;
 pub mod stderr;
 pub mod watchdog;
 
-pub use config::{ConfigError, EngineConfig, SearchLimits};
+pub use config::{ConfigError, EngineConfig, Recorded, SearchLimits};
 pub use dialect::{ClockReading, Proto, Turn};
 pub use process::{EngineError, EngineProcess, Thought};
 pub use protocol::{parse_line, EngineLine, Info, Score};

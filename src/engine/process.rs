@@ -421,7 +421,11 @@ impl EngineProcess {
         // pipes non-blocking, and this makes sure of it.
         ensure_non_blocking(stdin.as_raw_fd());
         let stdout = child.stdout.take().expect("stdout is piped");
-        let lines = LineReader::new(stdout, config.name.clone(), log.clone());
+        let mut lines = LineReader::new(stdout, config.name.clone(), log.clone());
+        if config.recorded != super::Recorded::default() {
+            let patterns = config.recorded.patterns().map_err(spawn_error)?;
+            lines.keep(config.recorded.seldepth, patterns);
+        }
         let mut io = EngineIo {
             config: config.clone(),
             child,
@@ -719,6 +723,8 @@ impl EngineIo {
         let quick = deadline.min(sent + QUICK_REPLY);
         let mut info = Info::default();
         self.lines.set_in_search(true);
+        // Only this search's lines count.
+        self.lines.take_matched();
         let mut idle = idle;
         let grace = quick.min(sent + IDLE_GRACE);
         // The grace is kept exactly: the watchdog's tick alone could overrun it by a tenth of a
@@ -764,6 +770,11 @@ impl EngineIo {
                 _ => continue,
             };
             self.slow = line.at.saturating_duration_since(sent) >= IDLE_GRACE;
+            // What the run does not keep is not recorded (nothing else reads it).
+            let recorded = &self.config.recorded;
+            info.nodes = info.nodes.filter(|_| recorded.nodes);
+            info.seldepth = info.seldepth.filter(|_| recorded.seldepth);
+            info.lines = self.lines.take_matched();
             return Ok(Thought {
                 text,
                 elapsed: line.at.saturating_duration_since(sent),

@@ -54,11 +54,16 @@ pub struct Info {
     pub depth: Option<u32>,
     pub score: Option<Score>,
     pub nodes: Option<u64>,
+    /// Selective depth (UCI's `seldepth`).
+    pub seldepth: Option<u32>,
     /// Engine-reported search time in microseconds (UCI sends milliseconds; the MIT player
     /// microseconds, which it says).
     pub time_us: Option<u64>,
     /// `info string ...` text.
     pub string: Option<String>,
+    /// The search's output lines that matched the run's `--pgn-line` patterns, the last one
+    /// for each pattern, in the patterns' order; set once the search has ended.
+    pub lines: Vec<String>,
 }
 
 /// One line from an engine.
@@ -179,6 +184,7 @@ fn search_fields<'a>(words: &mut impl Iterator<Item = &'a [u8]>) -> (Info, bool)
         match word {
             b"depth" => info.depth = number(words.next()),
             b"nodes" => info.nodes = number(words.next()),
+            b"seldepth" => info.seldepth = number(words.next()),
             b"time" => match words.next() {
                 Some(b"(microsec)") => info.time_us = number(words.next()),
                 ms => info.time_us = number::<u64>(ms).map(|ms| ms.saturating_mul(1000)),
@@ -222,13 +228,18 @@ pub fn merge_info(into: &mut Info, from: Info) {
     if from.nodes.is_some() {
         into.nodes = from.nodes;
     }
+    if from.seldepth.is_some() {
+        into.seldepth = from.seldepth;
+    }
     if from.time_us.is_some() {
         into.time_us = from.time_us;
     }
 }
 
 /// Whether `info` has a value for every field `merge_info` keeps: reports older than the ones
-/// it came from can add nothing to it.
+/// it came from can add nothing to it. The selective depth is left out: an engine that never
+/// sends one would have every report of a search read back for it on every move; those that
+/// send it send it with the others.
 pub fn has_every_kept_field(info: &Info) -> bool {
     info.depth.is_some() && info.score.is_some() && info.nodes.is_some() && info.time_us.is_some()
 }
@@ -371,6 +382,7 @@ mod tests {
         assert_eq!(info.depth, Some(12));
         assert_eq!(info.score, Some(Score::Centipawns(-35)));
         assert_eq!(info.nodes, Some(12345));
+        assert_eq!(info.seldepth, Some(15));
         assert_eq!(info.time_us, Some(512_000));
     }
 

@@ -63,6 +63,12 @@ struct Lines {
     in_search: bool,
     name: String,
     log: Option<IoLog>,
+    /// Whether the selective depth is kept (`--pgn-seldepth`): looked for, it may send the
+    /// search back through every report of an engine that never says it.
+    seldepth: bool,
+    /// The run's `--pgn-line` patterns, and for each the last line of this search it matched.
+    patterns: Vec<regex::bytes::Regex>,
+    matched: Vec<Option<String>>,
 }
 
 /// Reports kept unparsed at most: an engine that reports without end is folded as it goes.
@@ -74,6 +80,9 @@ impl Lines {
     fn emit(&mut self, at: Instant, bytes: &[u8], last: bool) -> Option<Line> {
         if let Some(log) = &self.log {
             log.write(&self.name, '<', &line_text(bytes));
+        }
+        if self.in_search && !self.patterns.is_empty() {
+            self.match_patterns(bytes);
         }
         let folded = if self.in_search {
             is_info(bytes)
@@ -113,19 +122,34 @@ impl Lines {
                 merge_info(&mut older, latest);
                 latest = older;
             }
-            if has_every_kept_field(&latest) {
+            if has_every_kept_field(&latest) && (latest.seldepth.is_some() || !self.seldepth) {
                 break;
             }
         }
         self.reports.clear();
         let mut info = std::mem::take(&mut self.pending);
         merge_info(&mut info, latest);
+        if !self.seldepth {
+            info.seldepth = None;
+        }
         info
+    }
+
+    /// Keeps the line for each pattern it matches, as fastchess keeps the last matching line
+    /// of a move's output (a search in the line, not a match of all of it).
+    fn match_patterns(&mut self, bytes: &[u8]) {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        for (pattern, matched) in self.patterns.iter().zip(&mut self.matched) {
+            if pattern.is_match(bytes) {
+                *matched = Some(line_text(bytes).into_owned());
+            }
+        }
     }
 
     fn forget(&mut self) {
         self.pending = Info::default();
         self.reports.clear();
+        self.matched.iter_mut().for_each(|m| *m = None);
     }
 }
 
@@ -207,8 +231,29 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 in_search: false,
                 name,
                 log,
+                seldepth: false,
+                patterns: Vec::new(),
+                matched: Vec::new(),
             },
         }
+    }
+
+    /// The selective depth is read from the reports (`Line::info`), and lines of each search
+    /// matching any of `patterns` are kept, for [`Self::take_matched`].
+    pub fn keep(&mut self, seldepth: bool, patterns: Vec<regex::bytes::Regex>) {
+        self.lines.seldepth = seldepth;
+        self.lines.matched = vec![None; patterns.len()];
+        self.lines.patterns = patterns;
+    }
+
+    /// The lines the patterns matched since the last call, the last for each pattern that
+    /// matched one, in the patterns' order.
+    pub fn take_matched(&mut self) -> Vec<String> {
+        self.lines
+            .matched
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect()
     }
 
     /// Whether the lines read from now on answer a search: then `info string` lines are folded
@@ -496,24 +541,35 @@ mod tests {
             bytes.push(b'\n');
         }
         assert!(bytes.len() > 2 * MAX_REPORTS);
-        let mut want = Vec::new();
-        let mut pending = Info::default();
-        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let text = String::from_utf8_lossy(line).into_owned();
-            match search_report(text.as_bytes()) {
-                Some((info, false)) => merge_info(&mut pending, info),
-                _ => want.push((text, std::mem::take(&mut pending))),
+        // Read with and without the selective depth (kept only where a run asks for it).
+        for seldepth in [false, true] {
+            let mut want = Vec::new();
+            let mut pending = Info::default();
+            for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                let text = String::from_utf8_lossy(line).into_owned();
+                match search_report(text.as_bytes()) {
+                    Some((info, false)) => merge_info(&mut pending, info),
+                    _ => {
+                        let mut info = std::mem::take(&mut pending);
+                        if !seldepth {
+                            info.seldepth = None;
+                        }
+                        want.push((text, info));
+                    }
+                }
             }
-        }
-        let mut r = LineReader::new(&bytes[..], "t".into(), None);
-        let mut got = Vec::new();
-        while let Some(line) = r.next().await {
-            got.push((line.text, line.info));
-        }
-        assert!(want.len() > 1_000, "{}", want.len());
-        assert_eq!(got.len(), want.len());
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "line {i}");
+            let mut r = LineReader::new(&bytes[..], "t".into(), None);
+            r.keep(seldepth, Vec::new());
+            let mut got = Vec::new();
+            while let Some(line) = r.next().await {
+                got.push((line.text, line.info));
+            }
+            assert!(want.len() > 1_000, "{}", want.len());
+            assert!(want.iter().any(|(_, i)| i.seldepth.is_some()) == seldepth);
+            assert_eq!(got.len(), want.len());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "line {i}, seldepth kept: {seldepth}");
+            }
         }
     }
 

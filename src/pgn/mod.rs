@@ -52,6 +52,27 @@ fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
     }
     out.push_str(digits.format(frac));
     out.push('s');
+    // fastchess's order and form: `, n=`, `, sd=`, then each `line="..."`.
+    if let Some(n) = m.nodes {
+        out.push_str(", n=");
+        out.push_str(digits.format(n));
+    }
+    if let Some(sd) = m.seldepth {
+        out.push_str(", sd=");
+        out.push_str(digits.format(sd));
+    }
+    for line in &m.lines {
+        out.push_str(", line=\"");
+        // A `}` would end the comment for every reader; control characters would break it.
+        for c in line.chars() {
+            match c {
+                '}' => out.push(')'),
+                c if c.is_control() => out.push(' '),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
 }
 
 /// One game as PGN text, ending with a blank line.
@@ -566,7 +587,7 @@ mod tests {
                         score,
                         depth,
                         elapsed: Duration::from_nanos(n),
-                        reported_us: None,
+                        ..MoveRecord::default()
                     };
                     let mut want = String::new();
                     if let Some(s) = score {
@@ -596,6 +617,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// fastchess's `-pgnout nodes=true seldepth=true match_line=...` form (pgn_builder.cpp,
+    /// `createComment`: the fields joined by ", " after score/depth and time).
+    #[test]
+    fn kept_nodes_seldepth_and_lines_follow_the_time_as_fastchess_writes_them() {
+        let m = MoveRecord {
+            text: "e2e4".into(),
+            score: Some(Score::Centipawns(35)),
+            depth: Some(12),
+            elapsed: Duration::from_millis(512),
+            nodes: Some(12345),
+            seldepth: Some(15),
+            lines: vec![
+                "info string pgncomment eval 0.35".into(),
+                "info string a } b\tc".into(),
+            ],
+            ..MoveRecord::default()
+        };
+        let mut got = String::new();
+        write_comment(&m, &mut got);
+        assert_eq!(
+            got,
+            "+0.35/12 0.512s, n=12345, sd=15, line=\"info string pgncomment eval 0.35\", \
+             line=\"info string a ) b c\""
+        );
     }
 
     #[test]
@@ -629,7 +676,7 @@ mod tests {
                     score: None,
                     depth: None,
                     elapsed: std::time::Duration::from_millis(3),
-                    reported_us: None,
+                    ..Default::default()
                 })
                 .collect(),
             outcome: Outcome::Draw,

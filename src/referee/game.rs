@@ -227,6 +227,9 @@ impl Table {
             depth: info.depth,
             elapsed,
             reported_us: info.time_us,
+            nodes: info.nodes,
+            seldepth: info.seldepth,
+            lines: info.lines,
         });
     }
 

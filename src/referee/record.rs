@@ -50,6 +50,10 @@ mod compact_moves {
                     && m.depth.is_none()
                     && m.reported_us.is_none()
             })
+            // What only some runs ask to keep goes in the long form: its lines are any text.
+            && moves
+                .iter()
+                .all(|m| m.nodes.is_none() && m.seldepth.is_none() && m.lines.is_empty())
     }
 
     pub fn serialize<S: Serializer>(moves: &Vec<MoveRecord>, s: S) -> Result<S::Ok, S::Error> {
@@ -103,10 +107,7 @@ mod compact_moves {
             return Ok(MoveRecord {
                 text: t.to_string(),
                 book: true,
-                score: None,
-                depth: None,
-                elapsed: Duration::ZERO,
-                reported_us: None,
+                ..MoveRecord::default()
             });
         };
         let (text, rest) = (&t[..at], &t[at + 1..]);
@@ -149,6 +150,7 @@ mod compact_moves {
             depth,
             elapsed: Duration::from_micros(elapsed.parse().map_err(|_| bad())?),
             reported_us: reported,
+            ..MoveRecord::default()
         })
     }
 
@@ -183,6 +185,7 @@ mod compact_moves {
             depth,
             elapsed: Duration::from_micros(elapsed.parse().ok()?),
             reported_us: reported,
+            ..MoveRecord::default()
         })
     }
 
@@ -223,7 +226,7 @@ mod compact_moves {
 }
 
 /// One move as played: its text, and what the engine said about it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MoveRecord {
     pub text: String,
     /// From the opening book rather than an engine.
@@ -236,6 +239,15 @@ pub struct MoveRecord {
     pub elapsed: Duration,
     /// Thinking time as the engine reported it (microseconds), if it did.
     pub reported_us: Option<u64>,
+    /// Nodes searched and selective depth, kept where the run asks (`--pgn-nodes`,
+    /// `--pgn-seldepth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seldepth: Option<u32>,
+    /// The engine's output lines the run's `--pgn-line` patterns matched during the search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -383,6 +395,7 @@ mod journal_form_tests {
             depth,
             elapsed: Duration::from_micros(us),
             reported_us: rep,
+            ..MoveRecord::default()
         }
     }
 
@@ -442,6 +455,18 @@ mod journal_form_tests {
         let line = serde_json::to_string(&odd).unwrap();
         assert!(line.contains(r#""moves":[{"text":"P@e4""#), "{line}");
         assert_eq!(serde_json::from_str::<GameRecord>(&line).unwrap(), odd);
+        // So do moves with what `--pgn-nodes`, `--pgn-seldepth` and `--pgn-line` keep: any text.
+        let mut kept = mv("g1f3", false, None, Some(7), 1834, None);
+        kept.nodes = Some(12345);
+        kept.seldepth = Some(11);
+        kept.lines = vec!["info string pgncomment a b@c:d/e~f \"q\"".into()];
+        let kept = record(vec![mv("e2e4", true, None, None, 0, None), kept]);
+        let line = serde_json::to_string(&kept).unwrap();
+        assert!(
+            line.contains(r#""nodes":12345,"seldepth":11,"lines":["#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<GameRecord>(&line).unwrap(), kept);
         // An older journal's objects are read as they were written.
         let old = r#"{"game":"chess","white":"a","black":"b","start_fen":null,"moves":[{"text":"e2e4","book":false,"score":{"Centipawns":5},"depth":1,"elapsed":249,"reported_us":null}],"outcome":"1/2-1/2","termination":"max plies","detail":"","time_control":"-","duration":5,"opening":0,"round":1,"date":"2026.11.23"}"#;
         let read = serde_json::from_str::<GameRecord>(old).unwrap();

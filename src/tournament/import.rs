@@ -91,11 +91,7 @@ fn record_of(g: &PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, St
             .iter()
             .map(|m| MoveRecord {
                 text: m.clone(),
-                book: false,
-                score: None,
-                depth: None,
-                elapsed: Duration::ZERO,
-                reported_us: None,
+                ..MoveRecord::default()
             })
             .collect(),
         outcome,

@@ -275,8 +275,8 @@ impl Run {
             self.spec.log.as_deref(),
         );
         let runtime = runtime()?;
-        let started =
-            runtime.block_on(super::preflight(&self.spec.engines, self.entry.id, &hidden));
+        let engines = self.spec.engines_as_played();
+        let started = runtime.block_on(super::preflight(&engines, self.entry.id, &hidden));
         match (started, &self.spec.log) {
             (Ok(engines), _) => Ok(Checked::new(engines, runtime)),
             (Err(failed), Some(log)) if failed.log_into(log).is_ok() => {

@@ -94,7 +94,7 @@ impl RunOptions {
             self.spec.shard.is_some(),
             self.spec.log.as_deref(),
         );
-        crate::engine::sandbox::hide_from_each_other(&self.spec.engines, &hidden)
+        crate::engine::sandbox::hide_from_each_other(&self.spec.engines_as_played(), &hidden)
     }
 
     /// What every worker needs to play, for `left` games still to play.

@@ -176,6 +176,16 @@ pub struct RunSpec {
     /// `pgnout` without the engines' comments (cutechess-cli's `min`, fastchess's `min=true`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pgnout_min: bool,
+    /// Each engine move's comment also holds its nodes (`n=`), selective depth (`sd=`) and the
+    /// last of its output lines matching each pattern (`line="..."`), as fastchess writes them
+    /// for `-pgnout nodes=true seldepth=true match_line=...`. Shared by a split run's tasks:
+    /// they decide what its journals hold.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pgn_nodes: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pgn_seldepth: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pgn_line: Vec<String>,
     /// How long `pgnout` and `epdout` were when the run started: its games go after that, so a
     /// resumed run or a second merge rewrites its own games, never anything before them.
     #[serde(default)]
@@ -323,6 +333,9 @@ impl RunSpec {
             epdout: None,
             replace_copies: false,
             pgnout_min: false,
+            pgn_nodes: false,
+            pgn_seldepth: false,
+            pgn_line: Vec::new(),
             copy_base: None,
             event: None,
             site: None,
@@ -571,6 +584,22 @@ impl RunSpec {
         self.save_as(&tmp)?;
         super::proof::seal_spec(dir, SPEC_FILE, &std::fs::read(&tmp)?)?;
         std::fs::rename(&tmp, dir.join(SPEC_FILE))
+    }
+
+    /// The engines as the run starts them: each told what of its searches the PGN keeps.
+    pub fn engines_as_played(&self) -> Vec<EngineConfig> {
+        let recorded = crate::engine::Recorded {
+            nodes: self.pgn_nodes,
+            seldepth: self.pgn_seldepth,
+            lines: self.pgn_line.clone(),
+        };
+        self.engines
+            .iter()
+            .map(|e| EngineConfig {
+                recorded: recorded.clone(),
+                ..e.clone()
+            })
+            .collect()
     }
 
     /// Writes the spec to `path`, as `save` writes it into a run folder.

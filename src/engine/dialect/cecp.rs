@@ -223,7 +223,7 @@ pub fn parse_line(line: &str) -> EngineLine {
                     score: Some(Score::Centipawns(cp)),
                     nodes: Some(nodes),
                     time_us: Some(cs.saturating_mul(10_000)),
-                    string: None,
+                    ..Info::default()
                 }),
                 _ => EngineLine::Other(line.to_string()),
             }
