@@ -11,6 +11,14 @@ macro_rules! say {
     };
 }
 
+/// A line for people about what a run is doing while it plays (`not frozen: ...`,
+/// `unpinned: ...`): to stderr, around the progress bar if one is drawn.
+macro_rules! notice {
+    ($($arg:tt)*) => {
+        crate::out::write_notice(format_args!($($arg)*))
+    };
+}
+
 /// `print!`, likewise.
 macro_rules! say_inline {
     ($($arg:tt)*) => {
@@ -25,4 +33,28 @@ pub fn write_out(args: std::fmt::Arguments) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_fmt(args);
     let _ = out.flush();
+}
+
+/// How a notice reaches the terminal while a progress bar is drawn there: the bar clears
+/// itself, the line is written, the bar is drawn again below it. A line written past the bar
+/// would leave the bar's text behind it on the screen.
+pub type NoticeHook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+static NOTICE_HOOK: std::sync::RwLock<Option<NoticeHook>> = std::sync::RwLock::new(None);
+
+/// Sets (or, with `None`, removes) the way notices are written.
+pub fn set_notice_hook(hook: Option<NoticeHook>) {
+    *NOTICE_HOOK.write().unwrap_or_else(|e| e.into_inner()) = hook;
+}
+
+/// Writes a notice line to stderr, through the hook if one is set.
+pub fn write_notice(args: std::fmt::Arguments) {
+    let hook = NOTICE_HOOK
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    match hook {
+        Some(hook) => hook(&args.to_string()),
+        None => eprintln!("{args}"),
+    }
 }

@@ -257,7 +257,9 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
 /// read from the script fails at the start, and the error and `--log` carry what it said on
 /// stderr and how to let it see the program.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn a_wrapper_script_runs_its_program_and_one_that_cannot_says_why() {
+    common::needs_bubblewrap();
     let dir = scratch("setup", "wrapper");
     let (bin, work) = (dir.join("player"), dir.join("work"));
     std::fs::create_dir_all(&bin).unwrap();

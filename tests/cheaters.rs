@@ -119,7 +119,9 @@ fn match_args(concurrency: u32) -> Vec<String> {
 /// in the working folder were writable by every engine, so a cheat could rewrite run.json and the
 /// journal and replace its opponent's program; its environment and inherited descriptors leaked.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn a_cheat_that_waits_for_the_run_changes_nothing_of_it_nor_its_opponent() {
+    common::needs_bubblewrap();
     let dir = scratch("cheaters", "plain");
     let report = dir.join("report");
     std::fs::create_dir_all(&report).unwrap();
@@ -181,7 +183,9 @@ fn a_cheat_that_waits_for_the_run_changes_nothing_of_it_nor_its_opponent() {
 /// Cause guarded: two processes of one engine (both games of a pair at once) shared their
 /// `dir=`, so one could relay its opponent's moves to the other through a file.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn two_processes_of_one_engine_share_no_writable_folder() {
+    common::needs_bubblewrap();
     let dir = scratch("cheaters", "relay");
     let report = dir.join("report");
     std::fs::create_dir_all(&report).unwrap();
@@ -276,7 +280,9 @@ fn cpu_by_name(name: &str, seen: &mut std::collections::BTreeMap<(String, u32), 
 /// its opponent's (about as much as the thief searches with); free, about as much as its
 /// opponent, ten times more.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_gets_no_cpu_on_its_opponents_time() {
+    common::needs_bubblewrap();
     thief_is_frozen("thief", None);
 }
 
@@ -284,7 +290,9 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
 /// `cgroup.freeze` needs no controller): every current distribution's only one. The banner says
 /// which protections held.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_gets_no_cpu_on_its_opponents_time_under_cgroup_v2() {
+    common::needs_bubblewrap();
     let banner = thief_is_frozen("thief-v2", Some("v2"));
     assert!(
         banner.contains("cgroup v2") && banner.contains("frozen off its turn"),

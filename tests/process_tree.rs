@@ -145,7 +145,9 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
 /// counts their CPU time with the engines': a run asked for it (as `bench --peer` asks) says how
 /// much it was.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn keepers_and_the_start_up_check_report_their_cpu_time() {
+    common::needs_bubblewrap();
     let _one_at_a_time = one_at_a_time();
     let dir = engines_dir("harness-cpu");
     let report = dir.join("harness-cpu.txt");

@@ -73,7 +73,9 @@ const BY_THE_RULES: &[&str] = &[
 ];
 
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
+    common::needs_bubblewrap();
     for (proto, game, engine_args) in [
         ("uci", "leiserchess", ""),
         ("leiserchess", "leiserchess", "--dialect leiserchess"),
@@ -143,7 +145,9 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
 }
 
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_cannot_write_the_run_read_its_opponent_dial_out_or_storm() {
+    common::needs_bubblewrap();
     let dir = scratch("sandbox", "attacks");
     let victim = engine_copy(&dir, "opponent");
     let own = engine_copy(&dir, "attacker");
@@ -300,7 +304,9 @@ fn a_bubblewrap_that_cannot_make_namespaces_is_found_out_at_the_first_start() {
 /// An engine that fails only inside the sandbox is not given a start outside it: where the
 /// sandbox works, its failure is its own, whatever it says.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_that_fails_in_the_sandbox_is_not_run_outside_it() {
+    common::needs_bubblewrap();
     let dir = scratch("sandbox", "fails-inside");
     let own = engine_copy(&dir, "escaper");
     // In its own PID namespace the engine's shell is one of the first processes; outside, it
@@ -359,7 +365,9 @@ fn alive(pid: u32) -> bool {
 /// With the sandbox, the kernel ends the engine's PID namespace with its first process; without,
 /// its control group is emptied when the engine is done.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn killing_a_keeper_leaves_no_engine_process_behind_with_or_without_the_sandbox() {
+    common::needs_bubblewrap();
     for mode in ["on", "off"] {
         killing_a_keeper_leaves_nothing(mode);
     }

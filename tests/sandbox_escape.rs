@@ -18,7 +18,9 @@ fn script(path: &Path, text: &str) -> String {
 /// The attack runs as the engine starts, in the sandbox it plays in, each attempt's outcome
 /// written to `report/attacks.txt`; then the engine plays.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
+    common::needs_bubblewrap();
     let dir = scratch("escape", "host");
     let out = dir.join("report");
     std::fs::create_dir_all(&out).unwrap();
@@ -131,7 +133,9 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
 /// An engine that needs file locks (a database, a learning file shared by its own processes)
 /// gets them with `locks=on`, and the banner says so.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn locks_on_lets_one_engine_take_file_locks_and_the_banner_says_so() {
+    common::needs_bubblewrap();
     let dir = scratch("escape", "locks");
     let out = dir.join("report");
     std::fs::create_dir_all(&out).unwrap();
@@ -181,7 +185,9 @@ fn locks_on_lets_one_engine_take_file_locks_and_the_banner_says_so() {
 /// loses that game by the disk limit, named in the PGN; every game is kept, the run goes on, and
 /// the next game's engine starts with an empty folder.
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_that_fills_its_writable_space_loses_by_the_disk_limit() {
+    common::needs_bubblewrap();
     let dir = scratch("escape", "disk");
     let engine_dir = dir.join("engine");
     std::fs::create_dir_all(&engine_dir).unwrap();

@@ -46,7 +46,9 @@ fn played(out: &Output, what: &str) {
 }
 
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn wrapper_and_interpreter_engines_start_in_the_sandbox() {
+    common::needs_bubblewrap();
     let dir = scratch("wrappers", "kinds");
     // A program in a folder of its own, elsewhere, run by a two-line wrapper.
     let elsewhere = scratch("wrappers", "programs");
@@ -183,7 +185,9 @@ fn a_java_jar_starts_in_the_sandbox() {
 }
 
 #[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn a_wrapper_that_cannot_see_its_program_says_which_and_how_to_show_it() {
+    common::needs_bubblewrap();
     let dir = scratch("wrappers", "unseen");
     let elsewhere = scratch("wrappers", "hidden-program");
     let program = elsewhere.join("arbiter-engine");

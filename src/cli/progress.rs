@@ -125,6 +125,10 @@ impl Reporter {
             bar.set_position(plan.already);
             bar.set_message("waiting for the first game");
             bar.enable_steady_tick(Duration::from_millis(500));
+            let drawn = bar.clone();
+            crate::out::set_notice_hook(Some(std::sync::Arc::new(move |line: &str| {
+                drawn.suspend(|| eprintln!("{line}"))
+            })));
             bar
         });
         Reporter {
@@ -202,6 +206,7 @@ impl Reporter {
     /// Clears the bar, so the summary after it (or after Ctrl-C) starts on a clean line.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
+            crate::out::set_notice_hook(None);
             bar.finish_and_clear();
         }
     }

@@ -124,7 +124,7 @@ fn program() -> &'static Result<PathBuf, String> {
             .map(PathBuf::from)
             .or_else(|| find_in_path(Path::new("bwrap")))
             .ok_or_else(|| {
-                "bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt-get install bubblewrap"
+                "bubblewrap (bwrap) is not on this machine (Debian/Ubuntu package: bubblewrap)"
                     .to_string()
             })
     })
@@ -1312,6 +1312,7 @@ mod tests {
     /// The version read from the program file is the one it prints, where bubblewrap is
     /// installed (CI installs it); a program without one is asked instead.
     #[test]
+    #[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
     fn the_version_read_from_bubblewrap_is_the_one_it_prints() {
         let program = find_in_path(Path::new("bwrap")).expect("bubblewrap is installed");
         let out = std::process::Command::new(&program)

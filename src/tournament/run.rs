@@ -597,7 +597,7 @@ impl Staging<'_> {
                 }
             };
             if !self.tally.still_holds(index) {
-                eprintln!(
+                notice!(
                     "game {} was taken over by another task while this one looked dead; its \
                      result here is left out",
                     index + 1

@@ -348,7 +348,7 @@ async fn worker(
         }
         let crowding = began.and_then(|c| c.end(cpu_time(white, black)));
         if let (Some(at), Some(Crowding::PinnedCpu(share))) = (&pinned, &crowding) {
-            eprintln!(
+            notice!(
                 "unpinned: CPU {} is busy with other work (it ran other programs {:.0}% of game \
                  {}); game worker {}'s games go to every CPU from now on",
                 at.cpu,
@@ -368,7 +368,7 @@ async fn worker(
             // frozen between its turns is woken late on its turn and loses on time (measured
             // beside two busy loops and a loop of short-lived processes, `tc=1+0.01`, 20 games:
             // 5 – 11 lost frozen, 0 – 3 unfrozen).
-            eprintln!(
+            notice!(
                 "not frozen: the machine is busy with other work (the engines of game {} waited \
                  for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
                  between their turns, and compete for the CPUs as plain processes",
@@ -434,7 +434,7 @@ fn busy_machine(cpus: usize) -> Option<f64> {
         } else {
             format!("load average {average:.1}")
         };
-        eprintln!(
+        notice!(
             "not frozen: the machine is busy with other work ({what} on {cpus} CPUs); engines \
              are not frozen between their turns in this run, and compete for the CPUs as plain \
              processes (no CPU group of their own, no threads= quota)"

@@ -341,7 +341,7 @@ impl Split {
                     Liveness::Dead => "silent for a whole lease",
                     _ => "which ended without finishing it",
                 };
-                eprintln!(
+                notice!(
                     "{}: took over game pair {} from {}, {why}",
                     self.claims.me(),
                     pair + 1,
@@ -497,7 +497,7 @@ impl Split {
             Err(_) => return false,
         };
         if !same {
-            eprintln!(
+            notice!(
                 "warning: {} is not a shard of this run (its settings differ); it is left out",
                 folder.display()
             );
@@ -519,7 +519,7 @@ impl Split {
             };
             match self.check.check(&entry) {
                 Ok(()) => self.seen(entry.index, &entry.record),
-                Err(why) => eprintln!(
+                Err(why) => notice!(
                     "warning: {}: game {} is not a game of this run ({why}); not counted",
                     path.display(),
                     u128::from(entry.index) + 1
