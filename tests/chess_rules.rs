@@ -108,3 +108,73 @@ fn a_match_writes_san_in_the_pgn_and_uci_to_the_engines() {
         "UCI to the engines"
     );
 }
+
+/// Chess960 positions of the Chess Programming Wiki's "Chess960 Perft Results" (as Ethereal's
+/// fischer.epd lists them), with castling rights in Shredder-FEN (`HFhf`): each count is the
+/// published one.
+#[test]
+fn chess960_perft_matches_the_published_numbers() {
+    let cases: [(&str, u32, u64); 5] = [
+        (
+            "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
+            4,
+            326_672,
+        ),
+        (
+            "2nnrbkr/p1qppppp/8/1ppb4/6PP/3PP3/PPP2P2/BQNNRBKR w HEhe - 1 9",
+            4,
+            667_366,
+        ),
+        (
+            "b1q1rrkb/pppppppp/3nn3/8/P7/1PPP4/4PPPP/BQNNRKRB w GE - 1 9",
+            4,
+            273_318,
+        ),
+        (
+            "qbbnnrkr/2pp2pp/p7/1p2pp2/8/P3PP2/1PPP1KPP/QBBNNR1R w hf - 0 9",
+            4,
+            382_958,
+        ),
+        (
+            "1nbbnrkr/p1p1ppp1/3p4/1p3P1p/3Pq2P/8/PPP1P1P1/QNBBNRKR w HFhf - 0 9",
+            3,
+            31_058,
+        ),
+    ];
+    let entry = find_game("chess960").expect("chess960 is registered");
+    for (fen, depth, nodes) in cases {
+        assert_eq!(entry.perft_at(Some(fen), depth).unwrap(), nodes, "{fen}");
+    }
+    // From the standard start (position 518) the counts are chess's.
+    let out = arbiter(&["perft", "chess960", "3"]);
+    assert_eq!(stdout(&out), "perft 1 20\nperft 2 400\nperft 3 8902\n");
+}
+
+/// Castling in Chess960 as engines write it: the king takes its own rook (`b1a1`), and, for a
+/// king on e1 (or e8), the two-square step too (`e1g1`, `e8c8`); arbiter writes the first form.
+#[test]
+fn chess960_castling_is_read_in_both_notations_and_written_as_the_king_takes_the_rook() {
+    let fen = "rk2r3/8/8/8/8/8/8/RK2R3 w AEae - 0 1";
+    let out = arbiter(&["replay", "chess960", "--fen", fen, "b1a1", "b8a8"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ply 1 b1a1\nply 2 b8a8\nfen 2krr3/8/8/8/8/8/8/2KRR3 w - -"),
+        "{text}"
+    );
+    let fen = "r3k3/8/8/8/8/8/8/4K2R w Kq - 0 1";
+    let out = arbiter(&["replay", "chess960", "--fen", fen, "e1g1", "e8c8"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ply 1 e1h1\nply 2 e8a8\nfen 2kr4/8/8/8/8/8/8/5RK1 w - -"),
+        "{text}"
+    );
+    // In standard chess the same step is written as it was given.
+    let out = arbiter(&["replay", "chess", "--fen", fen, "e1g1", "e8c8"]);
+    assert!(
+        stdout(&out).contains("ply 1 e1g1\nply 2 e8c8\n"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -80,6 +80,80 @@ fn stockfish_against_itself_ends_every_game_by_the_rules() {
     );
 }
 
+/// Chess960 with stockfish, told `UCI_Chess960`: games from Chess960 starts (Shredder-FEN
+/// castling rights) end by the rules, every move the engine sent legal by the Chess960 rules
+/// (castling written as the king taking its rook), and some games castle.
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn stockfish_plays_chess960_by_its_rules() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "chess960");
+    std::fs::write(
+        dir.join("frc.epd"),
+        "nrbbqkrn/pppppppp/8/8/8/8/PPPPPPPP/NRBBQKRN w GBgb -\n\
+         rkrbbqnn/pppppppp/8/8/8/8/PPPPPPPP/RKRBBQNN w CAca -\n\
+         bbrnkrqn/pppppppp/8/8/8/8/PPPPPPPP/BBRNKRQN w FCfc -\n\
+         qnrbkrbn/pppppppp/8/8/8/8/PPPPPPPP/QNRBKRBN w FCfc -\n",
+    )
+    .unwrap();
+    let engine = |name: &str| {
+        [
+            format!("cmd={sf}"),
+            format!("name={name}"),
+            "nodes=400".into(),
+        ]
+    };
+    let mut args: Vec<String> = [
+        "match",
+        "--game",
+        "chess960",
+        "--games",
+        "8",
+        "--concurrency",
+        "2",
+        "--openings",
+        "frc.epd",
+        "--out",
+        "run",
+        "--quiet",
+        "--engine",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(engine("sf-a"));
+    args.push("--engine".into());
+    args.extend(engine("sf-b"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = arbiter_in(&dir, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
+    let endings: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[8].to_string())
+        .collect();
+    let by_rules = [
+        "checkmate",
+        "stalemate",
+        "repetition",
+        "move rule",
+        "insufficient material",
+        "max plies",
+    ];
+    assert!(
+        endings.len() == 8 && endings.iter().all(|e| by_rules.contains(&e.as_str())),
+        "{endings:?}"
+    );
+    let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
+    assert!(pgn.contains(" O-O"), "no game castled: {pgn}");
+}
+
 #[test]
 #[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
 fn an_sprt_tells_more_nodes_from_fewer() {

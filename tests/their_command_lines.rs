@@ -201,15 +201,11 @@ fn every_problem_of_a_line_is_named_at_once() {
     let dir = scratch("theirs", "problems");
     let out = play(
         &dir,
-        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /syzygy -variant fischerandom -tournament swiss",
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /syzygy -tournament swiss",
     );
     assert_exit(&out, 2);
     let text = stderr(&out);
-    for says in [
-        "-tb: has no equivalent",
-        "-variant: fischerandom",
-        "-tournament: 'swiss'",
-    ] {
+    for says in ["-tb: has no equivalent", "-tournament: 'swiss'"] {
         assert!(text.contains(says), "{says}: {text}");
     }
     assert!(!dir.join("reports").exists(), "nothing is written");
@@ -1260,4 +1256,35 @@ fn openbench_pgnout_keeps_nodes_seldepth_and_the_matching_lines() {
             "{c}"
         );
     }
+}
+
+/// fastchess's `-variant fischerandom` with a book of Chess960 starts (X-FEN and Shredder-FEN
+/// castling rights): the games are chess960, each from its position, moves checked by the
+/// Chess960 rules, the PGN saying so.
+#[test]
+fn fischer_random_plays_chess960_from_its_book() {
+    let dir = scratch("theirs", "chess960");
+    std::fs::write(
+        dir.join("frc.epd"),
+        "nrbbqkrn/pppppppp/8/8/8/8/PPPPPPPP/NRBBQKRN w GBgb -\n\
+         bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf -\n",
+    )
+    .unwrap();
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each tc=2+0.02 -variant fischerandom \
+         -openings file=frc.epd format=epd -rounds 2 -games 2 -pgnout file=frc.pgn -maxmoves 40",
+    );
+    assert_exit(&out, 0);
+    let pgn = std::fs::read_to_string(dir.join("frc.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Variant \"chess960\"]").count(), 4, "{pgn}");
+    assert_eq!(
+        pgn.matches("[FEN \"nrbbqkrn/pppppppp/8/8/8/8/PPPPPPPP/NRBBQKRN w")
+            .count(),
+        2,
+        "{pgn}"
+    );
+    // Every game replays by the Chess960 rules, as `rate --check` reads the Variant tag.
+    let check = arbiter_in(&dir, &["rate", "--check", "frc.pgn"]);
+    assert_exit(&check, 0);
 }

@@ -187,8 +187,8 @@ fn engine_flag(e: &Engine) -> TheirFlag {
     flag("-engine", words)
 }
 
-/// What `file` holds is refused for: a variant or tablebases arbiter does not play, or results
-/// it cannot continue.
+/// What `file` holds is refused for: tablebases arbiter does not read, or results it cannot
+/// continue.
 fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
     // Saturating: counts near 2^64 must not wrap to 0 and pass for "no results".
     let played: u64 = c
@@ -196,9 +196,7 @@ fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
         .values()
         .map(|s| s.wins.saturating_add(s.losses).saturating_add(s.draws))
         .fold(0, u64::saturating_add);
-    if c.variant != 0 || c.engines.iter().any(|e| e.variant != 0) {
-        Some("its variant is Fischer random chess, which arbiter does not play".into())
-    } else if c.tb_adjudication.enabled {
+    if c.tb_adjudication.enabled {
         Some("it adjudicates with tablebases, which arbiter does not read".into())
     } else if keep_stats && played > 0 {
         Some(format!(
@@ -291,6 +289,10 @@ fn tournament_flags(c: &Config) -> Vec<TheirFlag> {
     }
     if c.kind == 1 {
         out.push(flag("-tournament", ["gauntlet".to_string()]));
+    }
+    // fastchess's VariantType: 0 standard, 1 Fischer random (the run's or an engine's).
+    if c.variant != 0 || c.engines.iter().any(|e| e.variant != 0) {
+        out.push(flag("-variant", ["fischerandom".to_string()]));
     }
     if let Some(seed) = c.seed {
         out.push(flag("-srand", [seed.to_string()]));

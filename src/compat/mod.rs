@@ -1001,10 +1001,7 @@ fn game_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Refus
         "-variant" => {
             let game = match values.first().copied() {
                 Some("standard") | None => "chess",
-                Some("fischerandom") => return Err(refuse(
-                    name,
-                    "fischerandom (Chess960) is not among arbiter's games (see `arbiter games`)",
-                )),
+                Some("fischerandom") => "chess960",
                 Some(other) => other,
             };
             shape.game = Some(game.to_string());

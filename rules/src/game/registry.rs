@@ -327,6 +327,7 @@ register_games!(
     games::leaperhouse::Leaperhouse,
     games::ultima::Ultima,
     games::chess::Chess,
+    games::chess::Chess960,
 );
 
 /// Games registered at run time, after the built-in ones.

@@ -2,7 +2,9 @@
 //! the published perft numbers by its authors, so arbiter writes no chess rules of its own. This
 //! file only adapts it: UCI move notation (SAN accepted too, and written in PGN), FEN, and the
 //! draws the referee applies from the game's history (threefold repetition, the 50-move rule,
-//! insufficient material).
+//! insufficient material). Chess960 (Fischer random chess) is the same type with shakmaty's
+//! Chess960 castling: the king castles with a rook wherever the start put them, and UCI writes
+//! castling as the king taking its own rook (`e1g1` for a king on e1 is read too).
 
 use super::chess_lines;
 use crate::game::drawing::{lettered, Figure, Shape};
@@ -27,8 +29,13 @@ fn color(c: shakmaty::Color) -> Color {
     }
 }
 
+/// Standard chess.
+pub type Chess = ChessRules<false>;
+/// Chess960: the start position comes from the book (or is the standard one, number 518).
+pub type Chess960 = ChessRules<true>;
+
 #[derive(Clone, Debug)]
-pub struct Chess {
+pub struct ChessRules<const FISCHER_RANDOM: bool> {
     pos: shakmaty::Chess,
     /// The position's Zobrist key, kept up to date move by move: computed afresh, it reads a
     /// table entry per piece, which in a match are cache misses at every ply.
@@ -39,11 +46,17 @@ pub struct Chess {
     checkers: Bitboard,
 }
 
-impl Chess {
-    fn new(pos: shakmaty::Chess) -> Chess {
+impl<const FISCHER_RANDOM: bool> ChessRules<FISCHER_RANDOM> {
+    const CASTLING: CastlingMode = if FISCHER_RANDOM {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+
+    fn new(pos: shakmaty::Chess) -> Self {
         let key: Zobrist64 = pos.zobrist_hash(EnPassantMode::Legal);
         let checkers = pos.checkers();
-        Chess {
+        Self {
             pos,
             key: key.0,
             checkers,
@@ -104,10 +117,10 @@ fn figure(token: &str) -> Option<Figure> {
     )
 }
 
-impl Position for Chess {
+impl<const FISCHER_RANDOM: bool> Position for ChessRules<FISCHER_RANDOM> {
     type Move = Move;
 
-    const ID: &'static str = "chess";
+    const ID: &'static str = if FISCHER_RANDOM { "chess960" } else { "chess" };
     const DRAWING: Drawing = Drawing {
         figure,
         legend: &[
@@ -129,8 +142,12 @@ impl Position for Chess {
             _ => fen.to_string(),
         }
     }
-    const DESCRIPTION: &'static str =
-        "Standard chess (FIDE rules by the shakmaty crate), UCI moves, FEN, SAN in PGN";
+    const DESCRIPTION: &'static str = if FISCHER_RANDOM {
+        "Chess960 (Fischer random chess, by the shakmaty crate), the start from the book; UCI \
+         castling as the king taking its rook, X-FEN/Shredder-FEN"
+    } else {
+        "Standard chess (FIDE rules by the shakmaty crate), UCI moves, FEN, SAN in PGN"
+    };
     const START_FEN: &'static str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     const SAN_IN_PGN: bool = true;
 
@@ -138,9 +155,9 @@ impl Position for Chess {
         let err = |reason: String| FenError::new(Self::ID, fen, reason);
         let parsed = Fen::from_ascii(fen.trim().as_bytes()).map_err(|e| err(e.to_string()))?;
         let pos = parsed
-            .into_position(CastlingMode::Standard)
+            .into_position(Self::CASTLING)
             .map_err(|e| err(e.to_string()))?;
-        Ok(Chess::new(pos))
+        Ok(Self::new(pos))
     }
 
     fn fen(&self) -> String {
@@ -215,8 +232,7 @@ impl Position for Chess {
     fn move_text(&self, mv: Move) -> String {
         // Appended rather than formatted: the referee says every engine's move this way.
         let mut text = String::with_capacity(5);
-        mv.to_uci(CastlingMode::Standard)
-            .append_to_string(&mut text);
+        mv.to_uci(Self::CASTLING).append_to_string(&mut text);
         text
     }
 

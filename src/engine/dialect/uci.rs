@@ -136,24 +136,52 @@ pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), Engin
         game: game.to_string(),
         reason,
     };
+    // Chess960 is chess to an engine without it among its variants (Stockfish, Fairy-Stockfish),
+    // with `UCI_Chess960` on.
+    let offers = |name: &str| {
+        variants
+            .as_ref()
+            .is_some_and(|vars| vars.iter().any(|v| v.eq_ignore_ascii_case(name)))
+    };
+    let fischer_random = game.eq_ignore_ascii_case("chess960") && !offers(game);
+    let asked = if fischer_random && offers("chess") {
+        "chess"
+    } else {
+        game
+    };
     let mut need_confirmation = false;
     if let Some(vars) = &variants {
-        if !vars.is_empty() && !vars.iter().any(|v| v.eq_ignore_ascii_case(game)) {
+        if !vars.is_empty() && !offers(asked) {
             return Err(variant_error(io, format!(
                 "its UCI_Variant offers {} (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)",
                 vars.join(", ")
             )));
         }
-        io.send(&format!("setoption name UCI_Variant value {game}"))
+        io.send(&format!("setoption name UCI_Variant value {asked}"))
             .await?;
         need_confirmation = true;
     }
+    if fischer_random {
+        let has_option = io
+            .offered
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case("UCI_Chess960"));
+        if !has_option {
+            return Err(variant_error(
+                io,
+                "it offers no UCI_Chess960 option, which tells a UCI engine that castling is \
+                 Chess960's"
+                    .into(),
+            ));
+        }
+        io.send("setoption name UCI_Chess960 value true").await?;
+    }
     // Fairy-Stockfish ignores an unknown variant silently and stays on chess: only its
     // `info string variant <name>` line shows that the variant was taken.
-    let confirmed = ready_collecting(io, deadline, game, &[], false).await?;
+    let confirmed = ready_collecting(io, deadline, asked, &[], false).await?;
     if need_confirmation && !confirmed {
         return Err(variant_error(io, format!(
-            "it did not confirm the variant with 'info string variant {game}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
+            "it did not confirm the variant with 'info string variant {asked}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
         )));
     }
     Ok(())
