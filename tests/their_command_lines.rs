@@ -1288,3 +1288,66 @@ fn fischer_random_plays_chess960_from_its_book() {
     let check = arbiter_in(&dir, &["rate", "--check", "frc.pgn"]);
     assert_exit(&check, 0);
 }
+
+/// A Polyglot entry (the format's 16 big-endian bytes) for a move in UCI text.
+fn polyglot_entry(key: u64, mv: &str, weight: u16) -> Vec<u8> {
+    let b = mv.as_bytes();
+    let square = |f: u8, r: u8| u16::from(f - b'a') | (u16::from(r - b'1') << 3);
+    let code = square(b[2], b[3]) | (square(b[0], b[1]) << 6);
+    let mut out = key.to_be_bytes().to_vec();
+    out.extend_from_slice(&code.to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out
+}
+
+/// cutechess-cli's `book=FILE bookdepth=N` (chessgame.cpp, `bookMove`: a book move while the
+/// plies played are fewer than twice N). The book's keys are the Polyglot format's published
+/// ones (its description's examples: the start, 1. e4, 1. e4 d5, 1. e4 d5 2. e5, 2... f5).
+#[test]
+fn an_engines_polyglot_book_plays_its_moves_within_its_depth() {
+    let dir = scratch("theirs", "polyglot");
+    let mut book = Vec::new();
+    // Out of order on purpose: a book that is not sorted is sorted when read.
+    for (key, mv) in [
+        (0x22a4_8b5a_8e47_ff78, "e1e2"),
+        (0x463b_9618_1691_fc9c, "e2e4"),
+        (0x823c_9b50_fd11_4196, "d7d5"),
+        (0x0756_b944_61c5_0fb0, "e4e5"),
+        (0x662f_afb9_65db_29d4, "f7f5"),
+    ] {
+        book.extend(polyglot_entry(key, mv, 1));
+    }
+    std::fs::write(dir.join("book.bin"), book).unwrap();
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE name=a book=book.bin bookdepth=2 -engine cmd=ENGINE name=b \
+         book=book.bin bookdepth=2 -each proto=uci tc=2+0.02 -games 2 -pgnout out.pgn",
+    );
+    assert_exit(&out, 0);
+    let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
+    let games: Vec<&str> = pgn.split("[Event ").skip(1).collect();
+    assert_eq!(games.len(), 2, "{pgn}");
+    for game in games {
+        let moves = game.split("\n\n").nth(1).unwrap_or_default();
+        assert!(
+            moves.starts_with("1. e4 {book} d5 {book} 2. e5 {book} f5 {book} 3. "),
+            "{game}"
+        );
+        // The fifth ply is past bookdepth=2: the engine's own, not the book's Ke2.
+        assert!(!moves.contains("Ke2 {book}"), "{game}");
+    }
+    // A book that is no Polyglot file is refused before anything is played.
+    std::fs::write(dir.join("bad.bin"), b"not a book").unwrap();
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE name=a book=bad.bin -engine cmd=ENGINE name=b -each proto=uci tc=1 \
+         -games 2",
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("bad.bin: 10 bytes, not a whole number of 16-byte Polyglot entries"),
+        "{}",
+        stderr(&out)
+    );
+}

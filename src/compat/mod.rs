@@ -298,12 +298,8 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
                     "conf= names an engine in cutechess's engines.json, which arbiter does not read: give cmd= (and name=, proto=, option.<Name>=)",
                 ))
             }
-            "book" | "bookdepth" => {
-                return Err(refuse(
-                    flag,
-                    "book= (a Polyglot book per engine) has no equivalent: give -openings file=<epd or pgn>",
-                ))
-            }
+            // cutechess-cli: the engine's own Polyglot book, and how many moves it plays.
+            "book" | "bookdepth" => out.push(format!("{key}={value}")),
             "initstr" => {
                 return Err(refuse(
                     flag,

@@ -70,6 +70,13 @@ pub struct EngineConfig {
     /// program tested against others, not against each other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
+    /// The engine's own Polyglot opening book (`book=`, cutechess-cli's): in chess, its moves
+    /// are played for the engine while the game is in the book, for the first `bookdepth=`
+    /// moves of each side (all of them without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub book: Option<std::path::PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bookdepth: Option<u32>,
     /// Folders this engine must not see from its sandbox (the run's, the other engines'): set by
     /// the run, not a setting.
     #[serde(skip)]
@@ -169,6 +176,8 @@ impl EngineConfig {
             stderr: None,
             sandbox: Confinement::default(),
             family: None,
+            book: None,
+            bookdepth: None,
             hidden: Vec::new(),
             recorded: Recorded::default(),
         };
@@ -226,6 +235,12 @@ impl EngineConfig {
             "handshake" => self.handshake = v.seconds()?,
             "stderr" if !value.is_empty() => self.stderr = Some(value.into()),
             "family" if !value.is_empty() => self.family = Some(value.into()),
+            "book" if !value.is_empty() => {
+                crate::referee::engine_book::shared(std::path::Path::new(value))
+                    .map_err(|why| v.bad(&why))?;
+                self.book = Some(value.into());
+            }
+            "bookdepth" => self.bookdepth = Some(v.positive_u32()?),
             "restart" if value == "auto" => self.restart = false,
             "restart" => self.restart = v.on_off()?,
             _ => match key.strip_prefix("option.") {

@@ -167,6 +167,9 @@ struct Table {
     /// the next request written.
     last_read: Option<Instant>,
     turnaround_us: Vec<u32>,
+    /// What draws an engine book's moves: the game's round and opening, so that a game played
+    /// again (resumed, or by another task of a split run) draws the same moves.
+    book_draw: u64,
 }
 
 impl Table {
@@ -205,6 +208,7 @@ impl Table {
             clocks: configs.map(|c| c.limits.tc.map(Clock::new)),
             last_read: None,
             turnaround_us: Vec::with_capacity(room),
+            book_draw: spec.round.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ spec.opening_number as u64,
         };
         for (i, mv) in spec.opening.iter().enumerate() {
             let report = table
@@ -258,6 +262,25 @@ impl Table {
             })
     }
 
+    /// The move the engine's own book plays for it here (cutechess-cli's `book=`, in plies up to
+    /// twice `bookdepth=`), if any.
+    fn engine_book_move(&self, cfg: &EngineConfig, game_id: &str) -> Option<String> {
+        let path = cfg.book.as_deref()?;
+        let plies = self.game.ply_count();
+        if cfg.bookdepth.is_some_and(|d| plies >= 2 * d as usize) {
+            return None;
+        }
+        let chess960 = match game_id {
+            "chess" => false,
+            "chess960" => true,
+            _ => return None,
+        };
+        let book = super::engine_book::shared(path).ok()?;
+        // A draw of its own at every ply, from the game's.
+        let draw = (self.book_draw ^ plies as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        book.pick(&self.game.fen(), chess960, draw >> 17)
+    }
+
     fn turn(&self, side: Color) -> Turn<'_> {
         Turn {
             start_fen: self.start_fen.as_deref(),
@@ -276,6 +299,12 @@ impl Table {
         game_id: &str,
         log: &Option<IoLog>,
     ) -> Result<(), Finish> {
+        if let Some(text) = self.engine_book_move(&player.config, game_id) {
+            if let Ok(report) = self.game.play(&text) {
+                self.record(report.mv, true, Duration::ZERO, Info::default());
+                return Ok(());
+            }
+        }
         let cfg = &player.config;
         let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
         let clock_limited = self.clocks[side.index()].is_some() || movetime.is_some();

@@ -2,6 +2,7 @@
 
 pub mod adjudication;
 pub mod clock;
+pub mod engine_book;
 pub mod game;
 pub mod record;
 pub mod shown;

@@ -366,6 +366,17 @@ impl RunSpec {
         entry
             .check_rules(&self.rules)
             .map_err(|why| SpecError::new("rules", why))?;
+        if !matches!(entry.id, "chess" | "chess960") {
+            if let Some(i) = self.engines.iter().position(|e| e.book.is_some()) {
+                return Err(SpecError::of_engine(
+                    i,
+                    format!(
+                        "book= is a Polyglot book, which holds chess positions: {} has none",
+                        entry.id
+                    ),
+                ));
+            }
+        }
         self.check_engines()?;
         self.check_counts()?;
         self.affinity
