@@ -773,10 +773,15 @@ impl RunSpec {
     }
 }
 
-/// Engines a run can start: programs that exist.
+/// Engines a run can start: programs that exist, and books that read (a resumed run's too: a
+/// book gone since would otherwise go unplayed without a word).
 pub fn check_programs(engines: &[EngineConfig]) -> Result<(), SpecError> {
     for (i, cfg) in engines.iter().enumerate() {
         super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
+        if let Some(book) = &cfg.book {
+            crate::referee::engine_book::shared(book)
+                .map_err(|why| SpecError::of_engine(i, format!("book: {why}")))?;
+        }
     }
     Ok(())
 }
