@@ -1351,3 +1351,43 @@ fn an_engines_polyglot_book_plays_its_moves_within_its_depth() {
         stderr(&out)
     );
 }
+
+/// cutechess-cli's `conf=NAME` reads Cute Chess's engines.json in the working folder, as
+/// cutechesscoreapp.cpp does; keys after it override the file's (main.cpp, `parseEngine`, reads
+/// them in order); a name the file lacks is refused with cutechess-cli's words.
+#[test]
+fn conf_names_an_engine_of_cute_chess_engines_json() {
+    let dir = scratch("theirs", "engines-json");
+    let engines = serde_json::json!([
+        {
+            "name": "Bundled",
+            "command": bundled_engine(),
+            "protocol": "uci",
+            "whitepov": false,
+            "options": [
+                {"name": "Style", "type": "combo", "value": "greedy", "default": "search",
+                 "choices": ["random", "greedy", "search"]},
+                {"name": "Seed", "type": "spin", "value": 0, "default": 0}
+            ]
+        }
+    ]);
+    std::fs::write(dir.join("engines.json"), engines.to_string()).unwrap();
+    let out = play(
+        &dir,
+        "-engine conf=Bundled -engine conf=Bundled name=Other -each tc=2+0.02 -games 2 \
+         -pgnout games.pgn",
+    );
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("Style=greedy"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("Seed="), "{}", stdout(&out));
+    let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
+    assert!(
+        pgn.contains("[White \"Bundled\"]") && pgn.contains("[White \"Other\"]"),
+        "{pgn}"
+    );
+    refused(
+        &dir,
+        "-engine conf=Fruit -engine conf=Bundled -each tc=1 -games 2",
+        "Unknown engine configuration: Fruit (engines.json holds Bundled)",
+    );
+}

@@ -4,6 +4,7 @@
 //! meaning here is refused with a sentence saying so, never silently dropped where it changes what
 //! is played.
 
+mod engines_json;
 pub mod fastchess_config;
 pub mod tool_lines;
 
@@ -292,12 +293,8 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
             // Settings about how the engine is watched, which arbiter does its own way: claims
             // are never trusted, timeouts are its own.
             "trust" | "whitepov" | "tscale" => {}
-            "conf" => {
-                return Err(refuse(
-                    flag,
-                    "conf= names an engine in cutechess's engines.json, which arbiter does not read: give cmd= (and name=, proto=, option.<Name>=)",
-                ))
-            }
+            // Cute Chess's engines.json: its settings where conf= stands, later keys over them.
+            "conf" => out.extend(engines_json::settings_of(value).map_err(|why| refuse(flag, &why))?),
             // cutechess-cli: the engine's own Polyglot book, and how many moves it plays.
             "book" | "bookdepth" => out.push(format!("{key}={value}")),
             "initstr" => {

@@ -1,0 +1,162 @@
+//! cutechess-cli's `conf=NAME`: an engine described in Cute Chess's `engines.json`, looked for
+//! where cutechess-cli looks (cutechesscoreapp.cpp): `engines.json` in the working folder, else
+//! in its configuration folder (`$XDG_CONFIG_HOME/cutechess`, by default `~/.config/cutechess`).
+//! The file is a JSON array of engines with the keys engineconfiguration.cpp reads: `name`,
+//! `command`, `workingDirectory`, `stderrFile`, `protocol`, `restart`, `initStrings`,
+//! `ponder`, `options` (each with `name`, `value` and `default`), and some arbiter has no use for
+//! (`whitepov`, `validateClaims`, `timeoutScaleFactor`, `variants`, `debug`).
+
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The places looked in, in order.
+fn candidates() -> Vec<PathBuf> {
+    let mut places = vec![PathBuf::from("engines.json")];
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    if let Some(config) = config {
+        places.push(config.join("cutechess").join("engines.json"));
+    }
+    places
+}
+
+/// The engine settings (`cmd=`, `name=`, `option.X=` ...) that `conf=name` stands for, or why
+/// there are none.
+pub fn settings_of(name: &str) -> Result<Vec<String>, String> {
+    let places = candidates();
+    let Some(path) = places.iter().find(|p| p.is_file()) else {
+        let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+        return Err(format!(
+            "conf={name}: no engines.json (looked in {})",
+            looked.join(" and ")
+        ));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let engines: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+    let engines = engines
+        .as_array()
+        .ok_or_else(|| format!("{}: not a list of engines", path.display()))?;
+    let found = engines
+        .iter()
+        .find(|e| e.get("name").and_then(Value::as_str) == Some(name));
+    let Some(engine) = found else {
+        let names: Vec<&str> = engines
+            .iter()
+            .filter_map(|e| e.get("name").and_then(Value::as_str))
+            .collect();
+        return Err(format!(
+            "Unknown engine configuration: {name} ({} holds {})",
+            path.display(),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
+    };
+    settings(engine).map_err(|why| format!("{} ({name}): {why}", path.display()))
+}
+
+fn settings(engine: &Value) -> Result<Vec<String>, String> {
+    let text = |key: &str| {
+        engine
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut out = Vec::new();
+    let command = text("command").ok_or("no command")?;
+    out.push(format!("cmd={}", command.trim()));
+    if let Some(name) = text("name") {
+        out.push(format!("name={name}"));
+    }
+    if let Some(dir) = text("workingDirectory") {
+        out.push(format!("dir={dir}"));
+    }
+    if let Some(file) = text("stderrFile") {
+        out.push(format!("stderr={file}"));
+    }
+    match text("protocol") {
+        Some("uci") | None => {}
+        Some("xboard") => out.push("proto=xboard".into()),
+        Some(other) => return Err(format!("protocol '{other}': uci or xboard")),
+    }
+    match text("restart") {
+        Some("on") => out.push("restart=on".into()),
+        Some("off" | "auto") | None => {}
+        Some(other) => return Err(format!("restart '{other}': auto, on or off")),
+    }
+    if engine
+        .get("initStrings")
+        .and_then(Value::as_array)
+        .is_some_and(|lines| !lines.is_empty())
+    {
+        return Err(
+            "initStrings has no equivalent: set what it sets with its options instead".into(),
+        );
+    }
+    if engine.get("ponder").and_then(Value::as_bool) == Some(true) {
+        return Err("ponder: arbiter does not let an engine think on its opponent's time".into());
+    }
+    for option in engine
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = option.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let shown = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        // As cutechess-cli sets them: the options whose value is not their default.
+        let value = option.get("value").and_then(shown);
+        if let Some(value) =
+            value.filter(|v| option.get("default").and_then(shown).as_ref() != Some(v))
+        {
+            out.push(format!("option.{name}={value}"));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_of_cute_chess_reads_as_its_settings() {
+        let engine: Value = serde_json::from_str(
+            r#"{"name": "SF 16", "command": "/opt/sf/stockfish", "workingDirectory": "/opt/sf",
+                "protocol": "uci", "restart": "on", "whitepov": false,
+                "options": [
+                  {"name": "Hash", "type": "spin", "value": 256, "default": 16},
+                  {"name": "Threads", "type": "spin", "value": 1, "default": 1},
+                  {"name": "Ponder", "type": "check", "value": false, "default": false},
+                  {"name": "SyzygyPath", "type": "string", "value": "/tb"}
+                ]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            settings(&engine).unwrap(),
+            [
+                "cmd=/opt/sf/stockfish",
+                "name=SF 16",
+                "dir=/opt/sf",
+                "restart=on",
+                "option.Hash=256",
+                "option.SyzygyPath=/tb"
+            ]
+        );
+        let with_init: Value =
+            serde_json::from_str(r#"{"command": "e", "initStrings": ["x"]}"#).unwrap();
+        assert!(settings(&with_init).unwrap_err().contains("initStrings"));
+    }
+}
