@@ -19,6 +19,28 @@ fn book() -> String {
     format!("{}/openings/chess.txt", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The run in `dir/run` played `games` games, each ended by the rules: no illegal move, crash or
+/// stall the referee had to rule on.
+fn assert_every_game_ended_by_the_rules(dir: &std::path::Path, games: usize) {
+    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
+    let endings: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[8].to_string())
+        .collect();
+    let by_rules = [
+        "checkmate",
+        "stalemate",
+        "repetition",
+        "move rule",
+        "insufficient material",
+        "max plies",
+    ];
+    assert!(
+        endings.len() == games && endings.iter().all(|e| by_rules.contains(&e.as_str())),
+        "{endings:?}"
+    );
+}
+
 #[test]
 #[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
 fn stockfish_against_itself_ends_every_game_by_the_rules() {
@@ -52,25 +74,8 @@ fn stockfish_against_itself_ends_every_game_by_the_rules() {
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
-    let endings: Vec<String> = reader
-        .records()
-        .map(|r| r.unwrap()[8].to_string())
-        .collect();
-    assert_eq!(endings.len(), 20);
-    let by_rules = [
-        "checkmate",
-        "stalemate",
-        "repetition",
-        "move rule",
-        "insufficient material",
-        "max plies",
-    ];
     // No dispute: the referee never had to step in for an illegal move, a crash or a stall.
-    assert!(
-        endings.iter().all(|e| by_rules.contains(&e.as_str())),
-        "{endings:?}"
-    );
+    assert_every_game_ended_by_the_rules(&dir, 20);
     // Played in their sandboxes (bubblewrap, which .ci/run installs), with their limits.
     let report = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
     assert!(
@@ -133,23 +138,7 @@ fn stockfish_plays_chess960_by_its_rules() {
         stdout(&out),
         stderr(&out)
     );
-    let mut reader = csv::Reader::from_path(dir.join("run/games.csv")).unwrap();
-    let endings: Vec<String> = reader
-        .records()
-        .map(|r| r.unwrap()[8].to_string())
-        .collect();
-    let by_rules = [
-        "checkmate",
-        "stalemate",
-        "repetition",
-        "move rule",
-        "insufficient material",
-        "max plies",
-    ];
-    assert!(
-        endings.len() == 8 && endings.iter().all(|e| by_rules.contains(&e.as_str())),
-        "{endings:?}"
-    );
+    assert_every_game_ended_by_the_rules(&dir, 8);
     let pgn = std::fs::read_to_string(dir.join("run/games.pgn")).unwrap();
     assert!(pgn.contains(" O-O"), "no game castled: {pgn}");
 }
