@@ -21,11 +21,32 @@ pub struct Contents {
     pub programs: Vec<Option<String>>,
 }
 
-/// The hash of a file's content, read in pieces (an engine may be hundreds of megabytes).
+/// The hash of a file's content. An engine's program may be tens of megabytes, and its hash was
+/// most of a short match's own CPU time: a file hashed before is looked up in the hash cache
+/// (by its identity and times, see `hash_cache`) instead of being read again.
 pub fn file_hash(path: &Path) -> std::io::Result<String> {
+    if let Some(hash) = super::hash_cache::lookup(path) {
+        return Ok(hash);
+    }
+    let hash = hash_content(path)?;
+    super::hash_cache::remember(path, &hash);
+    Ok(hash)
+}
+
+/// The SHA-256 of a file, read in large pieces (each read a system call).
+pub fn hash_content(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
     Ok(hasher
         .finalize()
         .iter()
@@ -54,10 +75,22 @@ pub fn of(spec: &RunSpec) -> Result<Contents, String> {
         Some(path) => Some(file_hash(path).map_err(|e| format!("{}: {e}", path.display()))?),
         None => None,
     };
+    // Engines of a run often share one program (versions by options, self-play): each file is
+    // hashed once.
+    let mut hashed: Vec<(PathBuf, Option<String>)> = Vec::new();
     let programs = spec
         .engines
         .iter()
-        .map(|cfg| program_of(cfg).and_then(|p| file_hash(&p).ok()))
+        .map(|cfg| {
+            let path = program_of(cfg)?;
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            if let Some((_, hash)) = hashed.iter().find(|(p, _)| *p == path) {
+                return hash.clone();
+            }
+            let hash = file_hash(&path).ok();
+            hashed.push((path, hash.clone()));
+            hash
+        })
         .collect();
     Ok(Contents { book, programs })
 }

@@ -10,6 +10,7 @@ pub mod bookgen;
 pub mod claims;
 pub mod contents;
 pub mod folder;
+mod hash_cache;
 pub mod import;
 pub mod journal;
 pub mod launch;
