@@ -1,5 +1,5 @@
 //! Links the `arbiter` binary with its segments on 2 MiB boundaries, so that at the start of a
-//! run its code and tables can be moved onto huge pages whole (src/huge_text.rs). `separate-code`
+//! run its code and tables can be moved onto huge pages whole (core/src/huge_text.rs). `separate-code`
 //! keeps the code out of the pages of the read-only data, which would otherwise share its first
 //! and last huge page.
 fn main() {

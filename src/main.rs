@@ -1,4 +1,4 @@
-//! The `arbiter` command line: the library's [`arbiter::cli`], run.
+//! The `arbiter` command line: [`arbiter_cli::run`].
 
 use std::process::ExitCode;
 
@@ -8,5 +8,6 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    arbiter::cli::run()
+    arbiter_cli::abort_on_panic();
+    arbiter_cli::run()
 }

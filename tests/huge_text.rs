@@ -1,4 +1,4 @@
-//! A run moves arbiter's code onto huge pages before it starts its engines (src/huge_text.rs):
+//! A run moves arbiter's code onto huge pages before it starts its engines (core/src/huge_text.rs):
 //! the real `arbiter` binary, looked at through `/proc/<pid>/smaps` while it waits for an
 //! engine that never answers its handshake.
 

@@ -175,7 +175,7 @@ pub fn configs(data: &[u8]) {
     let text = String::from_utf8_lossy(rest);
     match pick % 3 {
         0 | 1 => {
-            let Ok(spec) = arbiter::cli::fuzzing::run_file(&text, pick % 3 == 1) else {
+            let Ok(spec) = arbiter_cli::fuzzing::run_file(&text, pick % 3 == 1) else {
                 return;
             };
             let _ = spec.check();
@@ -190,7 +190,7 @@ pub fn configs(data: &[u8]) {
             );
         }
         _ => {
-            if let Ok(argv) = arbiter::cli::fuzzing::fastchess_config(&text) {
+            if let Ok(argv) = arbiter_cli::fuzzing::fastchess_config(&text) {
                 assert!(!argv.is_empty(), "an empty command line from {text:?}");
             }
         }

@@ -2,5 +2,6 @@
 
 fn main() -> std::process::ExitCode {
     arbiter_rules::game::register_game::<arbiter_tictactoe::TicTacToe>();
-    arbiter::cli::run()
+    arbiter_cli::abort_on_panic();
+    arbiter_cli::run()
 }

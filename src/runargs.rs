@@ -2,11 +2,11 @@
 //! setting the spec refuses is named as the user gave it (`--concurrency`, `basic.txt:3`).
 
 use super::Failure;
-use crate::engine::{ConfigError, EngineConfig};
-use crate::referee::{DrawRule, ResignRule};
-use crate::stats::Sprt;
-use crate::tournament::spec::{Anchor, Shard};
-use crate::tournament::{Affinity, Colours, Format, RunKind, RunSpec, SpecError};
+use arbiter::engine::{ConfigError, EngineConfig};
+use arbiter::referee::{DrawRule, ResignRule};
+use arbiter::stats::Sprt;
+use arbiter::tournament::spec::{Anchor, Shard};
+use arbiter::tournament::{Affinity, Colours, Format, RunKind, RunSpec, SpecError};
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
@@ -68,8 +68,8 @@ pub struct RunArgs {
     pub book_plies: Option<usize>,
     /// Read the book as epd, pgn or lines (arbiter's own), whatever its file's name; by
     /// default its ending says (.epd, .pgn, anything else lines).
-    #[arg(long, value_name = "FORMAT", value_parser = crate::tournament::openings::BookFormat::parse)]
-    pub book_format: Option<crate::tournament::openings::BookFormat>,
+    #[arg(long, value_name = "FORMAT", value_parser = arbiter::tournament::openings::BookFormat::parse)]
+    pub book_format: Option<arbiter::tournament::openings::BookFormat>,
     /// Take openings in a seeded random order instead of book order.
     #[arg(long)]
     pub random_openings: bool,
@@ -81,7 +81,7 @@ pub struct RunArgs {
     /// Who has White in each game pair: alternate (the first engine White, then Black; the
     /// default), reverse (the second engine White first; their -reverse), first-white (the first
     /// engine White in both games; their -noswap) or second-white (both).
-    #[arg(long, value_enum, default_value_t = Colours::Alternate, value_name = "ORDER")]
+    #[arg(long, value_parser = crate::choices::colours(), default_value = "alternate", value_name = "ORDER")]
     pub colours: Colours,
     /// Play each opening N games in a row between two engines, colours alternating: 2 (the
     /// default) makes colour-reversed pairs, 1 gives each game its own opening (cutechess-cli
@@ -170,7 +170,7 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Games shown in report.html's game viewer (games a fault ended first, then decisive
     /// ones); 0 for none.
-    #[arg(long, value_name = "N", default_value_t = crate::report::viewer::MAX_SHOWN)]
+    #[arg(long, value_name = "N", default_value_t = arbiter::report::viewer::MAX_SHOWN)]
     pub viewer_games: usize,
     #[command(flatten)]
     pub split: SplitArgs,
@@ -193,7 +193,7 @@ pub struct SplitArgs {
     pub shards: Option<u64>,
     /// Seconds a task of a split run may stay silent before the others take it for dead and
     /// play the game pairs it left unfinished.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::tournament::spec::DEFAULT_LEASE)]
+    #[arg(long, value_name = "SECONDS", default_value_t = arbiter::tournament::spec::DEFAULT_LEASE)]
     pub lease: u64,
 }
 
@@ -282,7 +282,7 @@ pub struct TournamentArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// round-robin (everyone meets everyone) or gauntlet (the first engine meets the rest).
-    #[arg(long, value_enum, default_value_t = Format::RoundRobin)]
+    #[arg(long, value_parser = crate::choices::format(), default_value = "round-robin")]
     pub format: Format,
     /// A gauntlet's seeds: its first N engines, each of whom meets every engine after the seeds
     /// (cutechess-cli's -seeds).
@@ -545,7 +545,7 @@ pub fn resumed(dir: &Path, quiet: bool, concurrency: Option<usize>) -> Result<Ru
     let mut job = match RunSpec::load(dir).map_err(Failure::bad_input)? {
         Some(spec) => RunJob {
             spec,
-            origin: Origin::Saved(dir.join(crate::tournament::spec::SPEC_FILE)),
+            origin: Origin::Saved(dir.join(arbiter::tournament::spec::SPEC_FILE)),
             quiet,
             resume: None,
         },

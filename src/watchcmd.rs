@@ -4,8 +4,8 @@
 //! in progress.
 
 use super::Failure;
-use crate::report::watch::Watched;
-use crate::tournament::live::WATCH_TOUCH;
+use arbiter::report::watch::Watched;
+use arbiter::tournament::live::WATCH_TOUCH;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -90,7 +90,7 @@ fn open_when_started(args: &WatchArgs) -> Result<Watched, Failure> {
 /// Whether a run has started in `dir`: its run.json, or a task's, is there (a run that then
 /// cannot be read is an error at once, not something to wait for).
 fn holds_a_run(dir: &std::path::Path) -> bool {
-    let spec = crate::tournament::spec::SPEC_FILE;
+    let spec = arbiter::tournament::spec::SPEC_FILE;
     dir.join(spec).exists()
         || std::fs::read_dir(dir)
             .into_iter()

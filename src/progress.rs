@@ -1,10 +1,10 @@
 //! What a run shows while it plays: a banner at once (what is played, by whom, where the output
 //! goes), then a progress bar from 0/N on a terminal, or one line per game elsewhere.
 
-use crate::compat::tool_lines::{Printer, TOOL_LINES};
-use crate::engine::EngineConfig;
-use crate::stats::{fixed, signed, trinomial_elo, EloEstimate};
-use crate::tournament::{Colours, Progress};
+use arbiter::compat::tool_lines::{Printer, TOOL_LINES};
+use arbiter::engine::EngineConfig;
+use arbiter::stats::{fixed, signed, trinomial_elo, EloEstimate};
+use arbiter::tournament::{Colours, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -27,7 +27,7 @@ pub struct Plan<'a> {
     pub games_per_opening: u64,
     pub colours: Colours,
     pub out_dir: &'a Path,
-    pub sprt: Option<crate::stats::Sprt>,
+    pub sprt: Option<arbiter::stats::Sprt>,
 }
 
 pub fn banner(plan: &Plan) -> String {
@@ -40,7 +40,7 @@ pub fn banner(plan: &Plan) -> String {
         plan.games,
         plan.concurrency
     );
-    if let Some(reading) = crate::compat::READING.get() {
+    if let Some(reading) = arbiter::compat::READING.get() {
         text.push_str(&format!("  {reading}\n"));
     }
     if plan.already > 0 {
@@ -126,7 +126,7 @@ impl Reporter {
             bar.set_message("waiting for the first game");
             bar.enable_steady_tick(Duration::from_millis(500));
             let drawn = bar.clone();
-            crate::out::set_notice_hook(Some(std::sync::Arc::new(move |line: &str| {
+            arbiter::out::set_notice_hook(Some(std::sync::Arc::new(move |line: &str| {
                 drawn.suspend(|| eprintln!("{line}"))
             })));
             bar
@@ -206,7 +206,7 @@ impl Reporter {
     /// Clears the bar, so the summary after it (or after Ctrl-C) starts on a clean line.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
-            crate::out::set_notice_hook(None);
+            arbiter::out::set_notice_hook(None);
             bar.finish_and_clear();
         }
     }

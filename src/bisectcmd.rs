@@ -3,8 +3,8 @@
 use super::exit::Exit;
 use super::runargs::{Origin, RunArgs};
 use super::Failure;
-use crate::bisect::{Answer, Bisect, BisectError, BisectSpec};
-use crate::tournament::RunKind;
+use arbiter::bisect::{Answer, Bisect, BisectError, BisectSpec};
+use arbiter::tournament::RunKind;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BisectArgs {
@@ -57,16 +57,16 @@ fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<Str
     let out = match (&run.out, &run.name) {
         (Some(out), _) => out.clone(),
         (None, Some(name)) => std::path::Path::new("reports").join(name),
-        (None, None) => crate::tournament::launch::default_dir("bisect", &run.game),
+        (None, None) => arbiter::tournament::launch::default_dir("bisect", &run.game),
     };
-    if out.join(crate::bisect::drive::SPEC_FILE).exists() {
+    if out.join(arbiter::bisect::drive::SPEC_FILE).exists() {
         return Err(Failure::bad_input(format!(
             "{} holds a bisect already: continue it with --resume {0}, or give another --out",
             out.display()
         )));
     }
     run.out = Some(out.clone());
-    let range = crate::bisect::git::GitRange {
+    let range = arbiter::bisect::git::GitRange {
         repo: repo.clone(),
         good: good.clone(),
         bad: bad.clone(),
@@ -74,7 +74,7 @@ fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<Str
         program: program.clone(),
     };
     let quiet = run.quiet;
-    let built = crate::bisect::git::build_all(&range, &out, |note| {
+    let built = arbiter::bisect::git::build_all(&range, &out, |note| {
         if !quiet {
             eprintln!("{note}");
         }
@@ -93,7 +93,7 @@ fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<Str
 
 fn refused(e: BisectError, dir: Option<&std::path::Path>) -> Failure {
     match (e, dir) {
-        (BisectError::Run(crate::tournament::RunError::Spec(e)), _) => {
+        (BisectError::Run(arbiter::tournament::RunError::Spec(e)), _) => {
             Origin::CommandLine.explain(e)
         }
         (BisectError::Run(e), Some(dir)) => super::runcmd::run_failure(e, "bisect", dir),
@@ -114,7 +114,7 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
                 .spec(RunKind::Match)
                 .map_err(|e| Origin::CommandLine.explain(e))?;
             let step_pairs = match args.step_pairs {
-                0 => (run.concurrency as u64).max(crate::bisect::DEFAULT_STEP_PAIRS),
+                0 => (run.concurrency as u64).max(arbiter::bisect::DEFAULT_STEP_PAIRS),
                 n => n,
             };
             Some(BisectSpec {
@@ -132,7 +132,7 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
     if !quiet {
         say!(
             "{}",
-            crate::engine::sandbox::describe(&bisect.spec.games.engines)
+            arbiter::engine::sandbox::describe(&bisect.spec.games.engines)
         );
         let names: Vec<&str> = bisect
             .spec
@@ -169,6 +169,7 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
         );
         bar
     });
+    let bisect = bisect.open().map_err(|e| refused(e, Some(&dir)))?;
     let outcome = bisect.play(|p| {
         if let Some(bar) = &bar {
             bar.set_position(p.games);
@@ -186,10 +187,10 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
         bar.finish_and_clear();
     }
     let outcome = outcome.map_err(|e| refused(e, Some(&dir)))?;
-    say!("{}", crate::bisect::report::answer_line(&outcome));
+    say!("{}", arbiter::bisect::report::answer_line(&outcome));
     say!(
         "Report: {}",
-        dir.join(crate::bisect::report::REPORT_HTML).display()
+        dir.join(arbiter::bisect::report::REPORT_HTML).display()
     );
     Ok(match outcome.answer {
         Answer::Found(_) => Exit::Success,

@@ -21,7 +21,7 @@ use super::ratings::{
 };
 
 /// How BayesElo's intervals are computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Intervals {
     /// BayesElo's `exactdist`: each player's own likelihood, others following.
     Exactdist,

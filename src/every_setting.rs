@@ -3,7 +3,7 @@
 //! change), so a setting added to the spec but not to `RunArgs` fails here, not in a user's run.
 
 use super::{configcmd, run_job, Cli};
-use crate::tournament::RunSpec;
+use arbiter::tournament::RunSpec;
 use clap::{CommandFactory, FromArgMatches};
 use serde_json::Value;
 use std::path::Path;
@@ -295,7 +295,7 @@ fn of_toml(lines: &str) -> Value {
 
 #[test]
 fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
-    let mut spec = RunSpec::new(crate::tournament::RunKind::Match, Vec::new());
+    let mut spec = RunSpec::new(arbiter::tournament::RunKind::Match, Vec::new());
     // Left out of run.json when off, so that the runs before it keep their identity.
     spec.no_book = true;
     spec.pgnout_min = true;

@@ -5,12 +5,12 @@
 
 use super::runargs::{key_values, Origin, RunJob, TournamentArgs};
 use super::Failure;
-use crate::engine::EngineConfig;
-use crate::stats::Sprt;
-use crate::tournament::{RunKind, RunSpec, SpecError};
-use crate::tune::spec as spec_defaults;
-use crate::tune::spsa::Param;
-use crate::tune::TuneSpec;
+use arbiter::engine::EngineConfig;
+use arbiter::stats::Sprt;
+use arbiter::tournament::{RunKind, RunSpec, SpecError};
+use arbiter::tune::spec as spec_defaults;
+use arbiter::tune::spsa::Param;
+use arbiter::tune::TuneSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -306,8 +306,8 @@ fn tune_or_run_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSp
     let mut flags = file_flags(run, base).map_err(|e| e.at(origin))?;
     // The game first: every engine and book setting is read as that game's.
     let game = &flags.tournament.run.game;
-    if crate::game::find_game(game).is_none() {
-        let known: Vec<&str> = crate::game::games().iter().map(|g| g.id).collect();
+    if arbiter::game::find_game(game).is_none() {
+        let known: Vec<&str> = arbiter::game::games().iter().map(|g| g.id).collect();
         return Err(explain(SpecError::new(
             "game",
             format!(
@@ -556,7 +556,7 @@ pub fn job_of_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tournament::Format;
+    use arbiter::tournament::Format;
 
     #[test]
     fn a_title_makes_a_plain_folder_name() {
@@ -603,7 +603,7 @@ mod tests {
         };
         assert_eq!(reference.name, "reference");
         assert_eq!(reference.cmd, "/at/../player/leiserchess");
-        assert_eq!(reference.proto, crate::engine::Proto::Leiserchess);
+        assert_eq!(reference.proto, arbiter::engine::Proto::Leiserchess);
         assert_eq!(reference.limits_summary(), "tc=20+0.5");
         assert_eq!(candidate.args, ["-v"]);
         assert_eq!(candidate.options, [("hash".to_string(), "64".to_string())]);
@@ -636,7 +636,7 @@ mod tests {
             spec.no_book,
             "the start position without a book, as the tester plays"
         );
-        use crate::tournament::runner::Schedule;
+        use arbiter::tournament::runner::Schedule;
         for i in 0..schedule.len() {
             let p = schedule.pairing(i);
             let family = |e: usize| spec.engines[e].family.clone();
@@ -713,7 +713,7 @@ mod tests {
         let off = format!("affinity = false\n{engines}");
         assert_eq!(
             toml_of(&off).unwrap().affinity,
-            crate::tournament::Affinity::Pinned(false)
+            arbiter::tournament::Affinity::Pinned(false)
         );
         assert!(toml_of(engines).unwrap().affinity.is_auto(), "the default");
         let auto = format!("affinity = \"auto\"\n{engines}");
@@ -721,7 +721,7 @@ mod tests {
         let listed = format!("affinity = [0]\n{engines}");
         assert_eq!(
             toml_of(&listed).unwrap().affinity,
-            crate::tournament::Affinity::Cpus(vec![0])
+            arbiter::tournament::Affinity::Cpus(vec![0])
         );
         let err = toml_of(&format!("format = \"swiss\"\n{engines}")).unwrap_err();
         assert_eq!(

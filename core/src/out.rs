@@ -2,27 +2,30 @@
 
 /// `println!` that a closed stdout cannot stop (`arbiter match ... | head -3`): what the reader
 /// no longer wants is dropped, and the run goes on to write every file.
+#[macro_export]
 macro_rules! say {
     () => {
-        crate::out::write_out(format_args!("\n"))
+        $crate::out::write_out(format_args!("\n"))
     };
     ($($arg:tt)*) => {
-        crate::out::write_out(format_args!("{}\n", format_args!($($arg)*)))
+        $crate::out::write_out(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
 /// A line for people about what a run is doing while it plays (`not frozen: ...`,
 /// `unpinned: ...`): to stderr, around the progress bar if one is drawn.
+#[macro_export]
 macro_rules! notice {
     ($($arg:tt)*) => {
-        crate::out::write_notice(format_args!($($arg)*))
+        $crate::out::write_notice(format_args!($($arg)*))
     };
 }
 
 /// `print!`, likewise.
+#[macro_export]
 macro_rules! say_inline {
     ($($arg:tt)*) => {
-        crate::out::write_out(format_args!($($arg)*))
+        $crate::out::write_out(format_args!($($arg)*))
     };
 }
 

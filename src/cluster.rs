@@ -4,8 +4,8 @@
 use super::exit::Exit;
 use super::runargs::RunJob;
 use super::Failure;
-use crate::report::counted;
-use crate::tournament::merge::{merge, MergeError};
+use arbiter::report::counted;
+use arbiter::tournament::merge::{merge, MergeError};
 use std::path::{Path, PathBuf};
 
 pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Failure> {
@@ -36,7 +36,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Fail
         counted(merged.duplicates, "duplicate entry", "duplicate entries")
     );
     let spec = &merged.spec;
-    crate::tournament::launch::write_copies(out, spec).map_err(|e| Failure {
+    arbiter::tournament::launch::write_copies(out, spec).map_err(|e| Failure {
         code: Exit::Runtime,
         message: e.to_string(),
     })?;
@@ -46,7 +46,7 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Fail
     }
     say!(
         "Report: {}",
-        out.join(crate::report::files::REPORT_HTML).display()
+        out.join(arbiter::report::files::REPORT_HTML).display()
     );
     let decided = merged.outcome.decision.is_some();
     if merged.missing.is_empty() {

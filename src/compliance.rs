@@ -7,7 +7,7 @@
 
 use super::exit::Exit;
 use super::Failure;
-use crate::engine::{each_line, parse_line, EngineLine};
+use arbiter::engine::{each_line, parse_line, EngineLine};
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
@@ -210,7 +210,7 @@ fn said(value: &Option<String>, what: &str) -> Result<(), String> {
 
 /// Whether `mv` is a legal chess move after `moves` from `fen` (the start position if none).
 fn legal_in(fen: Option<&str>, moves: &[&str], mv: &str) -> Result<(), String> {
-    let chess = crate::game::find_game("chess").ok_or("no chess rules")?;
+    let chess = arbiter::game::find_game("chess").ok_or("no chess rules")?;
     let mut game = chess.new_game(fen).map_err(|e| e.to_string())?;
     for m in moves {
         game.play(m).map_err(|e| e.to_string())?;

@@ -1,8 +1,8 @@
 //! `perft`, `replay`, `show` and `games`: the rules engine at the command line.
 
 use super::Failure;
-use crate::game::{find_game, game_ids, games, AnyGame, Drawing, GameEntry, MoveError, Status};
-use crate::report::board_svg::{board_svg, Marks};
+use arbiter::game::{find_game, game_ids, games, AnyGame, Drawing, GameEntry, MoveError, Status};
+use arbiter::report::board_svg::{board_svg, Marks};
 use std::io::Write;
 use std::time::Instant;
 
@@ -114,7 +114,7 @@ fn move_tokens(args: &[String]) -> Vec<&str> {
 fn play_all(
     game: &mut dyn AnyGame,
     moves: &[String],
-    mut each: impl FnMut(usize, &crate::game::PlyReport),
+    mut each: impl FnMut(usize, &arbiter::game::PlyReport),
 ) -> Result<(), Failure> {
     for text in move_tokens(moves) {
         let ply = game.ply_count() + 1;

@@ -1,9 +1,9 @@
 //! Warnings that the machine, not the engines, may be deciding games on time: more games at once
 //! than CPUs, or a referee turnaround that is a large share of the time per move.
 
-use crate::stats::percentiles;
-use crate::tournament::overload::{slice, SHARE};
-use crate::tournament::{RunOutcome, RunSpec};
+use arbiter::stats::percentiles;
+use arbiter::tournament::overload::{slice, SHARE};
+use arbiter::tournament::{RunOutcome, RunSpec};
 use std::time::Duration;
 
 fn timed(spec: &RunSpec) -> bool {

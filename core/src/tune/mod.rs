@@ -2,6 +2,7 @@
 //! itself at two settings around the current values, game pair after game pair, and each
 //! pair's result moves the values; on one machine or split over a cluster's tasks.
 
+mod drive;
 mod journal;
 mod ledger;
 mod play;
@@ -10,6 +11,7 @@ pub mod spec;
 mod split;
 pub mod spsa;
 
+pub use drive::{verify_run, OpenTune, Tune};
 pub use journal::PAIRS_FILE;
 pub use play::{nothing_left, tune, TuneOptions, TuneOutcome, TuneProgress};
 pub use spec::TuneSpec;

@@ -2,13 +2,13 @@
 
 use super::exit::Exit;
 use super::Failure;
-use crate::report::{write_reports, RunInfo};
-use crate::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
-use crate::stats::{RatingError, RatingOptions, Ratings};
-use crate::tournament::import::{pgn_records, Detail};
-use crate::tournament::journal::{Entry, Journal};
-use crate::tournament::rules_check::{RulesCheck, Tally};
-use crate::tournament::totals::Totals;
+use arbiter::report::{write_reports, RunInfo};
+use arbiter::stats::bayeselo::{bayeselo, BayesEloOptions, Intervals};
+use arbiter::stats::{RatingError, RatingOptions, Ratings};
+use arbiter::tournament::import::{pgn_records, Detail};
+use arbiter::tournament::journal::{Entry, Journal};
+use arbiter::tournament::rules_check::{RulesCheck, Tally};
+use arbiter::tournament::totals::Totals;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -31,14 +31,14 @@ pub struct RateArgs {
     #[arg(long, default_value_t = 2.0)]
     pub prior: f64,
     /// BayesElo's intervals: exactdist (each player's own likelihood) or covariance (normal).
-    #[arg(long, value_enum, default_value_t = Intervals::Exactdist)]
+    #[arg(long, value_parser = crate::choices::intervals(), default_value = "exactdist")]
     pub intervals: Intervals,
     /// BayesElo's `advantage`: the first move's worth in Elo (--model bayeselo).
-    #[arg(long, default_value_t = crate::stats::ratings::DEFAULT_ADVANTAGE)]
+    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_ADVANTAGE)]
     pub advantage: f64,
     /// BayesElo's `drawelo`: the draw width in Elo (--model bayeselo; the MIT autotester's
     /// scripts set 10).
-    #[arg(long, default_value_t = crate::stats::ratings::DEFAULT_DRAWELO)]
+    #[arg(long, default_value_t = arbiter::stats::ratings::DEFAULT_DRAWELO)]
     pub drawelo: f64,
     /// Also write the games and a report there (the run report: standings, crosstable,
     /// charts, the games as journal, PGN and CSV, a viewer). Without it the ratings are only
@@ -253,7 +253,7 @@ fn print_bayeselo(
         o.drawelo,
         o.prior,
         o.intervals,
-        crate::stats::bayeselo::elo_scale(o.drawelo)
+        arbiter::stats::bayeselo::elo_scale(o.drawelo)
     );
     let width = totals
         .names
@@ -314,10 +314,10 @@ struct Output {
 impl Output {
     fn open(dir: &std::path::Path) -> Result<Output, Failure> {
         let dir = dir.to_path_buf();
-        let journal_path = dir.join(crate::tournament::journal::JOURNAL_FILE);
+        let journal_path = dir.join(arbiter::tournament::journal::JOURNAL_FILE);
         let marker = dir.join(RATED_MARKER);
         // A run's folder is never written over: its journal is the only copy of its games.
-        if dir.join(crate::tournament::spec::SPEC_FILE).exists()
+        if dir.join(arbiter::tournament::spec::SPEC_FILE).exists()
             || (journal_path.exists() && !marker.exists())
         {
             return Err(Failure::bad_input(format!(
@@ -330,7 +330,7 @@ impl Output {
             .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
         let tmp = dir.join(format!(
             ".{}.rating",
-            crate::tournament::journal::JOURNAL_FILE
+            arbiter::tournament::journal::JOURNAL_FILE
         ));
         let _ = std::fs::remove_file(&tmp);
         let journal = Journal::open(&tmp)
@@ -348,7 +348,7 @@ impl Output {
         let marker = self.dir.join(RATED_MARKER);
         std::fs::write(&marker, "games imported by arbiter rate\n")
             .map_err(|e| Failure::bad_input(format!("{}: {e}", marker.display())))?;
-        let journal_path = self.dir.join(crate::tournament::journal::JOURNAL_FILE);
+        let journal_path = self.dir.join(arbiter::tournament::journal::JOURNAL_FILE);
         std::fs::rename(&self.tmp, &journal_path)
             .map_err(|e| Failure::bad_input(format!("{}: {e}", journal_path.display())))?;
         let info = RunInfo::imported(rating.clone());
@@ -356,7 +356,7 @@ impl Output {
             .map_err(|e| Failure::bad_input(format!("{}: {e}", self.dir.display())))?;
         say!(
             "Report: {}",
-            self.dir.join(crate::report::files::REPORT_HTML).display()
+            self.dir.join(arbiter::report::files::REPORT_HTML).display()
         );
         Ok(Exit::Success)
     }

@@ -13,4 +13,6 @@ pub mod drive;
 pub mod git;
 pub mod report;
 
-pub use drive::{Answer, Bisect, BisectError, BisectOutcome, BisectProgress, BisectSpec};
+pub use drive::{
+    Answer, Bisect, BisectError, BisectOutcome, BisectProgress, BisectSpec, OpenBisect,
+};

@@ -1,11 +1,13 @@
 //! What a finished run prints: the result (two engines) or the joint ratings (more), the
 //! terminations, the referee's latency, the SPRT's verdict; and the exit code it implies.
 
-use crate::report::describe_sprt_end;
-use crate::stats::Ratings;
-use crate::stats::{fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt};
-use crate::tournament::totals::Totals;
-use crate::tournament::RunOutcome;
+use arbiter::report::describe_sprt_end;
+use arbiter::stats::Ratings;
+use arbiter::stats::{
+    fixed, los, percentiles, signed, trinomial_elo, Decision, RatingOptions, Sprt,
+};
+use arbiter::tournament::totals::Totals;
+use arbiter::tournament::RunOutcome;
 
 pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, sprt: Option<Sprt>) {
     if names.len() == 2 {
@@ -28,7 +30,7 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
             "SPRT: {} (LLR {} after {}, bounds {lo:.3}, {hi:.3})",
             describe_sprt_end(&s, &outcome.llr, outcome.decision),
             fixed(last, 3),
-            crate::report::counted(outcome.llr.len() as u64, "pair", "pairs")
+            arbiter::report::counted(outcome.llr.len() as u64, "pair", "pairs")
         );
     }
 }

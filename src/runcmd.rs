@@ -5,7 +5,7 @@ use super::exit::Exit;
 use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
-use crate::tournament::{OpenRun, Run, RunError};
+use arbiter::tournament::{OpenRun, Run, RunError};
 use std::path::Path;
 
 /// Schedules past these sizes get a warning before they start: they take days, and reports of
@@ -30,8 +30,8 @@ fn warn_if_huge(total: u64, engines: usize) {
             "warning: {total} games scheduled for {engines} engines; at 10 games a second that is \
              {:.1} days. Joint ratings are left out past {} engines and square tables past {}.",
             total as f64 / 10.0 / 86_400.0,
-            crate::stats::ratings::MAX_PLAYERS,
-            crate::report::MATRIX_ENGINES
+            arbiter::stats::ratings::MAX_PLAYERS,
+            arbiter::report::MATRIX_ENGINES
         );
     }
 }
@@ -93,7 +93,7 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
     if opened.started_engines() && !job.quiet {
         say!(
             "{}",
-            crate::engine::sandbox::describe(&opened.run.spec.engines)
+            arbiter::engine::sandbox::describe(&opened.run.spec.engines)
         );
         if let Some(cpus) = opened.auto_pinned() {
             say!("{}", describe_auto_pinning(cpus));
@@ -120,9 +120,9 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
         say!("--pgnout/--epdout are written by `arbiter merge`, with every shard's games.");
     }
     // A tool's command line ends with the tool's own lines, which its scripts read.
-    if let Some(lines) = crate::compat::tool_lines::TOOL_LINES.get() {
+    if let Some(lines) = arbiter::compat::tool_lines::TOOL_LINES.get() {
         if let (true, Some(pgn)) = (lines.crc32, &spec.pgnout) {
-            match crate::compat::tool_lines::crc32_line(pgn) {
+            match arbiter::compat::tool_lines::crc32_line(pgn) {
                 Ok(line) => say_inline!("{line}"),
                 Err(e) => eprintln!("warning: cannot read {} for its CRC32: {e}", pgn.display()),
             }
@@ -136,7 +136,7 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
     super::overload::after(&spec, &outcome);
     say!(
         "Report: {}",
-        out_dir.join(crate::report::files::REPORT_HTML).display()
+        out_dir.join(arbiter::report::files::REPORT_HTML).display()
     );
     let kind = spec.kind.as_str();
     if outcome.interrupted {

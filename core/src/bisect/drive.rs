@@ -126,18 +126,37 @@ impl Bisect {
         Ok(Bisect { spec, dir })
     }
 
+    /// Locks the bisect's folder (a second process on the same bisect is refused) and saves its
+    /// settings there.
+    pub fn open(self) -> Result<OpenBisect, BisectError> {
+        std::fs::create_dir_all(self.dir.join("steps")).map_err(|e| output(&self.dir, e))?;
+        let lock = crate::tournament::lock_run_dir(&self.dir).map_err(BisectError::Setup)?;
+        if !self.dir.join(SPEC_FILE).exists() {
+            save(&self.spec, &self.dir).map_err(|e| output(&self.dir, e))?;
+        }
+        Ok(OpenBisect {
+            bisect: self,
+            _lock: lock,
+        })
+    }
+}
+
+/// A bisect whose folder this process holds.
+pub struct OpenBisect {
+    bisect: Bisect,
+    _lock: crate::tournament::RunLock,
+}
+
+impl OpenBisect {
     /// Plays until the answer is sure, the budget is spent or a signal stops it; writes
     /// `bisect.json` and `report.html` whatever the end.
     pub fn play(
         self,
         mut on_game: impl FnMut(&BisectProgress),
     ) -> Result<BisectOutcome, BisectError> {
-        let spec = &self.spec;
+        let this = &self.bisect;
+        let spec = &this.spec;
         let names: Vec<String> = spec.games.engines.iter().map(|e| e.name.clone()).collect();
-        std::fs::create_dir_all(self.dir.join("steps")).map_err(|e| output(&self.dir, e))?;
-        if !self.dir.join(SPEC_FILE).exists() {
-            save(spec, &self.dir).map_err(|e| output(&self.dir, e))?;
-        }
         let mut posterior = Posterior::new(names.len(), spec.elo);
         let mut versions: Vec<VersionGames> = names
             .iter()
@@ -163,7 +182,7 @@ impl Bisect {
             }
             let number = steps.len() as u64 + 1;
             let version = posterior.next_probe();
-            let run_spec = step_spec(spec, &self.dir, version, number);
+            let run_spec = step_spec(spec, &this.dir, version, number);
             let folder = run_spec.out.clone().expect("a step's folder");
             let leader = posterior.leader();
             let before = games;
@@ -211,7 +230,7 @@ impl Bisect {
             steps,
             games,
         };
-        super::report::write(&self.dir, spec, &outcome).map_err(|e| output(&self.dir, e))?;
+        super::report::write(&this.dir, spec, &outcome).map_err(|e| output(&this.dir, e))?;
         Ok(outcome)
     }
 }
