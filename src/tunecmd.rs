@@ -108,7 +108,6 @@ pub fn job(args: &TuneArgs, groups: Vec<Vec<String>>) -> Result<TuneJob, Failure
 fn refused(e: arbiter::tune::TuneError, origin: &Origin, folder: &Path) -> Failure {
     match e {
         arbiter::tournament::RunError::Spec(e) => origin.explain(e),
-        arbiter::tournament::RunError::Setup(why) => Failure::bad_input(why),
         e => runcmd::run_failure(e, "tune", folder),
     }
 }
