@@ -123,6 +123,7 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
                 alpha: args.alpha,
                 max_games: args.max_games,
                 step_pairs,
+                probes: arbiter::bisect::posterior::Probes::WithNeighbours,
             })
         }
     };

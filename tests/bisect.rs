@@ -72,6 +72,20 @@ fn a_real_bisect_finds_the_first_weaker_version_and_resumes_after_sigint_to_it()
     assert_eq!(json["status"], "found", "{json}");
     assert_eq!(json["first_worse"], "v6", "{json}");
     assert!(json["probability"].as_f64().unwrap() >= 0.975, "{json}");
+    // The place is settled by the first worse against the version before it.
+    let steps = json["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["version"] == "v6" && s["against"] == "v5"),
+        "{json}"
+    );
+    assert!(whole
+        .join("steps")
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .any(|s| s.file_name().to_string_lossy().ends_with("-v6-vs-v5")));
     assert_eq!(
         json["games"].as_u64().unwrap(),
         games_in_steps(&whole),

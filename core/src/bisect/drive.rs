@@ -2,11 +2,13 @@
 //! step after step until one answer is sure enough or the budget is spent. Each step is a match
 //! run of its own (`launch::Run`: sandboxed engines, a journal sealed with the owner's key, its
 //! reports) in `steps/NNN-<version>/` of the bisect's folder, between the version the posterior
-//! picks and the first version. The next version depends only on the results before it, so a
+//! picks and the first version, or in `steps/NNN-<version>-vs-<version before>/` between the
+//! version and the one before it. The next matchup depends only on the results before it, so a
 //! bisect resumed after Ctrl-C or a crash replays its finished steps from their journals, goes
-//! on with the step it was in, and reaches the same answer.
+//! on with the step it was in, and reaches the same answer. A step's folder, once written,
+//! decides its matchup: a bisect begun by another build goes on with the steps it played.
 
-use super::posterior::{Leader, Posterior};
+use super::posterior::{Leader, Matchup, Posterior, Probes};
 use crate::stats::pentanomial::Pentanomial;
 use crate::stats::Wdl;
 use crate::tournament::launch::Run;
@@ -30,6 +32,9 @@ pub struct BisectSpec {
     pub max_games: u64,
     /// Game pairs per step.
     pub step_pairs: u64,
+    /// The matchups it may play (absent in bisects saved before neighbours were played).
+    #[serde(default)]
+    pub probes: Probes,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,20 +58,23 @@ pub enum Answer {
     Interrupted(Leader),
 }
 
-/// One version's games against the first.
+/// One version's games against the first, or against the version before it.
 #[derive(Clone, Debug, Default)]
 pub struct VersionGames {
     pub name: String,
     /// From the version's side.
     pub wdl: Wdl,
     pub pairs: Pentanomial,
+    /// Against the version before it (none for the first two).
+    pub previous_wdl: Wdl,
+    pub previous_pairs: Pentanomial,
 }
 
 /// One step played.
 #[derive(Clone, Debug)]
 pub struct Step {
     pub number: u64,
-    pub version: usize,
+    pub matchup: Matchup,
     pub folder: PathBuf,
     pub games: u64,
     /// The leader after the step.
@@ -119,9 +127,14 @@ impl Bisect {
         };
         check(&spec).map_err(setup)?;
         // Every step's settings are a match's: checked now, before anything is written.
-        step_spec(&spec, &dir, spec.games.engines.len() - 1, 1)
-            .check_all_but_programs()
-            .map_err(RunError::Spec)?;
+        step_spec(
+            &spec,
+            &dir,
+            Matchup::against_first(spec.games.engines.len() - 1),
+            1,
+        )
+        .check_all_but_programs()
+        .map_err(RunError::Spec)?;
         crate::tournament::spec::check_programs(&spec.games.engines).map_err(RunError::Spec)?;
         Ok(Bisect { spec, dir })
     }
@@ -157,7 +170,7 @@ impl OpenBisect {
         let this = &self.bisect;
         let spec = &this.spec;
         let names: Vec<String> = spec.games.engines.iter().map(|e| e.name.clone()).collect();
-        let mut posterior = Posterior::new(names.len(), spec.elo);
+        let mut posterior = Posterior::new(names.len(), spec.elo, spec.probes);
         let mut versions: Vec<VersionGames> = names
             .iter()
             .map(|n| VersionGames {
@@ -181,17 +194,21 @@ impl OpenBisect {
                 break Answer::BudgetOut(posterior.leader());
             }
             let number = steps.len() as u64 + 1;
-            let version = posterior.next_probe();
-            let run_spec = step_spec(spec, &this.dir, version, number);
+            let matchup = match played_step(&this.dir, number, &names)? {
+                Some(played) => played,
+                None => posterior.next_probe(),
+            };
+            let run_spec = step_spec(spec, &this.dir, matchup, number);
             let folder = run_spec.out.clone().expect("a step's folder");
             let leader = posterior.leader();
             let before = games;
+            let playing = describe(matchup, &names);
             let outcome = play_step(run_spec, &folder, |done| {
                 on_game(&BisectProgress {
                     games: before + done,
                     max_games: spec.max_games,
                     step: number,
-                    playing: &names[version],
+                    playing: &playing,
                     leader,
                 })
             })?;
@@ -201,16 +218,20 @@ impl OpenBisect {
                 .get(&(0, 1))
                 .cloned()
                 .unwrap_or_default();
-            posterior.add(version, &pairing.pairs);
-            let v = &mut versions[version];
-            v.wdl.wins += pairing.wdl.wins;
-            v.wdl.draws += pairing.wdl.draws;
-            v.wdl.losses += pairing.wdl.losses;
+            posterior.add(matchup, &pairing.pairs);
+            let v = &mut versions[matchup.player];
+            let wdl = match matchup.opponent {
+                0 => &mut v.wdl,
+                _ => &mut v.previous_wdl,
+            };
+            wdl.wins += pairing.wdl.wins;
+            wdl.draws += pairing.wdl.draws;
+            wdl.losses += pairing.wdl.losses;
             games += outcome.totals.games;
             let after = posterior.leader();
             steps.push(Step {
                 number,
-                version,
+                matchup,
                 folder,
                 games: outcome.totals.games,
                 leader: after.version,
@@ -220,8 +241,12 @@ impl OpenBisect {
                 break Answer::Interrupted(after);
             }
         };
-        for (v, pairs) in versions.iter_mut().zip(&posterior.pairs) {
-            v.pairs = *pairs;
+        for (m, pairs) in posterior.matchups() {
+            let v = &mut versions[m.player];
+            match m.opponent {
+                0 => v.pairs = *pairs,
+                _ => v.previous_pairs = *pairs,
+            }
         }
         let outcome = BisectOutcome {
             answer,
@@ -289,13 +314,73 @@ fn check(spec: &BisectSpec) -> Result<(), String> {
     Ok(())
 }
 
-/// The match of one step: `version` against the first, `step_pairs` pairs, its own seed and
-/// the book's next openings.
-fn step_spec(spec: &BisectSpec, dir: &Path, version: usize, number: u64) -> RunSpec {
+/// "v5", or "v5 against v4".
+pub fn describe(matchup: Matchup, names: &[String]) -> String {
+    match matchup.opponent {
+        0 => names[matchup.player].clone(),
+        o => format!("{} against {}", names[matchup.player], names[o]),
+    }
+}
+
+/// The folder of a step: `NNN-<player>` against the first, `NNN-<player>-vs-<opponent>`.
+fn step_folder(dir: &Path, number: u64, matchup: Matchup, names: &[String]) -> PathBuf {
+    let name = match matchup.opponent {
+        0 => format!("{number:03}-{}", names[matchup.player]),
+        o => format!("{number:03}-{}-vs-{}", names[matchup.player], names[o]),
+    };
+    dir.join("steps").join(name)
+}
+
+/// The matchup of step `number` if its folder holds its saved settings already (a resumed
+/// bisect): the step goes on as it began, whatever this build would pick.
+fn played_step(dir: &Path, number: u64, names: &[String]) -> Result<Option<Matchup>, BisectError> {
+    let prefix = format!("{number:03}-");
+    let Ok(entries) = std::fs::read_dir(dir.join("steps")) else {
+        return Ok(None);
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let folder = entry.path();
+        if !name.starts_with(&prefix) || !folder.join(crate::tournament::spec::SPEC_FILE).exists() {
+            continue;
+        }
+        let saved = RunSpec::load(&folder)
+            .map_err(BisectError::Setup)?
+            .ok_or_else(|| BisectError::Setup(format!("{}: not a step", folder.display())))?;
+        let index =
+            |e: &crate::engine::config::EngineConfig| names.iter().position(|n| *n == e.name);
+        let matchup = match saved.engines.as_slice() {
+            [player, opponent] => index(player).zip(index(opponent)).map(|(p, o)| Matchup {
+                player: p,
+                opponent: o,
+            }),
+            _ => None,
+        };
+        return match matchup {
+            Some(m) if m.opponent < m.player && step_folder(dir, number, m, names) == folder => {
+                Ok(Some(m))
+            }
+            _ => Err(BisectError::Setup(format!(
+                "{}: not a step of this bisect (its engines are not two of its versions, the \
+                 later first)",
+                folder.display()
+            ))),
+        };
+    }
+    Ok(None)
+}
+
+/// The match of one step: the matchup's player against its opponent, `step_pairs` pairs, its
+/// own seed and the book's next openings.
+fn step_spec(spec: &BisectSpec, dir: &Path, matchup: Matchup, number: u64) -> RunSpec {
     let mut run = spec.games.clone();
     let engines = &spec.games.engines;
+    let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
     run.kind = RunKind::Match;
-    run.engines = vec![engines[version].clone(), engines[0].clone()];
+    run.engines = vec![
+        engines[matchup.player].clone(),
+        engines[matchup.opponent].clone(),
+    ];
     run.rounds = spec.step_pairs;
     run.games = Some(2 * spec.step_pairs);
     run.sprt = None;
@@ -305,10 +390,7 @@ fn step_spec(spec: &BisectSpec, dir: &Path, version: usize, number: u64) -> RunS
         .games
         .book_start
         .wrapping_add((number - 1) * spec.step_pairs);
-    run.out = Some(
-        dir.join("steps")
-            .join(format!("{number:03}-{}", engines[version].name)),
-    );
+    run.out = Some(step_folder(dir, number, matchup, &names));
     run
 }
 

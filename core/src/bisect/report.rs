@@ -76,6 +76,15 @@ pub fn write(dir: &Path, spec: &BisectSpec, outcome: &BisectOutcome) -> std::io:
                 "wins": v.wdl.wins, "draws": v.wdl.draws, "losses": v.wdl.losses,
                 "pairs": v.pairs.0,
                 "elo_vs_first": elo_json(trinomial_elo(v.wdl)),
+                // Its games against the version before it, where a step played them.
+                "against_previous": (v.previous_wdl.games() > 0).then(|| serde_json::json!({
+                    "games": v.previous_wdl.games(),
+                    "wins": v.previous_wdl.wins,
+                    "draws": v.previous_wdl.draws,
+                    "losses": v.previous_wdl.losses,
+                    "pairs": v.previous_pairs.0,
+                    "elo": elo_json(trinomial_elo(v.previous_wdl)),
+                })),
                 // The probability that this version is the first worse (none for the first).
                 "probability_first_worse": (i > 0).then(|| outcome.probabilities[i]),
             })
@@ -87,7 +96,8 @@ pub fn write(dir: &Path, spec: &BisectSpec, outcome: &BisectOutcome) -> std::io:
         .map(|s| {
             serde_json::json!({
                 "step": s.number,
-                "version": outcome.versions[s.version].name,
+                "version": outcome.versions[s.matchup.player].name,
+                "against": outcome.versions[s.matchup.opponent].name,
                 "games": s.games,
                 "folder": s.folder.strip_prefix(dir).unwrap_or(&s.folder),
                 "leader": s.leader.map(|v| outcome.versions[v].name.clone()),
@@ -162,16 +172,29 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
             0 => String::new(),
             _ => format!("{:.3}", outcome.probabilities[i]),
         };
+        let previous = match v.previous_wdl.games() {
+            0 => String::new(),
+            _ => format!(
+                "{} / {} / {}: {}",
+                v.previous_wdl.wins,
+                v.previous_wdl.draws,
+                v.previous_wdl.losses,
+                trinomial_elo(v.previous_wdl).describe()
+            ),
+        };
         rows += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{p}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{p}</td>\
+             </tr>\n",
             html_escape(&v.name),
-            v.wdl.games(),
+            v.wdl.games() + v.previous_wdl.games(),
             v.wdl.wins,
             v.wdl.draws,
             v.wdl.losses,
-            html_escape(&elo)
+            html_escape(&elo),
+            html_escape(&previous)
         );
     }
+    let names: Vec<String> = outcome.versions.iter().map(|v| v.name.clone()).collect();
     let mut steps = String::new();
     for s in &outcome.steps {
         let folder = s
@@ -192,7 +215,7 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
             "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{} ({:.3})</td></tr>\n",
             html_escape(&link),
             s.number,
-            html_escape(&outcome.versions[s.version].name),
+            html_escape(&super::drive::describe(s.matchup, &names)),
             s.games,
             html_escape(&leader),
             s.probability
@@ -207,8 +230,9 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
          <h2>Where the drop is</h2>\n<p>The probability of each version being the first \
          weaker one, and of no drop (grey), after every game.</p>\n{}\n\
          <h2>Versions</h2>\n<table><tr><th>version</th><th>games</th><th>W / D / L against the \
-         first</th><th>Elo against the first (95%)</th><th>first worse</th></tr>\n{rows}</table>\n\
-         <h2>Steps</h2>\n<table><tr><th>step</th><th>version played</th><th>games</th>\
+         first</th><th>Elo against the first (95%)</th><th>W / D / L and Elo against the version \
+         before</th><th>first worse</th></tr>\n{rows}</table>\n\
+         <h2>Steps</h2>\n<table><tr><th>step</th><th>played</th><th>games</th>\
          <th>leader after it</th></tr>\n{steps}</table>\n</body></html>\n",
         html_escape(&answer_line(outcome)),
         outcome.versions.len(),
