@@ -59,7 +59,8 @@ fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<Str
         (None, Some(name)) => std::path::Path::new("reports").join(name),
         (None, None) => arbiter::tournament::launch::default_dir("bisect", &run.game),
     };
-    if out.join(arbiter::bisect::drive::SPEC_FILE).exists() {
+    let task = run.split.shard.is_some() || run.split.shards.is_some();
+    if !task && out.join(arbiter::bisect::drive::SPEC_FILE).exists() {
         return Err(Failure::bad_input(format!(
             "{} holds a bisect already: continue it with --resume {0}, or give another --out",
             out.display()
@@ -101,7 +102,8 @@ fn refused(e: BisectError, dir: Option<&std::path::Path>) -> Failure {
     }
 }
 
-pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exit, Failure> {
+/// The bisect of the command line, checked; nothing is written (but a git range's builds).
+fn prepare(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Bisect, Failure> {
     let spec = match &args.run.resume {
         Some(_) => None,
         None => {
@@ -127,8 +129,48 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
             })
         }
     };
-    let bisect = Bisect::prepare(spec, args.run.resume.as_deref()).map_err(|e| refused(e, None))?;
+    Bisect::prepare(spec, args.run.resume.as_deref()).map_err(|e| refused(e, None))
+}
+
+/// `arbiter slurm -- bisect ...`: the bisect checked as each task will check it (its engines
+/// started once), a git range built; the job the script submits.
+pub fn check_for_cluster(
+    args: &BisectArgs,
+    engine_groups: Vec<Vec<String>>,
+) -> Result<super::runargs::RunJob, Failure> {
+    if args.run.resume.is_some() {
+        return Err(Failure::bad_input(
+            "arbiter slurm: a bisect is submitted as it was begun, not with --resume",
+        ));
+    }
+    let bisect = prepare(args, engine_groups)?;
+    let mut games = bisect.spec.games.clone();
+    games.out = Some(bisect.dir.clone());
+    let probe = arbiter::tournament::launch::Run::prepare(
+        {
+            let mut first = games.clone();
+            first.engines.truncate(2);
+            first.out = None;
+            first
+        },
+        None,
+    )
+    .map_err(|e| refused(BisectError::Run(e), None))?;
+    probe
+        .try_engines()
+        .map_err(|e| refused(BisectError::Run(e), None))?;
+    Ok(super::runargs::RunJob {
+        spec: games,
+        origin: Origin::CommandLine,
+        quiet: args.run.quiet,
+        resume: None,
+    })
+}
+
+pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exit, Failure> {
+    let bisect = prepare(args, engine_groups)?;
     let dir = bisect.dir.clone();
+    let task = bisect.shard.is_some();
     let quiet = args.run.quiet;
     if !quiet {
         say!(
@@ -189,10 +231,18 @@ pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exi
     }
     let outcome = outcome.map_err(|e| refused(e, Some(&dir)))?;
     say!("{}", arbiter::bisect::report::answer_line(&outcome));
-    say!(
-        "Report: {}",
-        dir.join(arbiter::bisect::report::REPORT_HTML).display()
-    );
+    match task {
+        true => say!(
+            "This task's part is played; once every task has ended, {} bisect --resume {} \
+             merges the steps and writes the report (an `arbiter slurm` script does it).",
+            super::runcmd::self_command(),
+            dir.display()
+        ),
+        false => say!(
+            "Report: {}",
+            dir.join(arbiter::bisect::report::REPORT_HTML).display()
+        ),
+    }
     Ok(match outcome.answer {
         Answer::Found(_) => Exit::Success,
         Answer::NoDrop(_) => Exit::Rejected,

@@ -83,6 +83,18 @@ pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Fail
     Ok(Exit::Incomplete)
 }
 
+/// What the job script does once every array task has ended.
+#[derive(Clone, Copy, PartialEq)]
+pub enum AfterTasks {
+    /// A job merges the tasks' folders into the run's (a run).
+    Merge,
+    /// A job resumes the bisect on one machine, which merges each step's folders and writes
+    /// the bisect's files.
+    ResumeBisect,
+    /// Nothing: the tasks write the files themselves (a tune).
+    Nothing,
+}
+
 /// What the job script needs to know besides the run.
 pub struct SlurmOptions {
     pub shards: u64,
@@ -99,13 +111,12 @@ pub struct SlurmOptions {
 /// user is quoted for bash and given to `sbatch` as an argument, never as a `#SBATCH` line or
 /// unquoted text: a newline, `;`, `$(...)` or a space in a name or path stays a character.
 ///
-/// The job script for `args` split over `opts.shards` array tasks; with `merge`, a job that
-/// waits for them and merges their folders (a tune's tasks write its files themselves).
+/// The job script for `args` split over `opts.shards` array tasks, then `after`.
 pub fn slurm_script(
     job: &RunJob,
     args: &[String],
     opts: &SlurmOptions,
-    merge: bool,
+    after: AfterTasks,
 ) -> Result<String, Failure> {
     let spec = &job.spec;
     check_splittable(job, args)?;
@@ -122,13 +133,20 @@ pub fn slurm_script(
     let base_text = base.display().to_string();
     let common = sbatch_flags(opts, &spec.game);
     let exe = quote(&exe.display().to_string());
-    let merge_command = format!(
-        "cd {} && {exe} merge {} {}",
-        quote(&cwd.display().to_string()),
-        quote(&base_text),
-        quote(&base_text)
-    );
-    let (what, after) = if merge {
+    let merge_command = match after {
+        AfterTasks::ResumeBisect => format!(
+            "cd {} && {exe} bisect --quiet --resume {}",
+            quote(&cwd.display().to_string()),
+            quote(&base_text)
+        ),
+        _ => format!(
+            "cd {} && {exe} merge {} {}",
+            quote(&cwd.display().to_string()),
+            quote(&base_text),
+            quote(&base_text)
+        ),
+    };
+    let (what, after) = if after != AfterTasks::Nothing {
         (
             "then the merge, which waits for every task (afterany) and writes the\n# run's report into the run's folder."
                 .to_string(),

@@ -263,9 +263,10 @@ enum Command {
         /// The folder to take over.
         folder: std::path::PathBuf,
     },
-    /// Print a bash script that submits a run or a tune to Slurm as a job array.
+    /// Print a bash script that submits a run, a tune or a bisect to Slurm as a job array.
     ///
-    /// One shard per array task, and for a run the merge as a job that waits for them all.
+    /// One shard per array task, and for a run the merge as a job that waits for them all (for
+    /// a bisect, `bisect --resume`, which merges its steps and writes its report).
     ///
     /// The run is given after `--` as it would be typed after `arbiter`, with --out on the
     /// cluster's shared file system. Each array task joins the run with `--shard slurm` and
@@ -819,7 +820,28 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
             opts.partition.as_deref(),
             opts.force,
         )?;
-        say_inline!("{}", cluster::slurm_script(&run_job, run, opts, false)?);
+        say_inline!(
+            "{}",
+            cluster::slurm_script(&run_job, run, opts, cluster::AfterTasks::Nothing)?
+        );
+        return Ok(Exit::Success);
+    }
+    if let Command::Bisect(args) = &cli.command {
+        let sub = matches
+            .subcommand_matches("bisect")
+            .expect("the bisect command's matches");
+        // Checked (and a git range built) here, once, before anything is submitted: the
+        // tasks find every version built.
+        let job = bisectcmd::check_for_cluster(args, engine_groups(sub))?;
+        cluster::refuse_if_no_node_fits(
+            job.spec.concurrency,
+            opts.partition.as_deref(),
+            opts.force,
+        )?;
+        say_inline!(
+            "{}",
+            cluster::slurm_script(&job, run, opts, cluster::AfterTasks::ResumeBisect)?
+        );
         return Ok(Exit::Success);
     }
     if !matches!(
@@ -827,7 +849,8 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
         Command::Match(_) | Command::Tournament(_) | Command::Run { .. }
     ) {
         return Err(Failure::bad_input(
-            "the run after -- must be `match ...`, `tournament ...`, `run FILE` or `tune ...`",
+            "the run after -- must be `match ...`, `tournament ...`, `run FILE`, `tune ...` or \
+             `bisect ...`",
         ));
     }
     let job = run_job(cli.command, &matches)?;
@@ -835,7 +858,10 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
     cluster::refuse_if_no_node_fits(job.spec.concurrency, opts.partition.as_deref(), opts.force)?;
-    say_inline!("{}", cluster::slurm_script(&job, run, opts, true)?);
+    say_inline!(
+        "{}",
+        cluster::slurm_script(&job, run, opts, cluster::AfterTasks::Merge)?
+    );
     Ok(Exit::Success)
 }
 

@@ -10,32 +10,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// v1..v5 search 2 plies, v6..v8 one.
 fn series_args(out: &str) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "bisect",
-        "--elo",
-        "100",
-        "--concurrency",
-        "2",
-        "--openings",
-        &common::book("leiserchess"),
-        "--out",
-        out,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for v in 1..=8 {
-        let depth = if v >= 6 { 1 } else { 2 };
-        args.extend([
-            "--engine".to_string(),
-            format!("cmd={}", bundled_engine()),
-            format!("name=v{v}"),
-            format!("depth={depth}"),
-        ]);
-    }
-    args
+    common::bisect_series(out)
 }
 
 fn result(dir: &Path) -> serde_json::Value {
@@ -144,6 +120,94 @@ fn a_real_bisect_finds_the_first_weaker_version_and_resumes_after_sigint_to_it()
     // The steps and their games are the uninterrupted bisect's: nothing played twice.
     assert_eq!(json["steps"], result(&whole)["steps"], "{json}");
     assert_eq!(json["games"].as_u64().unwrap(), games_in_steps(&cut));
+}
+
+/// Split by hand over two tasks started at once (as a cluster's array tasks), the bisect plays
+/// every step as a split run and each task reaches the answer; `--resume` on one machine then
+/// merges each step and writes the files one machine playing it alone writes, to the byte. A
+/// task of another bisect given the same folder is refused before it writes anything.
+#[test]
+fn a_bisect_split_over_two_tasks_writes_the_bytes_of_one_machine() {
+    let dir = scratch("bisect", "split");
+    common::succeed_in(&dir, &series_args("one"));
+    let task = |k: u32| {
+        let mut args = series_args("split");
+        args.extend(["--shard".into(), format!("{k}/2"), "--quiet".into()]);
+        Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let tasks = [task(1), task(2)];
+    for t in tasks {
+        let out = t.wait_with_output().unwrap();
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert!(said.contains("first worse: v6 (probability"), "{said}");
+        assert!(said.contains("bisect --resume"), "{said}");
+    }
+    let split = dir.join("split");
+    assert!(
+        !split.join("bisect.json").exists(),
+        "the tasks leave the bisect's files to one machine"
+    );
+    // Both tasks played in the steps.
+    let played = |k: u32| -> u64 {
+        std::fs::read_dir(split.join("steps"))
+            .unwrap()
+            .flatten()
+            .map(|s| {
+                let journal = s.path().join(format!("shard-{k}-of-2/journal.jsonl"));
+                std::fs::read_to_string(journal)
+                    .unwrap_or_default()
+                    .lines()
+                    .count() as u64
+            })
+            .sum()
+    };
+    assert!(
+        played(1) > 0 && played(2) > 0,
+        "{} and {}",
+        played(1),
+        played(2)
+    );
+    let resumed = common::arbiter_in(&dir, &["bisect", "--resume", "split", "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let one = dir.join("one");
+    assert_eq!(
+        std::fs::read_to_string(split.join("bisect.json")).unwrap(),
+        std::fs::read_to_string(one.join("bisect.json")).unwrap()
+    );
+    for step in std::fs::read_dir(one.join("steps")).unwrap().flatten() {
+        for file in ["games.csv", "standings.csv"] {
+            let theirs = split.join("steps").join(step.file_name()).join(file);
+            assert_eq!(
+                std::fs::read_to_string(&theirs).unwrap_or_default(),
+                std::fs::read_to_string(step.path().join(file)).unwrap(),
+                "{}",
+                theirs.display()
+            );
+        }
+    }
+    // Another question on the same folder: refused, naming what differs.
+    let mut other = series_args("split");
+    other[2] = "50".into();
+    other.extend(["--shard".into(), "1/2".into()]);
+    let before = std::fs::read_to_string(split.join("claims/run.json")).unwrap();
+    let refused = common::arbiter_in(&dir, &other.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("bisect.elo"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        std::fs::read_to_string(split.join("claims/run.json")).unwrap(),
+        before
+    );
 }
 
 /// A bisect is refused before anything is written when its question cannot be asked.

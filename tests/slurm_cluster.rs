@@ -365,6 +365,55 @@ fn a_tune_split_over_a_slurm_array_reaches_the_theta_of_one_machine() {
     assert_eq!(tasks, 3, "every array task joined the tune");
 }
 
+/// `arbiter slurm -- bisect ...`: two array tasks play every step as a split run, the job
+/// after them resumes the bisect on one machine, and its files are one machine's to the byte.
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn a_bisect_on_a_slurm_array_writes_the_bytes_of_one_machine() {
+    slurm_answers();
+    let dir = scratch("slurm", "bisect");
+    let one = dir.join("one").display().to_string();
+    run_here(&dir, &common::bisect_series(&one));
+    let cluster = dir.join("cluster");
+    let (array, resume) = submit(
+        &dir,
+        2,
+        &common::bisect_series(&cluster.display().to_string()),
+    );
+    wait_for(&[&array, &resume], Duration::from_secs(900));
+    let logs: Vec<String> = std::fs::read_dir(&cluster)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("slurm-"))
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    assert!(
+        logs.iter()
+            .filter(|l| l.contains("first worse: v6"))
+            .count()
+            >= 3,
+        "both tasks and the resuming job answer: {logs:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cluster.join("bisect.json"))
+            .unwrap_or_else(|e| panic!("no bisect.json ({e}): {logs:?}")),
+        std::fs::read_to_string(dir.join("one/bisect.json")).unwrap(),
+        "{logs:?}"
+    );
+    for step in std::fs::read_dir(dir.join("one/steps")).unwrap().flatten() {
+        let theirs = cluster
+            .join("steps")
+            .join(step.file_name())
+            .join("games.csv");
+        assert_eq!(
+            std::fs::read_to_string(&theirs).unwrap_or_default(),
+            std::fs::read_to_string(step.path().join("games.csv")).unwrap(),
+            "{}",
+            theirs.display()
+        );
+    }
+}
+
 /// A task that asks for more CPUs than any node has pends for ever once submitted: `arbiter
 /// slurm` asks `sinfo` and refuses (exit 2, nothing printed to submit); with `--force` it warns,
 /// and the script it prints still records how it was made (`--time` included).

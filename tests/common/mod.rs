@@ -361,3 +361,32 @@ pub fn writable(folder: &Path) -> String {
     }
     format!("writable={}", folder.display())
 }
+
+/// A bisect of eight versions of the bundled engine into `out`: v1..v5 search 2 plies, v6..v8
+/// one (a real weakness, worth hundreds of Elo), `--elo 100`, from the book's openings.
+pub fn bisect_series(out: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "bisect",
+        "--elo",
+        "100",
+        "--concurrency",
+        "2",
+        "--openings",
+        &book("leiserchess"),
+        "--out",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for v in 1..=8 {
+        let depth = if v >= 6 { 1 } else { 2 };
+        args.extend([
+            "--engine".to_string(),
+            format!("cmd={}", bundled_engine()),
+            format!("name=v{v}"),
+            format!("depth={depth}"),
+        ]);
+    }
+    args
+}

@@ -7,11 +7,18 @@
 //! bisect resumed after Ctrl-C or a crash replays its finished steps from their journals, goes
 //! on with the step it was in, and reaches the same answer. A step's folder, once written,
 //! decides its matchup: a bisect begun by another build goes on with the steps it played.
+//!
+//! Split over a cluster (`--shard`), every task plays every step as a task of the step's split
+//! run (claims, leases), then reads the whole step from every task's folder, proved as
+//! `arbiter merge` proves it (into a scratch copy of its own). Every task so holds the same
+//! results and picks the same next step; one machine's `--resume` afterwards merges each
+//! step's folders into it and writes the bisect's files, as one machine would have.
 
 use super::posterior::{Leader, Matchup, Posterior, Probes};
 use crate::stats::pentanomial::Pentanomial;
 use crate::stats::Wdl;
 use crate::tournament::launch::Run;
+use crate::tournament::spec::Shard;
 use crate::tournament::{RunError, RunKind, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -103,6 +110,8 @@ pub struct BisectProgress<'a> {
 pub struct Bisect {
     pub spec: BisectSpec,
     pub dir: PathBuf,
+    /// This task's place in a bisect split over a cluster.
+    pub shard: Option<Shard>,
 }
 
 impl Bisect {
@@ -110,18 +119,20 @@ impl Bisect {
     /// settings are used.
     pub fn prepare(spec: Option<BisectSpec>, resume: Option<&Path>) -> Result<Bisect, BisectError> {
         let setup = |m: String| BisectError::Setup(m);
-        let (spec, dir) = match (spec, resume) {
-            (_, Some(dir)) => (load(dir).map_err(setup)?, dir.to_path_buf()),
-            (Some(spec), None) => {
+        let (spec, dir, shard) = match (spec, resume) {
+            (_, Some(dir)) => (load(dir).map_err(setup)?, dir.to_path_buf(), None),
+            (Some(mut spec), None) => {
+                // The task's place is its own: the bisect's settings are the same in every task.
+                let shard = spec.games.shard.take();
                 let dir = crate::tournament::launch::out_dir(&spec.games, None);
-                if dir.join(SPEC_FILE).exists() {
+                if shard.is_none() && dir.join(SPEC_FILE).exists() {
                     return Err(setup(format!(
                         "{} holds a bisect already: continue it with --resume {0}, or give \
                          another --out",
                         dir.display()
                     )));
                 }
-                (spec, dir)
+                (spec, dir, shard)
             }
             (None, None) => return Err(setup("no bisect to play".into())),
         };
@@ -136,17 +147,46 @@ impl Bisect {
         .check_all_but_programs()
         .map_err(RunError::Spec)?;
         crate::tournament::spec::check_programs(&spec.games.engines).map_err(RunError::Spec)?;
-        Ok(Bisect { spec, dir })
+        Ok(Bisect { spec, dir, shard })
+    }
+
+    /// What makes two tasks' bisects the same one: the question and the games' settings, not
+    /// the settings of one task (its concurrency, its place).
+    pub fn identity(&self) -> String {
+        let spec = &self.spec;
+        let identity = serde_json::json!({
+            "bisect": {
+                "elo": spec.elo,
+                "alpha": spec.alpha,
+                "max_games": spec.max_games,
+                "step_pairs": spec.step_pairs,
+                "probes": spec.probes,
+            },
+            "run": spec.games.unsplit(),
+        });
+        identity.to_string()
     }
 
     /// Locks the bisect's folder (a second process on the same bisect is refused) and saves its
     /// settings there.
     pub fn open(self) -> Result<OpenBisect, BisectError> {
         std::fs::create_dir_all(self.dir.join("steps")).map_err(|e| output(&self.dir, e))?;
-        let lock = crate::tournament::lock_run_dir(&self.dir).map_err(BisectError::Setup)?;
-        if !self.dir.join(SPEC_FILE).exists() {
-            save(&self.spec, &self.dir).map_err(|e| output(&self.dir, e))?;
-        }
+        let Some(shard) = self.shard else {
+            let lock = crate::tournament::lock_run_dir(&self.dir).map_err(BisectError::Setup)?;
+            if !self.dir.join(SPEC_FILE).exists() {
+                save(&self.spec, &self.dir).map_err(|e| output(&self.dir, e))?;
+            }
+            return Ok(OpenBisect {
+                bisect: self,
+                _lock: lock,
+            });
+        };
+        // A task of another bisect is refused before it writes anything.
+        crate::tournament::claims::join_run(&self.dir, &shard.folder(), &self.identity())
+            .map_err(BisectError::Setup)?;
+        let lock = crate::tournament::lock_run_dir(&self.dir.join(shard.folder()))
+            .map_err(BisectError::Setup)?;
+        save_once(&self.spec, &self.dir).map_err(|e| output(&self.dir, e))?;
         Ok(OpenBisect {
             bisect: self,
             _lock: lock,
@@ -194,16 +234,20 @@ impl OpenBisect {
                 break Answer::BudgetOut(posterior.leader());
             }
             let number = steps.len() as u64 + 1;
+            if this.shard.is_none() {
+                merge_split_step(&this.dir, number)?;
+            }
             let matchup = match played_step(&this.dir, number, &names)? {
                 Some(played) => played,
                 None => posterior.next_probe(),
             };
-            let run_spec = step_spec(spec, &this.dir, matchup, number);
+            let mut run_spec = step_spec(spec, &this.dir, matchup, number);
+            run_spec.shard = this.shard;
             let folder = run_spec.out.clone().expect("a step's folder");
             let leader = posterior.leader();
             let before = games;
             let playing = describe(matchup, &names);
-            let outcome = play_step(run_spec, &folder, |done| {
+            let mut outcome = play_step(run_spec, &folder, |done| {
                 on_game(&BisectProgress {
                     games: before + done,
                     max_games: spec.max_games,
@@ -212,6 +256,9 @@ impl OpenBisect {
                     leader,
                 })
             })?;
+            if let (Some(shard), false) = (this.shard, outcome.interrupted) {
+                outcome = whole_step(&this.dir, shard, &folder)?;
+            }
             let pairing = outcome
                 .totals
                 .pairings
@@ -255,7 +302,11 @@ impl OpenBisect {
             steps,
             games,
         };
-        super::report::write(&this.dir, spec, &outcome).map_err(|e| output(&this.dir, e))?;
+        // A task's answer is its log's; the bisect's files are written by one machine's
+        // `--resume` once every task has ended.
+        if this.shard.is_none() {
+            super::report::write(&this.dir, spec, &outcome).map_err(|e| output(&this.dir, e))?;
+        }
         Ok(outcome)
     }
 }
@@ -304,10 +355,10 @@ fn check(spec: &BisectSpec) -> Result<(), String> {
         return Err("--step-pairs and --max-games must be at least 1".into());
     }
     let g = &spec.games;
-    if g.pgnout.is_some() || g.epdout.is_some() || g.log.is_some() || g.shard.is_some() {
+    if g.pgnout.is_some() || g.epdout.is_some() || g.log.is_some() {
         return Err(
             "a bisect keeps each step's games, PGN and reports in its steps/ folders: \
-             --pgnout, --epdout, --log and --shard are not taken"
+             --pgnout, --epdout and --log are not taken"
                 .into(),
         );
     }
@@ -402,6 +453,9 @@ fn play_step(
 ) -> Result<crate::tournament::RunOutcome, BisectError> {
     let saved = folder.join(crate::tournament::spec::SPEC_FILE).exists();
     let run = match saved {
+        // A task of a split step: its folder is the task's own, and a requeued task continues
+        // it (the step's folder holds the other tasks').
+        _ if spec.shard.is_some() => Run::prepare(spec, None)?,
         true => {
             let saved = RunSpec::load(folder)
                 .map_err(BisectError::Setup)?
@@ -418,6 +472,77 @@ fn play_step(
     };
     // `done` counts the games a resumed step had played before, as its journal holds them.
     Ok(run.open()?.play(|p| on_game(p.done))?)
+}
+
+/// A step every task has played (its play ended, not interrupted: no pair is left to any task),
+/// read whole from every task's folder and proved, merged into a scratch folder of this task's.
+fn whole_step(
+    dir: &Path,
+    shard: Shard,
+    folder: &Path,
+) -> Result<crate::tournament::RunOutcome, BisectError> {
+    let name = folder.file_name().unwrap_or_default();
+    let scratch = dir.join(shard.folder()).join("steps").join(name);
+    if scratch.exists() {
+        // Read again from the tasks' folders: a requeued task's copy may be a partial one.
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    std::fs::create_dir_all(scratch.parent().unwrap_or(dir)).map_err(|e| output(dir, e))?;
+    let merged = crate::tournament::merge::merge(&scratch, &[folder.to_path_buf()])
+        .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
+    if !merged.missing.is_empty() {
+        return Err(BisectError::Setup(format!(
+            "{}: {} of the step's games are in no task's folder although no task holds them; \
+             run the bisect's tasks again",
+            folder.display(),
+            merged.missing.len()
+        )));
+    }
+    Ok(merged.outcome)
+}
+
+/// Step `number`'s folder, where it holds a split step's task folders and was not merged yet
+/// (a bisect played by a cluster's tasks, resumed on one machine): merged into itself, so that
+/// it is read back, or its missing games played, as one machine's step.
+fn merge_split_step(dir: &Path, number: u64) -> Result<(), BisectError> {
+    let prefix = format!("{number:03}-");
+    let Ok(entries) = std::fs::read_dir(dir.join("steps")) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let folder = entry.path();
+        let split = std::fs::read_dir(&folder).is_ok_and(|mut inside| {
+            inside.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("shard-")))
+        });
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix)
+            && split
+            && !folder.join(crate::tournament::spec::SPEC_FILE).exists()
+        {
+            crate::tournament::merge::merge(&folder, std::slice::from_ref(&folder))
+                .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// Saves the settings unless a task has already (linked into place, so that of tasks starting
+/// at once one writes them and seals them).
+fn save_once(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
+    let path = dir.join(SPEC_FILE);
+    if path.exists() {
+        return Ok(());
+    }
+    let text = serde_json::to_string_pretty(spec).map_err(std::io::Error::other)? + "\n";
+    let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
+    std::fs::write(&tmp, &text)?;
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => crate::tournament::proof::seal_spec(dir, SPEC_FILE, text.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn save(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {

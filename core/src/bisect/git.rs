@@ -100,6 +100,9 @@ pub fn build_all(
     let builds = builds
         .canonicalize()
         .map_err(|e| format!("{}: {e}", builds.display()))?;
+    // The tasks of a bisect split over a cluster build into one folder: one builds, the
+    // others wait and find its builds.
+    let _builder = lock_builds(&builds)?;
     let mut built = Vec::new();
     for (i, commit) in commits.iter().enumerate() {
         let name = commit[..8.min(commit.len())].to_string();
@@ -128,6 +131,24 @@ pub fn build_all(
         return Err("no commit after --good could be built".into());
     }
     Ok(built)
+}
+
+/// Holds the builds folder (flock(2), waiting for the process that holds it) until dropped.
+fn lock_builds(builds: &Path) -> Result<std::fs::File, String> {
+    use std::os::fd::AsRawFd;
+    let path = builds.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!("cannot lock {}: {e}", path.display()));
+    }
+    Ok(file)
 }
 
 /// Checks out and builds one commit in `tree`; its program, and whether it was built before.
