@@ -156,6 +156,12 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("draw = \"movenumber=40 movecount=8 score=10\""),
     ),
     reach(
+        "tablebase",
+        "match",
+        &["--game", "chess", "--tablebase", "path=tests/syzygy", "pieces=4"],
+        Ok("game = \"chess\"\ntablebase = \"path=tests/syzygy pieces=4\""),
+    ),
+    reach(
         "resign",
         "tournament",
         &["--resign", "movecount=3", "score=600"],
@@ -302,6 +308,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     spec.pgn_nodes = true;
     spec.pgn_seldepth = true;
     spec.pgn_line = vec!["x".into()];
+    spec.tablebase = Some(arbiter::referee::tablebase::TbRule::parse("path=x").unwrap());
     spec.games_per_opening = 1;
     spec.seeds = 2;
     spec.seeds_meet = true;

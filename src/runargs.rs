@@ -115,6 +115,12 @@ pub struct RunArgs {
     /// all at least +CP too.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub resign: Vec<String>,
+    /// Chess: end a game by Syzygy tablebases once its position is in them: path=DIR[;DIR]
+    /// [pieces=N] [results=both|win-loss|draw] [ignore50=true]. Probed after a capture or
+    /// pawn move without castling rights (as fastchess's -tb); a win the fifty-move rule
+    /// spoils is a draw unless ignore50=true. The result and "SyzygyTB" go in the PGN.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub tablebase: Vec<String>,
     /// Fix one engine's rating in the joint ratings: name=elo.
     #[arg(long, value_name = "NAME=ELO", value_parser = Anchor::parse)]
     pub anchor: Option<Anchor>,
@@ -446,6 +452,11 @@ impl RunArgs {
         spec.rules = rule_pairs(&self.rules)?;
         spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
         spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
+        spec.tablebase = key_values(
+            "tablebase",
+            &self.tablebase,
+            arbiter::referee::tablebase::TbRule::parse,
+        )?;
         spec.strict = self.strict;
         spec.anchor = self.anchor.clone();
         spec.name = self.name.clone();

@@ -106,17 +106,6 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     assert!(llr.ends_with(" (-2.94, 2.94) [0.00, 10.00]"), "{text}");
     let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 6, "{pgn}");
-    // And what means nothing here is refused with its name.
-    let out = play(
-        &dir,
-        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /syzygy",
-    );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("-tb: has no equivalent"),
-        "{}",
-        stderr(&out)
-    );
 }
 
 /// fastchess's `-sprt ... model=bayesian`: the LLR of single games under BayesElo's model, as
@@ -201,11 +190,11 @@ fn every_problem_of_a_line_is_named_at_once() {
     let dir = scratch("theirs", "problems");
     let out = play(
         &dir,
-        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /syzygy -tournament swiss",
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -maxmoves many -tournament swiss",
     );
     assert_exit(&out, 2);
     let text = stderr(&out);
-    for says in ["-tb: has no equivalent", "-tournament: 'swiss'"] {
+    for says in ["-maxmoves", "-tournament: 'swiss'"] {
         assert!(text.contains(says), "{says}: {text}");
     }
     assert!(!dir.join("reports").exists(), "nothing is written");
@@ -1389,5 +1378,105 @@ fn conf_names_an_engine_of_cute_chess_engines_json() {
         &dir,
         "-engine conf=Fruit -engine conf=Bundled -each tc=1 -games 2",
         "Unknown engine configuration: Fruit (engines.json holds Bundled)",
+    );
+}
+
+/// fastchess's and cutechess-cli's `-tb`: games end once their position is in the Syzygy
+/// tables (tests/syzygy: every 3-piece ending and KQvKR, checksums as published), probed
+/// after a capture or a pawn move as fastchess probes (matchmaking/syzygy.cpp
+/// `canProbeSyzgyWdl`), with fastchess's words (match/match.hpp `ADJUDICATION_TB_WIN_MSG`,
+/// `ADJUDICATION_TB_DRAW_MSG`) and the PGN's Termination "adjudication". Each start has one
+/// legal move, a capture: into KRvK (won) and into a rook's pawn against the king in its
+/// corner (drawn). `-tbadjudicate DRAW` leaves the won game to be played out.
+#[test]
+fn tablebase_adjudication_ends_games_as_fastchess_and_cutechess_end_them() {
+    let dir = scratch("theirs", "syzygy");
+    std::fs::write(
+        dir.join("book.epd"),
+        "4k3/8/8/8/8/8/4q3/R3K3 w - - id \"won\";\nk7/8/8/8/8/8/P3q3/4K3 w - - id \"drawn\";\n",
+    )
+    .unwrap();
+    let tables = format!("{}/tests/syzygy", env!("CARGO_MANIFEST_DIR"));
+    let games = |pgn: &str| -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(dir.join(pgn)).unwrap();
+        text.split("[Event ")
+            .skip(1)
+            .map(|g| {
+                let tag = |t: &str| {
+                    g.lines()
+                        .find_map(|l| l.strip_prefix(&format!("[{t} \"")))
+                        .map(|v| v.trim_end_matches("\"]").to_string())
+                        .unwrap_or_default()
+                };
+                (tag("Result"), tag("Termination") + " " + &tag("PlyCount"))
+            })
+            .collect()
+    };
+    let out = played(
+        &dir,
+        &format!(
+            "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each tc=1+0.01 -rounds 2 -repeat -openings file=book.epd format=epd order=sequential -tb {tables} -tbpieces 4 -pgnout file=fast.pgn"
+        ),
+    );
+    let text = stdout(&out);
+    assert_eq!(
+        text.matches("{White wins by adjudication: SyzygyTB}")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("{Draw by adjudication: SyzygyTB}").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        games("fast.pgn"),
+        [
+            ("1-0", "adjudication 1"),
+            ("1-0", "adjudication 1"),
+            ("1/2-1/2", "adjudication 1"),
+            ("1/2-1/2", "adjudication 1")
+        ]
+        .map(|(r, t)| (r.to_string(), t.to_string()))
+    );
+    let pgn = std::fs::read_to_string(dir.join("fast.pgn")).unwrap();
+    assert!(pgn.contains("1. Kxe2 {"), "{pgn}");
+    // The same from cutechess-cli's line (its -pgnout FILE, its -tb).
+    played(
+        &dir,
+        &format!(
+            "-engine cmd=ENGINE name=a proto=uci -engine cmd=ENGINE name=b proto=uci -each tc=1+0.01 -rounds 2 -games 2 -openings file=book.epd format=epd order=sequential -tb {tables} -tbpieces 3 -pgnout cute.pgn"
+        ),
+    );
+    // Its games in its own order (cutechess-cli's pairs), the same games.
+    let sorted = |mut g: Vec<(String, String)>| {
+        g.sort();
+        g
+    };
+    assert_eq!(sorted(games("cute.pgn")), sorted(games("fast.pgn")));
+    // Only draws asked for: the won games are played on, here to the move limit.
+    played(
+        &dir,
+        &format!(
+            "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each tc=1+0.01 depth=2 -rounds 1 -repeat -openings file=book.epd format=epd order=sequential -tb {tables} -tbadjudicate DRAW -maxmoves 10 -pgnout file=draws.pgn"
+        ),
+    );
+    let draws = std::fs::read_to_string(dir.join("draws.pgn")).unwrap();
+    assert!(!draws.contains("wins by adjudication: SyzygyTB"), "{draws}");
+    assert!(
+        draws.contains("[PlyCount \"20\"]") || draws.contains("checkmate"),
+        "{draws}"
+    );
+    // A folder without tables is refused by name before anything plays.
+    let out = play(
+        &dir,
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each tc=1 -tb /nonexistent/syzygy",
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("/nonexistent/syzygy"),
+        "{}",
+        stderr(&out)
     );
 }

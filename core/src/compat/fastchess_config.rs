@@ -30,7 +30,7 @@ struct Config {
     draw: Draw,
     resign: Resign,
     maxmoves: MaxMoves,
-    tb_adjudication: Enabled,
+    tb_adjudication: TbAdjudication,
     stats: BTreeMap<String, Stats>,
     noswap: bool,
     reverse: bool,
@@ -122,10 +122,15 @@ struct MaxMoves {
     move_count: u64,
 }
 
+/// types/tb_adjudication.hpp: the fields its JSON holds (the result kind is not among them:
+/// fastchess's default, both, applies).
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct Enabled {
+struct TbAdjudication {
     enabled: bool,
+    syzygy_dirs: String,
+    max_pieces: i64,
+    ignore_50_move_rule: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -187,7 +192,7 @@ fn engine_flag(e: &Engine) -> TheirFlag {
     flag("-engine", words)
 }
 
-/// What `file` holds is refused for: tablebases arbiter does not read, or results it cannot
+/// What `file` holds is refused for: results it cannot
 /// continue.
 fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
     // Saturating: counts near 2^64 must not wrap to 0 and pass for "no results".
@@ -196,9 +201,7 @@ fn refusal(c: &Config, keep_stats: bool) -> Option<String> {
         .values()
         .map(|s| s.wins.saturating_add(s.losses).saturating_add(s.draws))
         .fold(0, u64::saturating_add);
-    if c.tb_adjudication.enabled {
-        Some("it adjudicates with tablebases, which arbiter does not read".into())
-    } else if keep_stats && played > 0 {
+    if keep_stats && played > 0 {
         Some(format!(
             "it holds the results of {played} games fastchess played, which arbiter cannot \
              continue (it resumes only its own runs, with --resume); add stats=false to start \
@@ -271,6 +274,14 @@ fn decision_flags(c: &Config) -> Vec<TheirFlag> {
     }
     if c.maxmoves.enabled {
         out.push(flag("-maxmoves", vec![c.maxmoves.move_count.to_string()]));
+    }
+    let tb = &c.tb_adjudication;
+    if tb.enabled {
+        out.push(flag("-tb", vec![tb.syzygy_dirs.clone()]));
+        out.push(flag("-tbpieces", vec![tb.max_pieces.to_string()]));
+        if tb.ignore_50_move_rule {
+            out.push(flag("-tbignore50", Vec::new()));
+        }
     }
     out
 }

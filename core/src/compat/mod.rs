@@ -408,6 +408,10 @@ struct Shape {
     crc32: bool,
     /// Whose line it is, decided before its flags are read.
     dialect: Option<Dialect>,
+    /// `-tb PATHS` and the flags that go with it (`-tbpieces`, `-tbadjudicate`, `-tbignore50`),
+    /// as `--tablebase` keys; the others mean nothing without `-tb`.
+    tb_path: Option<String>,
+    tb_keys: Vec<String>,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min] [fi]` (cutechess).
@@ -843,6 +847,11 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     if let Some(ms) = shape.handshake_ms {
         each.push(format!("handshake={}", ms as f64 / 1000.0));
     }
+    if let Some(path) = &shape.tb_path {
+        out.push("--tablebase".into());
+        out.push(format!("path={path}"));
+        out.extend(shape.tb_keys.iter().cloned());
+    }
     settle_engines(dialect, &mut shape, &each);
     seeds(dialect, &mut shape, &mut out);
     let per_pairing = games_per_pairing(dialect, &shape)?;
@@ -963,9 +972,6 @@ const IGNORED: &[&str] = &[
     // refused on its own).
     "-resultformat",
     "-bookmode",
-    // Settings of tablebase adjudication: without -tb (refused) fastchess ignores them.
-    "-tbpieces",
-    "-tbignore50",
 ];
 
 /// Flags whose tool shows something arbiter shows otherwise (or not at all), and the sentence
@@ -1132,6 +1138,28 @@ fn translate_flag(
         _ if IGNORED.contains(&name) => {}
         "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
+        // fastchess: cli.cpp parseTbAdjudication / parseTbMaxPieces / parseTbIgnore50 /
+        // parseTbAdjudicate; cutechess-cli takes -tb, -tbpieces and -tbignore50 alike.
+        "-tb" => shape.tb_path = Some(values.join(" ")),
+        "-tbpieces" => {
+            let n = number(name, values)?;
+            // fastchess's 0 is "as many as the tables hold", arbiter's default.
+            if n != 0 {
+                shape.tb_keys.push(format!("pieces={n}"));
+            }
+        }
+        "-tbignore50" => shape.tb_keys.push("ignore50=true".into()),
+        "-tbadjudicate" => {
+            let kind = values.first().copied().unwrap_or("");
+            let results = crate::referee::tablebase::TbResults::parse(kind)
+                .map_err(|why| refuse(name, &why))?;
+            let word = match results {
+                crate::referee::tablebase::TbResults::Both => "both",
+                crate::referee::tablebase::TbResults::WinLoss => "win-loss",
+                crate::referee::tablebase::TbResults::Draw => "draw",
+            };
+            shape.tb_keys.push(format!("results={word}"));
+        }
         "-reverse" => shape.reverse = true,
         "-maxmoves" => out.extend([
             "--max-plies".to_string(),
@@ -1487,9 +1515,17 @@ mod tests {
 
     #[test]
     fn what_has_no_meaning_here_is_refused_by_name() {
-        let err =
-            translate("arbiter", &words("-engine cmd=a -engine cmd=b -tb /syzygy")).unwrap_err();
-        assert!(err.0.starts_with("-tb: has no equivalent"), "{}", err.0);
+        let argv = translate(
+            "fastchess",
+            &words("-engine cmd=a -engine cmd=b -tb /syzygy -tbpieces 5 -tbadjudicate WIN_LOSS"),
+        )
+        .unwrap()
+        .argv;
+        assert!(
+            argv.join(" ")
+                .contains("--tablebase path=/syzygy pieces=5 results=win-loss"),
+            "{argv:?}"
+        );
         let err = translate("arbiter", &words("-engine cmd=a conf=Fruit")).unwrap_err();
         assert!(err.0.contains("conf="), "{}", err.0);
         assert!(is_theirs(&words("-engine cmd=a")));

@@ -21,12 +21,14 @@ pub struct ResignRule {
     pub twosided: bool,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Adjudication {
     pub draw: Option<DrawRule>,
     pub resign: Option<ResignRule>,
     /// Plies after which the game is drawn ("max plies").
     pub max_plies: Option<usize>,
+    /// Chess games ended by Syzygy tablebases.
+    pub tablebase: Option<super::tablebase::TbAdjudication>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -270,11 +270,7 @@ impl Table {
         if cfg.bookdepth.is_some_and(|d| plies >= 2 * d as usize) {
             return None;
         }
-        let chess960 = match game_id {
-            "chess" => false,
-            "chess960" => true,
-            _ => return None,
-        };
+        let chess960 = chess_kind(game_id)?;
         let book = super::engine_book::shared(path).ok()?;
         // A draw of its own at every ply, from the game's.
         let draw = (self.book_draw ^ plies as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -389,10 +385,26 @@ impl Table {
         }
     }
 
-    /// Ends the game early on the engines' scores after `side` moved, if the rules say so.
-    fn adjudicate(&self, adjudication: &Adjudication, side: Color) -> Option<Finish> {
+    /// Ends the game early by the tablebases or on the engines' scores after `side` moved, if
+    /// the rules say so.
+    fn adjudicate(
+        &self,
+        adjudication: &Adjudication,
+        side: Color,
+        game_id: &str,
+    ) -> Option<Finish> {
         if self.game.status() != Status::Ongoing {
             return None;
+        }
+        // The tables first: they know the result, the scores only guess it.
+        if let (Some(tb), Some(chess960)) = (&adjudication.tablebase, chess_kind(game_id)) {
+            if let Some((outcome, detail)) = tb.tables.judge(&tb.rule, &self.game.fen(), chess960) {
+                return Some(Finish {
+                    outcome,
+                    termination: Termination::Adjudication,
+                    detail,
+                });
+            }
         }
         match adjudication.judge(&self.scores, self.book_plies, side)? {
             Verdict::Draw => Some(Finish {
@@ -406,6 +418,15 @@ impl Table {
                 format!("{} resigns: its score stayed hopeless", side_name(loser)),
             )),
         }
+    }
+}
+
+/// For chess, whether it is Chess960; `None` for any other game.
+fn chess_kind(game_id: &str) -> Option<bool> {
+    match game_id {
+        "chess" => Some(false),
+        "chess960" => Some(true),
+        _ => None,
     }
 }
 
@@ -495,7 +516,7 @@ pub async fn play_game(
             break end;
         }
         spectator(&table.sight(started));
-        if let Some(end) = table.adjudicate(&spec.adjudication, side) {
+        if let Some(end) = table.adjudicate(&spec.adjudication, side, game_id) {
             break end;
         }
     };

@@ -6,6 +6,7 @@ pub mod engine_book;
 pub mod game;
 pub mod record;
 pub mod shown;
+pub mod tablebase;
 
 pub use adjudication::{Adjudication, DrawRule, ResignRule};
 pub use clock::{Clock, TimeControl};

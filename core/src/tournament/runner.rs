@@ -511,7 +511,7 @@ fn game_spec(settings: &RunSettings, pairing: &Pairing) -> GameSpec {
             0
         },
         round: pairing.round,
-        adjudication: settings.adjudication,
+        adjudication: settings.adjudication.clone(),
         rules: settings.rules.clone(),
     }
 }

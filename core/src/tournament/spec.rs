@@ -156,6 +156,9 @@ pub struct RunSpec {
     pub rules: Vec<(String, String)>,
     pub draw: Option<DrawRule>,
     pub resign: Option<ResignRule>,
+    /// Chess games ended by Syzygy tablebases (`--tablebase`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tablebase: Option<crate::referee::tablebase::TbRule>,
     /// Stop the run at the first game an engine loses by a fault (fastchess's `-strict`).
     #[serde(default)]
     pub strict: bool,
@@ -323,6 +326,7 @@ impl RunSpec {
             rules: Vec::new(),
             draw: None,
             resign: None,
+            tablebase: None,
             strict: false,
             sprt: None,
             anchor: None,
@@ -366,6 +370,19 @@ impl RunSpec {
         entry
             .check_rules(&self.rules)
             .map_err(|why| SpecError::new("rules", why))?;
+        if let Some(tb) = &self.tablebase {
+            if !matches!(entry.id, "chess" | "chess960") {
+                return Err(SpecError::new(
+                    "tablebase",
+                    format!(
+                        "Syzygy tablebases hold chess positions: {} has none",
+                        entry.id
+                    ),
+                ));
+            }
+            crate::referee::tablebase::Tables::shared(&tb.paths)
+                .map_err(|why| SpecError::new("tablebase", why))?;
+        }
         if !matches!(entry.id, "chess" | "chess960") {
             if let Some(i) = self.engines.iter().position(|e| e.book.is_some()) {
                 return Err(SpecError::of_engine(
@@ -532,6 +549,14 @@ impl RunSpec {
             draw: self.draw,
             resign: self.resign,
             max_plies: Some(self.max_plies),
+            // Opened when the settings were checked; opened again here only by reference.
+            tablebase: self.tablebase.as_ref().and_then(|rule| {
+                let tables = crate::referee::tablebase::Tables::shared(&rule.paths).ok()?;
+                Some(crate::referee::tablebase::TbAdjudication {
+                    rule: rule.clone(),
+                    tables,
+                })
+            }),
         }
     }
 
