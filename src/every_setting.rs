@@ -156,6 +156,12 @@ const EVERY_SETTING: &[Reach] = &[
         Ok("draw = \"movenumber=40 movecount=8 score=10\""),
     ),
     reach(
+        "check_pvs",
+        "match",
+        &["--game", "chess", "--check-pvs", "mates"],
+        Ok("game = \"chess\"\ncheck_pvs = \"mates\""),
+    ),
+    reach(
         "tablebase",
         "match",
         &["--game", "chess", "--tablebase", "path=tests/syzygy", "pieces=4"],
@@ -308,6 +314,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     spec.pgn_nodes = true;
     spec.pgn_seldepth = true;
     spec.pgn_line = vec!["x".into()];
+    spec.check_pvs = Some(arbiter::referee::pv_check::PvChecks::Lines);
     spec.tablebase = Some(arbiter::referee::tablebase::TbRule::parse("path=x").unwrap());
     spec.games_per_opening = 1;
     spec.seeds = 2;

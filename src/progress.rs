@@ -175,6 +175,13 @@ impl Reporter {
             .unwrap_or_default();
         match &self.bar {
             Some(bar) => {
+                if !p.record.pv_warnings.is_empty() {
+                    bar.suspend(|| {
+                        for warning in &p.record.pv_warnings {
+                            eprintln!("{warning}");
+                        }
+                    });
+                }
                 bar.set_position(p.done);
                 let used = 20 + 1 + 2 * p.total.to_string().len() + 1 + 1 + 4 + 1;
                 let room = terminal_width().saturating_sub(used);
@@ -187,6 +194,9 @@ impl Reporter {
                 match &mut *self.tool.borrow_mut() {
                     Some(printer) => pending.push_str(&printer.game(p)),
                     None => {
+                        for warning in &r.pv_warnings {
+                            let _ = writeln!(pending, "{warning}");
+                        }
                         let _ = writeln!(
                             pending,
                             "Finished game {} ({} vs {}): {} {{{}}} [{}/{}] {standing}{llr}",

@@ -121,6 +121,14 @@ pub struct RunArgs {
     /// spoils is a draw unless ignore50=true. The result and "SyzygyTB" go in the PGN.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub tablebase: Vec<String>,
+    /// Chess: check every line the engines report (`info ... pv`) against the position they
+    /// searched, and print fastchess's warning for each fault: a move that is illegal or
+    /// played after the game ended, a move played that is not its last line's first; `mates`
+    /// also checks that a mate score's line is that long and ends in mate (fastchess's
+    /// -check-mate-pvs). Games are not changed.
+    #[arg(long, value_name = "CHECKS", num_args = 0..=1, default_missing_value = "lines",
+          value_parser = arbiter::referee::pv_check::PvChecks::parse)]
+    pub check_pvs: Option<arbiter::referee::pv_check::PvChecks>,
     /// Fix one engine's rating in the joint ratings: name=elo.
     #[arg(long, value_name = "NAME=ELO", value_parser = Anchor::parse)]
     pub anchor: Option<Anchor>,
@@ -452,6 +460,7 @@ impl RunArgs {
         spec.rules = rule_pairs(&self.rules)?;
         spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
         spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
+        spec.check_pvs = self.check_pvs;
         spec.tablebase = key_values(
             "tablebase",
             &self.tablebase,

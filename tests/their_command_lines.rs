@@ -1480,3 +1480,63 @@ fn tablebase_adjudication_ends_games_as_fastchess_and_cutechess_end_them() {
         stderr(&out)
     );
 }
+
+/// fastchess checks every line an engine reports (match.cpp `verifyPvLines`, for each move
+/// played) and, with `-check-mate-pvs`, that a mate score's line is that long and ends in mate;
+/// its warnings (`pvWarningFormat`) are what fishtest's worker and engine authors grep for. The
+/// bundled engine's own lines are clean; behind a wrapper that turns every score into
+/// `score mate 3` (its lines are not mates), each move draws fastchess's mate warning, and the
+/// moves played are the lines' first, so no bestmove warning.
+#[test]
+fn reported_lines_are_checked_as_fastchess_checks_them() {
+    let dir = scratch("theirs", "pvs");
+    let clean = played(
+        &dir,
+        "-engine cmd=ENGINE name=a depth=3 -engine cmd=ENGINE name=b depth=3 -each tc=2+0.02 -rounds 1 -repeat -maxmoves 12 -check-mate-pvs",
+    );
+    assert!(!stdout(&clean).contains("Warning;"), "{}", stdout(&clean));
+    let engine = common::script(
+        &dir,
+        "mate-claiming-engine",
+        &format!(
+            "#!/bin/sh\n{} \"$@\" | sed -u -e 's/score cp -\\?[0-9]*/score mate 3/'\n",
+            bundled_engine()
+        ),
+        0o755,
+    );
+    let line = |tail: &str| {
+        format!(
+            "-engine cmd={engine} name=claims depth=3 -engine cmd=ENGINE name=b depth=3 -each tc=2+0.02 -rounds 1 -repeat -maxmoves 6{tail}"
+        )
+    };
+    let out = played(&dir, &line(" -check-mate-pvs"));
+    let text = stdout(&out);
+    let warned: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Warning; "))
+        .collect();
+    assert!(!warned.is_empty(), "{text}");
+    for w in &warned {
+        assert!(
+            [
+                "Warning; Incomplete mating PV - from claims",
+                "Warning; Too long mating PV - from claims",
+                "Warning; Mating PV does not end with checkmate - from claims",
+            ]
+            .contains(w),
+            "{w}\n{text}"
+        );
+    }
+    // Each warning is followed by the line, the start and the moves, as fastchess prints them.
+    let first = text.find("Warning; ").unwrap();
+    let block: Vec<&str> = text[first..].lines().take(4).collect();
+    assert!(
+        block[1].starts_with("Info; info ") && block[1].contains(" score mate 3 "),
+        "{block:?}"
+    );
+    assert!(block[2].starts_with("Position; "), "{block:?}");
+    assert!(block[3].starts_with("Moves; "), "{block:?}");
+    // Without -check-mate-pvs the lines are still legal and lead with the move played.
+    let out = played(&dir, &line(""));
+    assert!(!stdout(&out).contains("Warning;"), "{}", stdout(&out));
+}

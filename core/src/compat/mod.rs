@@ -412,6 +412,8 @@ struct Shape {
     /// as `--tablebase` keys; the others mean nothing without `-tb`.
     tb_path: Option<String>,
     tb_keys: Vec<String>,
+    /// `-check-mate-pvs`: fastchess checks mate scores' lines too.
+    check_mate_pvs: bool,
 }
 
 /// The file of `-pgnout file=F` (fastchess) or `-pgnout F [min] [fi]` (cutechess).
@@ -847,6 +849,16 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     if let Some(ms) = shape.handshake_ms {
         each.push(format!("handshake={}", ms as f64 / 1000.0));
     }
+    // fastchess checks every reported line of every move (match.cpp `verifyPvLines`, called
+    // for each move played), and mate scores' lines with -check-mate-pvs; cutechess-cli none.
+    if dialect == Dialect::Fastchess {
+        let checks = if shape.check_mate_pvs {
+            "mates"
+        } else {
+            "lines"
+        };
+        out.extend(["--check-pvs".to_string(), checks.to_string()]);
+    }
     if let Some(path) = &shape.tb_path {
         out.push("--tablebase".into());
         out.push(format!("path={path}"));
@@ -981,11 +993,6 @@ const NOTED: &[(&str, &str)] = &[
         "-debug",
         "arbiter does not print the engines' input and output among its lines; --log FILE \
          writes every line to and from them, timestamped",
-    ),
-    (
-        "-check-mate-pvs",
-        "arbiter checks every move an engine plays, not the moves of the lines it reports (a \
-         mate score's PV is shown as the engine gave it)",
     ),
     (
         "-show-latency",
@@ -1141,6 +1148,7 @@ fn translate_flag(
         // fastchess: cli.cpp parseTbAdjudication / parseTbMaxPieces / parseTbIgnore50 /
         // parseTbAdjudicate; cutechess-cli takes -tb, -tbpieces and -tbignore50 alike.
         "-tb" => shape.tb_path = Some(values.join(" ")),
+        "-check-mate-pvs" => shape.check_mate_pvs = true,
         "-tbpieces" => {
             let n = number(name, values)?;
             // fastchess's 0 is "as many as the tables hold", arbiter's default.
@@ -1208,7 +1216,7 @@ mod tests {
         let t = translate("arbiter", &words(line)).unwrap();
         assert_eq!(
             t.argv.join(" "),
-            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each tc=10+0.1 --concurrency 4"
+            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each tc=10+0.1 --concurrency 4 --check-pvs lines"
         );
         assert!(t.reading.contains("fastchess"), "{}", t.reading);
         // The same line typed to cutechess-cli plays 200 games: its -repeat reuses openings.
@@ -1335,7 +1343,19 @@ mod tests {
         assert!(t.notes[0].starts_with("-debug: "), "{:?}", t.notes);
         let t = translate("fastchess", &line("-show-latency -check-mate-pvs")).unwrap();
         assert!(t.notes[0].starts_with("-show-latency: "), "{:?}", t.notes);
-        assert!(t.notes[1].starts_with("-check-mate-pvs: "), "{:?}", t.notes);
+        assert!(
+            t.argv.join(" ").contains("--check-pvs mates"),
+            "{:?}",
+            t.argv
+        );
+        let t = translate("fastchess", &line("-rounds 1")).unwrap();
+        assert!(
+            t.argv.join(" ").contains("--check-pvs lines"),
+            "{:?}",
+            t.argv
+        );
+        let t = translate("cutechess-cli", &line("-rounds 1")).unwrap();
+        assert!(!t.argv.join(" ").contains("--check-pvs"), "{:?}", t.argv);
         let t = translate("fastchess", &line("-log f.log")).unwrap();
         assert!(t.argv.join(" ").contains("--log f.log"), "{:?}", t.argv);
         let t = translate("fastchess", &line("-log file=f.log level=warn engine=true")).unwrap();
@@ -1508,7 +1528,7 @@ mod tests {
         .argv;
         assert!(
             argv.join(" ")
-                .ends_with("--resign movecount=3 score=400 twosided=true"),
+                .ends_with("--resign movecount=3 score=400 twosided=true --check-pvs lines"),
             "{argv:?}"
         );
     }

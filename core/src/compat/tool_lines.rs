@@ -231,7 +231,9 @@ impl Printer {
     /// The lines after a finished game: the game, then the score and the ratings when due.
     pub fn game(&mut self, p: &Progress) -> String {
         let r = p.record;
-        let mut out = format!(
+        // fastchess warns as the moves come; they are said before the game's line here.
+        let mut out: String = r.pv_warnings.iter().map(|w| format!("{w}\n")).collect();
+        out += &format!(
             "Finished game {} ({} vs {}): {} {{{}}}\n",
             p.game,
             r.white,

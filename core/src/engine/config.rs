@@ -97,6 +97,8 @@ pub struct Recorded {
     /// Patterns (regular expressions) searched for in each line the engine writes during a
     /// search; the last line matching each is kept.
     pub lines: Vec<String>,
+    /// Every `info ... pv` line of each search, for the PV checks (`--check-pvs`).
+    pub pvs: bool,
 }
 
 impl Recorded {

@@ -424,7 +424,7 @@ impl EngineProcess {
         let mut lines = LineReader::new(stdout, config.name.clone(), log.clone());
         if config.recorded != super::Recorded::default() {
             let patterns = config.recorded.patterns().map_err(spawn_error)?;
-            lines.keep(config.recorded.seldepth, patterns);
+            lines.keep(config.recorded.seldepth, patterns, config.recorded.pvs);
         }
         let mut io = EngineIo {
             config: config.clone(),
@@ -725,6 +725,7 @@ impl EngineIo {
         self.lines.set_in_search(true);
         // Only this search's lines count.
         self.lines.take_matched();
+        self.lines.take_pv_lines();
         let mut idle = idle;
         let grace = quick.min(sent + IDLE_GRACE);
         // The grace is kept exactly: the watchdog's tick alone could overrun it by a tenth of a
@@ -775,6 +776,7 @@ impl EngineIo {
             info.nodes = info.nodes.filter(|_| recorded.nodes);
             info.seldepth = info.seldepth.filter(|_| recorded.seldepth);
             info.lines = self.lines.take_matched();
+            info.pv_lines = self.lines.take_pv_lines();
             return Ok(Thought {
                 text,
                 elapsed: line.at.saturating_duration_since(sent),

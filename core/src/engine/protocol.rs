@@ -64,6 +64,8 @@ pub struct Info {
     /// The search's output lines that matched the run's `--pgn-line` patterns, the last one
     /// for each pattern, in the patterns' order; set once the search has ended.
     pub lines: Vec<String>,
+    /// The search's `info ... pv` lines, in order, where the run checks them (`--check-pvs`).
+    pub pv_lines: Vec<String>,
 }
 
 /// One line from an engine.

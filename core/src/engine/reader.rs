@@ -69,7 +69,14 @@ struct Lines {
     /// The run's `--pgn-line` patterns, and for each the last line of this search it matched.
     patterns: Vec<regex::bytes::Regex>,
     matched: Vec<Option<String>>,
+    /// Whether each search's `info ... pv` lines are kept (`--check-pvs`), and those kept.
+    keep_pvs: bool,
+    pv_lines: Vec<String>,
 }
+
+/// Principal lines kept of one search at most: an engine reporting without end is checked on
+/// its first ones.
+const MAX_PV_LINES: usize = 1024;
 
 /// Reports kept unparsed at most: an engine that reports without end is folded as it goes.
 const MAX_REPORTS: usize = 1 << 16;
@@ -83,6 +90,14 @@ impl Lines {
         }
         if self.in_search && !self.patterns.is_empty() {
             self.match_patterns(bytes);
+        }
+        if self.keep_pvs
+            && self.in_search
+            && is_info(bytes)
+            && self.pv_lines.len() < MAX_PV_LINES
+            && memchr::memmem::find(bytes, b" pv ").is_some()
+        {
+            self.pv_lines.push(line_text(bytes).into_owned());
         }
         let folded = if self.in_search {
             is_info(bytes)
@@ -150,6 +165,7 @@ impl Lines {
         self.pending = Info::default();
         self.reports.clear();
         self.matched.iter_mut().for_each(|m| *m = None);
+        self.pv_lines.clear();
     }
 }
 
@@ -234,16 +250,24 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 seldepth: false,
                 patterns: Vec::new(),
                 matched: Vec::new(),
+                keep_pvs: false,
+                pv_lines: Vec::new(),
             },
         }
     }
 
     /// The selective depth is read from the reports (`Line::info`), and lines of each search
     /// matching any of `patterns` are kept, for [`Self::take_matched`].
-    pub fn keep(&mut self, seldepth: bool, patterns: Vec<regex::bytes::Regex>) {
+    pub fn keep(&mut self, seldepth: bool, patterns: Vec<regex::bytes::Regex>, pvs: bool) {
+        self.lines.keep_pvs = pvs;
         self.lines.seldepth = seldepth;
         self.lines.matched = vec![None; patterns.len()];
         self.lines.patterns = patterns;
+    }
+
+    /// The `info ... pv` lines since the last call, in order (with `keep`'s `pvs`).
+    pub fn take_pv_lines(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.lines.pv_lines)
     }
 
     /// The lines the patterns matched since the last call, the last for each pattern that
@@ -559,7 +583,7 @@ mod tests {
                 }
             }
             let mut r = LineReader::new(&bytes[..], "t".into(), None);
-            r.keep(seldepth, Vec::new());
+            r.keep(seldepth, Vec::new(), false);
             let mut got = Vec::new();
             while let Some(line) = r.next().await {
                 got.push((line.text, line.info));

@@ -663,6 +663,7 @@ mod tests {
         GameRecord {
             turnaround_us: Vec::new(),
             overloaded: false,
+            pv_warnings: Vec::new(),
             rules: Vec::new(),
             game: "leiserchess".into(),
             white: white.into(),

@@ -113,6 +113,8 @@ pub struct GameSpec {
     /// The round of the run (1-based), as the PGN Round tag and games.csv say.
     pub round: u64,
     pub adjudication: Adjudication,
+    /// Chess: the engines' reported lines checked (`--check-pvs`), their faults warned of.
+    pub check_pvs: Option<super::pv_check::PvChecks>,
     /// The game's rule options chosen for the run (`repetition=fairy-stockfish`).
     pub rules: Vec<(String, String)>,
 }
@@ -170,6 +172,10 @@ struct Table {
     /// What draws an engine book's moves: the game's round and opening, so that a game played
     /// again (resumed, or by another task of a split run) draws the same moves.
     book_draw: u64,
+    /// The PV checks of a chess game, and whether it is Chess960.
+    check_pvs: Option<(super::pv_check::PvChecks, bool)>,
+    /// What they found, each warning as fastchess prints it (its lines joined by newlines).
+    pv_warnings: Vec<String>,
 }
 
 impl Table {
@@ -209,6 +215,8 @@ impl Table {
             last_read: None,
             turnaround_us: Vec::with_capacity(room),
             book_draw: spec.round.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ spec.opening_number as u64,
+            check_pvs: spec.check_pvs.zip(chess_kind(spec.entry.id)),
+            pv_warnings: Vec::new(),
         };
         for (i, mv) in spec.opening.iter().enumerate() {
             let report = table
@@ -353,11 +361,17 @@ impl Table {
             );
             return Err(loss(side, Termination::TimeForfeit, detail));
         }
-        self.play_engine_move(side, thought)
+        let name = player.config.name.clone();
+        self.play_engine_move(side, thought, &name)
     }
 
     /// Checks the engine's move against the rules and plays it.
-    fn play_engine_move(&mut self, side: Color, thought: Thought) -> Result<(), Finish> {
+    fn play_engine_move(
+        &mut self,
+        side: Color,
+        thought: Thought,
+        name: &str,
+    ) -> Result<(), Finish> {
         if thought.resigned {
             let detail = format!("{} resigned", side_name(side));
             return Err(loss(side, Termination::Resignation, detail));
@@ -366,6 +380,9 @@ impl Table {
             let detail = format!("{} claimed to have no legal move", side_name(side));
             return Err(loss(side, Termination::IllegalMove, detail));
         };
+        if let Some((checks, chess960)) = self.check_pvs {
+            self.check_lines(&thought.info.pv_lines, &text, name, checks, chess960);
+        }
         match self.game.play(&text) {
             Ok(report) => {
                 self.record(report.mv, false, thought.elapsed, thought.info);
@@ -382,6 +399,33 @@ impl Table {
                 let detail = format!("{} sent {kind}: {shown}", side_name(side));
                 Err(loss(side, Termination::IllegalMove, detail))
             }
+        }
+    }
+
+    /// Checks the lines an engine reported for the move `played` against the position it
+    /// searched, keeping fastchess's warnings with the game's start and moves.
+    fn check_lines(
+        &mut self,
+        lines: &[String],
+        played: &str,
+        name: &str,
+        checks: super::pv_check::PvChecks,
+        chess960: bool,
+    ) {
+        if lines.is_empty() {
+            return;
+        }
+        let mates = checks == super::pv_check::PvChecks::Mates;
+        let found = super::pv_check::check(&self.game.fen(), chess960, lines, played, name, mates);
+        for (warning, info) in found {
+            let position = match &self.start_fen {
+                Some(fen) => format!("Position; fen {fen}"),
+                None => "Position; startpos".to_string(),
+            };
+            self.pv_warnings.push(format!(
+                "{warning}\n{info}\n{position}\nMoves; {}",
+                self.played.join(" ")
+            ));
         }
     }
 
@@ -552,5 +596,6 @@ pub async fn play_game(
             .collect(),
         turnaround_us: table.turnaround_us,
         overloaded: false,
+        pv_warnings: table.pv_warnings,
     })
 }

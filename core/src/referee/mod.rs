@@ -4,6 +4,7 @@ pub mod adjudication;
 pub mod clock;
 pub mod engine_book;
 pub mod game;
+pub mod pv_check;
 pub mod record;
 pub mod shown;
 pub mod tablebase;

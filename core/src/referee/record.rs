@@ -284,6 +284,10 @@ pub struct GameRecord {
     /// every report of the run can say so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overloaded: bool,
+    /// fastchess's warnings on the lines the engines reported (`--check-pvs`), printed as the
+    /// game ends; not kept in the journal.
+    #[serde(skip)]
+    pub pv_warnings: Vec<String>,
 }
 
 impl GameRecord {
@@ -417,6 +421,7 @@ mod journal_form_tests {
             rules: Vec::new(),
             turnaround_us: Vec::new(),
             overloaded: false,
+            pv_warnings: Vec::new(),
         }
     }
 

@@ -426,6 +426,7 @@ mod tests {
                 record: crate::referee::GameRecord {
                     turnaround_us: Vec::new(),
                     overloaded: false,
+                    pv_warnings: Vec::new(),
                     rules: Vec::new(),
                     game: game.into(),
                     white: "a".into(),

@@ -78,6 +78,7 @@ fn record_of(g: &PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, St
     Ok(Some(GameRecord {
         turnaround_us: Vec::new(),
         overloaded: false,
+        pv_warnings: Vec::new(),
         rules: g
             .tag("Rules")
             .map(|r| r.split_whitespace().map(str::to_string).collect())

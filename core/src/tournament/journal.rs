@@ -473,6 +473,7 @@ mod tests {
             record: GameRecord {
                 turnaround_us: Vec::new(),
                 overloaded: false,
+                pv_warnings: Vec::new(),
                 rules: Vec::new(),
                 game: "leiserchess".into(),
                 white: format!("w{index}"),

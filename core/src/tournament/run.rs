@@ -106,6 +106,7 @@ impl RunOptions {
             // More workers than games left would only start engines that never play.
             concurrency: self.spec.concurrency.min(left.max(1) as usize),
             adjudication: self.spec.adjudication(),
+            check_pvs: self.spec.check_pvs,
             rules: self.spec.rules.clone(),
             log,
             affinity: self.spec.affinity.clone(),

@@ -40,6 +40,7 @@ pub struct RunSettings {
     pub openings: Vec<Opening>,
     pub concurrency: usize,
     pub adjudication: Adjudication,
+    pub check_pvs: Option<crate::referee::pv_check::PvChecks>,
     /// The game's rule options, `name=value`.
     pub rules: Vec<(String, String)>,
     pub log: Option<IoLog>,
@@ -512,6 +513,7 @@ fn game_spec(settings: &RunSettings, pairing: &Pairing) -> GameSpec {
         },
         round: pairing.round,
         adjudication: settings.adjudication.clone(),
+        check_pvs: settings.check_pvs,
         rules: settings.rules.clone(),
     }
 }

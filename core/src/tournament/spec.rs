@@ -156,6 +156,9 @@ pub struct RunSpec {
     pub rules: Vec<(String, String)>,
     pub draw: Option<DrawRule>,
     pub resign: Option<ResignRule>,
+    /// Chess: the engines' reported lines checked, and warned of (`--check-pvs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_pvs: Option<crate::referee::pv_check::PvChecks>,
     /// Chess games ended by Syzygy tablebases (`--tablebase`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tablebase: Option<crate::referee::tablebase::TbRule>,
@@ -327,6 +330,7 @@ impl RunSpec {
             draw: None,
             resign: None,
             tablebase: None,
+            check_pvs: None,
             strict: false,
             sprt: None,
             anchor: None,
@@ -628,6 +632,8 @@ impl RunSpec {
             nodes: self.pgn_nodes,
             seldepth: self.pgn_seldepth,
             lines: self.pgn_line.clone(),
+            // Only chess's lines are read by the checks.
+            pvs: self.check_pvs.is_some() && matches!(self.game.as_str(), "chess" | "chess960"),
         };
         self.engines
             .iter()
@@ -649,6 +655,8 @@ impl RunSpec {
     /// tasks compare every other field. A new field is shared unless it is named here.
     pub const PER_TASK: &'static [&'static str] = &[
         "shard",
+        // Warnings printed, nothing decided.
+        "check_pvs",
         "out",
         "name",
         "log",

@@ -131,6 +131,7 @@ async fn play_pair(shared: &Shared, k: u64, probe: Probe) -> Result<PairEntry, G
         opening_number: number,
         round: k + 1,
         adjudication: opts.spec.run.adjudication(),
+        check_pvs: opts.spec.run.check_pvs,
         rules: opts.spec.run.rules.clone(),
     };
     let mut games = Vec::new();

@@ -1,0 +1,227 @@
+//! The lines an engine reports checked against the position it searched, as fastchess checks
+//! them (match/match.cpp `checkParsedPvLine`, `verifyPvLines`, `pvWarningFormat`), for chess:
+//! every move of every `info ... pv` line of a move legal and played in a game still on; with
+//! the mate check (`-check-mate-pvs`), a `score mate N` line N moves long (2N − 1 plies when
+//! winning, 2N when losing) and ending in checkmate; and the move played the first of the
+//! last principal line. The warnings are fastchess's, word for word, since fishtest's worker
+//! and engine authors' scripts read them; nothing here changes a game.
+//!
+//! A repetition is seen within the line and against the searched position only, not against
+//! the game's earlier positions (fastchess's board carries the game's history).
+
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
+
+/// Which checks a run makes (`--check-pvs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PvChecks {
+    /// Every line legal, and the move played its last principal line's first (what fastchess
+    /// always checks).
+    Lines,
+    /// And mate scores proved by their lines (fastchess's `-check-mate-pvs`).
+    Mates,
+}
+
+impl PvChecks {
+    pub fn parse(text: &str) -> Result<PvChecks, String> {
+        match text {
+            "lines" => Ok(PvChecks::Lines),
+            "mates" => Ok(PvChecks::Mates),
+            _ => Err(format!("'{text}': expected lines or mates")),
+        }
+    }
+}
+
+/// The warnings for one move: `lines`, the move's `info` lines that carry a `pv`, in order;
+/// `played`, the move sent; `who`, the engine's name. Each warning is its first line
+/// (`Warning; ...`) and the `Info; <line>` it was found in.
+pub fn check(
+    fen: &str,
+    chess960: bool,
+    lines: &[String],
+    played: &str,
+    who: &str,
+    mates: bool,
+) -> Vec<(String, String)> {
+    let mode = match chess960 {
+        true => CastlingMode::Chess960,
+        false => CastlingMode::Standard,
+    };
+    let Some(start) = Fen::from_ascii(fen.as_bytes())
+        .ok()
+        .and_then(|f| f.into_position::<Chess>(mode).ok())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut last_main: Option<(&String, Report)> = None;
+    for line in lines {
+        let report = Report::read(line);
+        if report.pv.is_empty() {
+            continue;
+        }
+        if let Some(warning) = line_warning(&start, &report, mates) {
+            let text = match warning {
+                (what, Some(mv)) => format!("Warning; {what} - move {mv} from {who}"),
+                (what, None) => format!("Warning; {what} - from {who}"),
+            };
+            out.push((text, format!("Info; {line}")));
+        }
+        if report.multipv.is_none_or(|n| n == 1) {
+            last_main = Some((line, report));
+        }
+    }
+    if let Some((line, report)) = last_main {
+        if !played.is_empty() && !report.bound && report.pv[0] != played {
+            out.push((
+                format!(
+                    "Warning; Bestmove does not match beginning of last PV - move {played} from {who}"
+                ),
+                format!("Info; {line}"),
+            ));
+        }
+    }
+    out
+}
+
+/// What of an `info` line the checks read.
+#[derive(Default)]
+struct Report<'a> {
+    pv: Vec<&'a str>,
+    mate: Option<i64>,
+    bound: bool,
+    multipv: Option<u32>,
+}
+
+impl<'a> Report<'a> {
+    fn read(line: &'a str) -> Report<'a> {
+        let mut report = Report::default();
+        let mut words = line.split_whitespace();
+        while let Some(word) = words.next() {
+            match word {
+                "pv" => {
+                    report.pv = words.by_ref().collect();
+                    break;
+                }
+                "string" => break,
+                "lowerbound" | "upperbound" => report.bound = true,
+                "multipv" => report.multipv = words.next().and_then(|n| n.parse().ok()),
+                "score" => {
+                    if let (Some("mate"), Some(n)) = (words.next(), words.next()) {
+                        report.mate = n.parse().ok();
+                    }
+                }
+                _ => {}
+            }
+        }
+        report
+    }
+}
+
+/// The first fault of one line: its words and, where it is about a move, the move.
+fn line_warning<'a>(
+    start: &Chess,
+    report: &Report<'a>,
+    mates: bool,
+) -> Option<(&'static str, Option<&'a str>)> {
+    let mut pos = start.clone();
+    let mut seen: Vec<Zobrist64> = vec![pos.zobrist_hash(EnPassantMode::Legal)];
+    for &mv in &report.pv {
+        let repeated = seen.iter().filter(|&&h| h == seen[seen.len() - 1]).count() >= 3;
+        let over = if pos.is_checkmate() {
+            Some("PV continues after checkmate")
+        } else if pos.is_stalemate() {
+            Some("PV continues after stalemate")
+        } else if repeated {
+            Some("PV continues after threefold repetition")
+        } else if pos.halfmoves() >= 100 {
+            Some("PV continues after fifty-move rule")
+        } else {
+            None
+        };
+        if let Some(what) = over {
+            return Some((what, Some(mv)));
+        }
+        let legal = UciMove::from_ascii(mv.as_bytes())
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok());
+        let Some(legal) = legal else {
+            return Some(("Illegal PV move", Some(mv)));
+        };
+        pos.play_unchecked(legal);
+        seen.push(pos.zobrist_hash(EnPassantMode::Legal));
+    }
+    let n = report.mate.filter(|_| mates && !report.bound)?;
+    let plies = if n > 0 { 2 * n - 1 } else { -2 * n } as usize;
+    if report.pv.len() < plies {
+        return Some(("Incomplete mating PV", None));
+    }
+    if report.pv.len() > plies {
+        return Some(("Too long mating PV", None));
+    }
+    if !pos.is_checkmate() {
+        return Some(("Mating PV does not end with checkmate", None));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    /// White mates in one (Qh5xf7#) after 1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6.
+    const MATE_IN_ONE: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4";
+
+    fn warnings(fen: &str, lines: &[&str], played: &str, mates: bool) -> Vec<String> {
+        let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        check(fen, false, &lines, played, "eng", mates)
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect()
+    }
+
+    #[test]
+    fn a_legal_line_says_nothing_and_an_illegal_move_is_named() {
+        let good = "info depth 3 score cp 20 pv e2e4 e7e5 g1f3";
+        assert!(warnings(START, &[good], "e2e4", true).is_empty());
+        let bad = "info depth 3 score cp 20 pv e2e4 e2e4";
+        assert_eq!(
+            warnings(START, &[bad], "e2e4", false),
+            ["Warning; Illegal PV move - move e2e4 from eng"]
+        );
+        // The move played is not the last principal line's first.
+        assert_eq!(
+            warnings(START, &[good], "d2d4", false),
+            ["Warning; Bestmove does not match beginning of last PV - move d2d4 from eng"]
+        );
+    }
+
+    #[test]
+    fn mating_lines_are_checked_only_when_asked() {
+        let short = "info depth 5 score mate 2 pv h5f7";
+        assert!(warnings(MATE_IN_ONE, &[short], "h5f7", false).is_empty());
+        assert_eq!(
+            warnings(MATE_IN_ONE, &[short], "h5f7", true),
+            ["Warning; Incomplete mating PV - from eng"]
+        );
+        let right = "info depth 5 score mate 1 pv h5f7";
+        assert!(warnings(MATE_IN_ONE, &[right], "h5f7", true).is_empty());
+        let not_mate = "info depth 5 score mate 1 pv h5h7";
+        assert_eq!(
+            warnings(MATE_IN_ONE, &[not_mate], "h5h7", true),
+            ["Warning; Mating PV does not end with checkmate - from eng"]
+        );
+        let long = "info depth 5 score mate 1 pv h5f7 e8e7";
+        assert_eq!(
+            warnings(MATE_IN_ONE, &[long], "h5f7", true),
+            ["Warning; PV continues after checkmate - move e8e7 from eng"]
+        );
+        // A bound is no proven mate.
+        let bound = "info depth 5 score mate 2 lowerbound pv h5f7";
+        assert!(warnings(MATE_IN_ONE, &[bound], "h5f7", true).is_empty());
+    }
+}
