@@ -23,6 +23,16 @@ pub fn engine_lines(data: &[u8]) {
         let _ = arbiter::engine::dialect::cecp::parse_line(line);
         let _ = arbiter::engine::dialect::cecp::parse_features(line);
     }
+    // The same lines as a chess engine's reports of one search, checked as `--check-pvs`
+    // checks them (from the start and from a middlegame), the first word the move played.
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let played = text.split_whitespace().next().unwrap_or("");
+    for fen in [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+    ] {
+        let _ = arbiter::referee::pv_check::check(fen, false, &lines, played, "fuzz", true);
+    }
 }
 
 /// A FEN of one game, then move texts. A FEN that is read writes back a FEN that reads to the

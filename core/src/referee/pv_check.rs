@@ -155,7 +155,12 @@ fn line_warning<'a>(
         seen.push(pos.zobrist_hash(EnPassantMode::Legal));
     }
     let n = report.mate.filter(|_| mates && !report.bound)?;
-    let plies = if n > 0 { 2 * n - 1 } else { -2 * n } as usize;
+    // An engine's number: any i64 it sends is read without overflowing.
+    let plies = match n > 0 {
+        true => n.saturating_mul(2) - 1,
+        false => n.saturating_mul(-2),
+    };
+    let plies = usize::try_from(plies).unwrap_or(usize::MAX);
     if report.pv.len() < plies {
         return Some(("Incomplete mating PV", None));
     }
@@ -220,6 +225,11 @@ mod tests {
             warnings(MATE_IN_ONE, &[long], "h5f7", true),
             ["Warning; PV continues after checkmate - move e8e7 from eng"]
         );
+        // Any number an engine sends is read, none overflows.
+        for n in ["9223372036854775807", "-9223372036854775808", "0"] {
+            let line = format!("info depth 5 score mate {n} pv h5f7");
+            assert!(!warnings(MATE_IN_ONE, &[&line], "h5f7", true).is_empty());
+        }
         // A bound is no proven mate.
         let bound = "info depth 5 score mate 2 lowerbound pv h5f7";
         assert!(warnings(MATE_IN_ONE, &[bound], "h5f7", true).is_empty());
