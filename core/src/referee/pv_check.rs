@@ -58,12 +58,13 @@ pub fn check(
     };
     let mut out = Vec::new();
     let mut last_main: Option<(&String, Report)> = None;
+    let mut replayed = Replayed::from(start);
     for line in lines {
         let report = Report::read(line);
         if report.pv.is_empty() {
             continue;
         }
-        if let Some(warning) = line_warning(&start, &report, mates) {
+        if let Some(warning) = replayed.line_warning(&report, mates) {
             let text = match warning {
                 (what, Some(mv)) => format!("Warning; {what} - move {mv} from {who}"),
                 (what, None) => format!("Warning; {what} - from {who}"),
@@ -99,7 +100,8 @@ struct Report<'a> {
 impl<'a> Report<'a> {
     fn read(line: &'a str) -> Report<'a> {
         let mut report = Report::default();
-        let mut words = line.split_whitespace();
+        // Bytes, not chars: every report of every move is read.
+        let mut words = line.split_ascii_whitespace();
         while let Some(word) = words.next() {
             match word {
                 "pv" => {
@@ -121,56 +123,96 @@ impl<'a> Report<'a> {
     }
 }
 
-/// The first fault of one line: its words and, where it is about a move, the move.
-fn line_warning<'a>(
-    start: &Chess,
-    report: &Report<'a>,
-    mates: bool,
-) -> Option<(&'static str, Option<&'a str>)> {
-    let mut pos = start.clone();
-    let mut seen: Vec<Zobrist64> = vec![pos.zobrist_hash(EnPassantMode::Legal)];
-    for &mv in &report.pv {
-        let repeated = seen.iter().filter(|&&h| h == seen[seen.len() - 1]).count() >= 3;
-        let over = if pos.is_checkmate() {
-            Some("PV continues after checkmate")
-        } else if pos.is_stalemate() {
-            Some("PV continues after stalemate")
-        } else if repeated {
-            Some("PV continues after threefold repetition")
-        } else if pos.halfmoves() >= 100 {
-            Some("PV continues after fifty-move rule")
-        } else {
-            None
-        };
-        if let Some(what) = over {
-            return Some((what, Some(mv)));
+/// The moves of the last line checked that were legal, with the position after each and the
+/// hashes of the positions from the start: an engine's next report mostly repeats the last
+/// one's first moves (a deeper search of the same line), which are then not played again.
+struct Replayed<'a> {
+    moves: Vec<&'a str>,
+    /// `positions[i]`: after `moves[..i]`; `positions[0]` is the position searched.
+    positions: Vec<Chess>,
+    hashes: Vec<Zobrist64>,
+}
+
+impl<'a> Replayed<'a> {
+    fn from(start: Chess) -> Replayed<'a> {
+        let hash = start.zobrist_hash(EnPassantMode::Legal);
+        Replayed {
+            moves: Vec::new(),
+            positions: vec![start],
+            hashes: vec![hash],
         }
-        let legal = UciMove::from_ascii(mv.as_bytes())
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok());
-        let Some(legal) = legal else {
-            return Some(("Illegal PV move", Some(mv)));
+    }
+
+    /// The first fault of one line: its words and, where it is about a move, the move. Each
+    /// move's legality is tested alone (no move list), the hash kept up move by move, and the
+    /// moves listed only where none was legal, to say why.
+    fn line_warning(
+        &mut self,
+        report: &Report<'a>,
+        mates: bool,
+    ) -> Option<(&'static str, Option<&'a str>)> {
+        let shared = self
+            .moves
+            .iter()
+            .zip(&report.pv)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.moves.truncate(shared);
+        self.positions.truncate(shared + 1);
+        self.hashes.truncate(shared + 1);
+        for &mv in &report.pv[shared..] {
+            let pos = self.positions.last().expect("the position searched");
+            let hash = *self.hashes.last().expect("its hash");
+            if self.hashes.iter().filter(|&&h| h == hash).count() >= 3 {
+                return Some(("PV continues after threefold repetition", Some(mv)));
+            }
+            let legal = UciMove::from_ascii(mv.as_bytes())
+                .ok()
+                .and_then(|u| u.to_move(pos).ok());
+            let Some(legal) = legal else {
+                let why = if pos.is_checkmate() {
+                    "PV continues after checkmate"
+                } else if pos.is_stalemate() {
+                    "PV continues after stalemate"
+                } else if pos.halfmoves() >= 100 {
+                    "PV continues after fifty-move rule"
+                } else {
+                    "Illegal PV move"
+                };
+                return Some((why, Some(mv)));
+            };
+            // A legal move: neither mate nor stalemate here, but the fifty moves may be over.
+            if pos.halfmoves() >= 100 {
+                return Some(("PV continues after fifty-move rule", Some(mv)));
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(legal);
+            let hash = pos
+                .update_zobrist_hash(hash, legal, EnPassantMode::Legal)
+                .unwrap_or_else(|| after.zobrist_hash(EnPassantMode::Legal));
+            self.moves.push(mv);
+            self.positions.push(after);
+            self.hashes.push(hash);
+        }
+        let pos = self.positions.last().expect("the position searched");
+        let n = report.mate.filter(|_| mates && !report.bound)?;
+        // An engine's number: any i64 it sends is read without overflowing.
+        let plies = match n > 0 {
+            true => n.saturating_mul(2) - 1,
+            false => n.saturating_mul(-2),
         };
-        pos.play_unchecked(legal);
-        seen.push(pos.zobrist_hash(EnPassantMode::Legal));
+        let plies = usize::try_from(plies).unwrap_or(usize::MAX);
+        if report.pv.len() < plies {
+            return Some(("Incomplete mating PV", None));
+        }
+        if report.pv.len() > plies {
+            return Some(("Too long mating PV", None));
+        }
+        if !pos.is_checkmate() {
+            return Some(("Mating PV does not end with checkmate", None));
+        }
+        None
     }
-    let n = report.mate.filter(|_| mates && !report.bound)?;
-    // An engine's number: any i64 it sends is read without overflowing.
-    let plies = match n > 0 {
-        true => n.saturating_mul(2) - 1,
-        false => n.saturating_mul(-2),
-    };
-    let plies = usize::try_from(plies).unwrap_or(usize::MAX);
-    if report.pv.len() < plies {
-        return Some(("Incomplete mating PV", None));
-    }
-    if report.pv.len() > plies {
-        return Some(("Too long mating PV", None));
-    }
-    if !pos.is_checkmate() {
-        return Some(("Mating PV does not end with checkmate", None));
-    }
-    None
 }
 
 #[cfg(test)]
@@ -198,10 +240,40 @@ mod tests {
             warnings(START, &[bad], "e2e4", false),
             ["Warning; Illegal PV move - move e2e4 from eng"]
         );
+        // Deeper reports repeating a line's first moves: each is still checked whole.
+        let deeper = [
+            "info depth 1 score cp 20 pv e2e4",
+            "info depth 2 score cp 20 pv e2e4 e7e5",
+            "info depth 3 score cp 20 pv e2e4 e7e5 e4e5",
+            "info depth 4 score cp 20 pv d2d4 d7d5 c1f4",
+            "info depth 5 score cp 20 pv e2e4 e7e5 g1f3 g1f3",
+        ];
+        assert_eq!(
+            warnings(START, &deeper, "e2e4", false),
+            [
+                "Warning; Illegal PV move - move e4e5 from eng",
+                "Warning; Illegal PV move - move g1f3 from eng",
+            ]
+        );
         // The move played is not the last principal line's first.
         assert_eq!(
             warnings(START, &[good], "d2d4", false),
             ["Warning; Bestmove does not match beginning of last PV - move d2d4 from eng"]
+        );
+    }
+
+    #[test]
+    fn a_line_past_a_repetition_or_fifty_moves_is_named() {
+        // Knights out and back twice: the start stands a third time before 5. e4.
+        let line = "info depth 9 score cp 0 pv g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8 e2e4";
+        assert_eq!(
+            warnings(START, &[line], "g1f3", false),
+            ["Warning; PV continues after threefold repetition - move e2e4 from eng"]
+        );
+        let fifty = "4k3/8/8/8/8/8/8/R3K3 w - - 100 80";
+        assert_eq!(
+            warnings(fifty, &["info depth 1 score cp 500 pv a1a7"], "a1a7", false),
+            ["Warning; PV continues after fifty-move rule - move a1a7 from eng"]
         );
     }
 
