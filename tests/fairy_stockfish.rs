@@ -187,4 +187,7 @@ fn fairy_stockfish_reads_its_variant_path_from_inside_its_sandbox() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    for d in [&shared, &work] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -18,7 +18,7 @@ fn chromium(args: &[&str]) -> std::process::Output {
     static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let profile = std::env::temp_dir().join(format!("arbiter-chromium-{}-{n}", std::process::id()));
-    Command::new(bin)
+    let out = Command::new(bin)
         .args([
             "--headless",
             "--no-sandbox",
@@ -33,7 +33,10 @@ fn chromium(args: &[&str]) -> std::process::Output {
         ])
         .args(args)
         .output()
-        .expect("chromium runs")
+        .expect("chromium runs");
+    // A profile is megabytes: a test run starts dozens of browsers.
+    let _ = std::fs::remove_dir_all(&profile);
+    out
 }
 
 /// The text between `start` and the next `end` after it.

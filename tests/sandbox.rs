@@ -375,6 +375,8 @@ fn killing_a_keeper_leaves_no_engine_process_behind_with_or_without_the_sandbox(
 
 fn killing_a_keeper_leaves_nothing(mode: &str) {
     let dir = scratch("sandbox", &format!("keeper-{mode}"));
+    // Not inside the engine's folder: an engine whose folder holds the run is refused.
+    let out = scratch("sandbox", &format!("keeper-{mode}-out"));
     let engine = format!("cmd={}", bundled_engine());
     let mut arbiter = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(["match", "--games", "100", "--quiet", "--each", "tc=60+1"])
@@ -388,13 +390,8 @@ fn killing_a_keeper_leaves_nothing(mode: &str) {
         ])
         .arg(format!("dir={}", dir.display()))
         .args(["--engine", &engine, "name=plain"])
-        .args([
-            "--out",
-            &std::env::temp_dir()
-                .join(format!("arbiter-keeper-{mode}-{}", std::process::id()))
-                .display()
-                .to_string(),
-        ])
+        .arg("--out")
+        .arg(out.join("run"))
         .current_dir(std::env::temp_dir())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

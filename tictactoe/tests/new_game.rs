@@ -104,6 +104,7 @@ fn show_draws_the_board_from_the_games_own_drawing() {
     assert!(picture.contains(r#"class="last" data-square="a1""#));
     let listed = stdout_of(&["games"]);
     assert!(listed.contains("tictactoe") && listed.contains("start: 3/3/3 w"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two engine processes that learnt the game the same way play it under arbiter's clock; the

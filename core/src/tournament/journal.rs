@@ -502,12 +502,36 @@ mod tests {
         String::from_utf8(sealed_line(e, &key).unwrap()).unwrap()
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
+    /// A journal's path in a folder of the test's own, removed with it.
+    fn scratch(name: &str) -> Scratch {
         let dir =
             std::env::temp_dir().join(format!("arbiter-journal-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join("journal.jsonl")
+        Scratch(dir.join("journal.jsonl"))
+    }
+
+    struct Scratch(std::path::PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for Scratch {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 
     proptest! {
