@@ -95,7 +95,7 @@ impl Lines {
             && self.in_search
             && is_info(bytes)
             && self.pv_lines.len() < MAX_PV_LINES
-            && memchr::memmem::find(bytes, b" pv ").is_some()
+            && has_pv(bytes)
         {
             self.pv_lines.push(line_text(bytes).into_owned());
         }
@@ -211,6 +211,13 @@ fn is_search_report(bytes: &[u8]) -> bool {
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"string"));
     let plain = bytes.starts_with(b"info ") && STRING.find(bytes).is_none();
     plain || matches!(search_report(bytes), Some((_, false)))
+}
+
+/// Whether a report carries a principal line (the searcher built once, not per line).
+fn has_pv(bytes: &[u8]) -> bool {
+    static PV: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b" pv "));
+    PV.find(bytes).is_some()
 }
 
 /// Whether a line's first word is `info`.
