@@ -141,22 +141,9 @@ impl Posterior {
         a.max(b) + (-(a - b).abs()).exp().ln_1p()
     }
 
-    pub fn versions(&self) -> usize {
-        self.versions
-    }
-
     /// Every matchup played, with its pairs from the player's side, in the order first played.
     pub fn matchups(&self) -> impl Iterator<Item = (Matchup, &Pentanomial)> {
         self.evidence.iter().map(|e| (e.matchup, &e.pairs))
-    }
-
-    /// The pairs `version` played against the first.
-    pub fn against_first(&self, version: usize) -> Pentanomial {
-        self.evidence
-            .iter()
-            .find(|e| e.matchup == Matchup::against_first(version))
-            .map(|e| e.pairs)
-            .unwrap_or_default()
     }
 
     /// Adds game pairs of a matchup, from its player's side.
@@ -313,7 +300,11 @@ mod tests {
         p.add(Matchup::against_first(2), &pairs([0, 100, 400, 100, 0]));
         let leader = p.leader();
         assert!(matches!(leader.version, Some(3) | Some(4)), "{leader:?}");
-        assert_eq!(p.against_first(2).pairs(), 600);
+        let played: Vec<_> = p
+            .matchups()
+            .map(|(m, pairs)| (m.player, pairs.pairs()))
+            .collect();
+        assert_eq!(played, [(4, 600), (2, 600)]);
     }
 
     /// Once the drop is known to be at 3 or 4, a matchup of 4 against 3 tells them apart: a
