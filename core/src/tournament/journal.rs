@@ -70,8 +70,9 @@ impl Journal {
     }
 }
 
-/// An entry's journal line, sealed with `key`, with its newline.
-pub fn sealed_line(entry: &Entry, key: &Key) -> std::io::Result<Vec<u8>> {
+/// An entry's journal line, sealed with `key`, with its newline (a run's games and a tune's
+/// pairs are journalled alike).
+pub fn sealed_line(entry: &impl Serialize, key: &Key) -> std::io::Result<Vec<u8>> {
     let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
     key.seal(&mut line);
     line.push(b'\n');
@@ -165,8 +166,8 @@ fn parse_game_number(line: &str) -> Option<(u64, bool)> {
 }
 
 /// Reads every line a parser accepts, with the byte range of its line; the others are listed as
-/// damaged.
-fn scan_lines<T>(
+/// damaged. Every accepted line must be proven by its folder's key.
+pub(crate) fn scan_lines<T>(
     path: &Path,
     parse: impl Fn(&str) -> Option<(T, bool)>,
     mut each: impl FnMut(T, (u64, usize, usize)),

@@ -2,10 +2,11 @@
 //! the result), synced before the pair counts, so that `--resume` plays exactly the pairs that
 //! are missing and a split tune's tasks read each other's results.
 
-use crate::tournament::proof::{check_line, Key};
+use crate::tournament::journal::{scan_lines, sealed_line};
+use crate::tournament::proof::Key;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The journal's file name in a tune's folder (or a task's).
@@ -81,40 +82,21 @@ impl PairJournal {
 
     /// Appends one pair; returns once it is on disk.
     pub fn append(&mut self, entry: &PairEntry) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-        self.key.seal(&mut line);
-        line.push(b'\n');
-        self.file.write_all(&line)?;
+        self.file.write_all(&sealed_line(entry, &self.key)?)?;
         self.file.sync_data()
     }
 }
 
 /// The pairs in a journal (none if it is not there), and the lines (1-based) that held no whole
 /// entry: a line cut off by a kill, whose pair is played again. A whole line its folder's key
-/// does not prove is an error naming it (`InvalidData`): no engine's line counts.
-pub fn read(path: &Path) -> std::io::Result<(Vec<PairEntry>, Vec<usize>)> {
-    let key = Key::load(path.parent().unwrap_or(Path::new("."))).map_err(std::io::Error::other)?;
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
-        Err(e) => return Err(e),
-    };
+/// does not prove is an error naming it: no engine's line counts. Read as a run's journal is.
+pub fn read(path: &Path) -> Result<(Vec<PairEntry>, Vec<usize>), String> {
     let mut entries = Vec::new();
-    let mut damaged = Vec::new();
-    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<PairEntry>(&line) {
-            Ok(e) => {
-                let text = String::from_utf8_lossy(&line);
-                check_line(key.as_ref(), text.trim_end(), path, i + 1)
-                    .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidData, why))?;
-                entries.push(e)
-            }
-            Err(_) => damaged.push(i + 1),
-        }
-    }
-    Ok((entries, damaged))
+    let parse = |line: &str| {
+        serde_json::from_str::<PairEntry>(line)
+            .ok()
+            .map(|e| (e, false))
+    };
+    let summary = scan_lines(path, parse, |entry, _| entries.push(entry))?;
+    Ok((entries, summary.damaged))
 }

@@ -217,10 +217,7 @@ fn output_error(path: &Path, e: impl std::fmt::Display) -> TuneError {
 /// Reads the pairs already in the journal (a resumed tune, a requeued task) into the ledger,
 /// each checked to be a pair of this tune.
 fn read_back(path: &Path, ledger: &mut Ledger) -> Result<(u64, Vec<usize>), TuneError> {
-    let (entries, damaged) = journal::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => TuneError::Setup(e.to_string()),
-        _ => output_error(path, e),
-    })?;
+    let (entries, damaged) = journal::read(path).map_err(TuneError::Setup)?;
     let mut count = 0;
     for e in &entries {
         if e.pair >= ledger.spsa.pairs || e.plus.len() != ledger.spsa.params.len() {
