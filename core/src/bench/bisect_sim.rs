@@ -2,7 +2,7 @@
 //! method's, over simulated series (`crate::bisect::simulate`).
 
 use super::BenchError;
-use crate::bisect::simulate::{compare, Scenario, Setup, Tally};
+use crate::bisect::simulate::{compare, information_bound, Scenario, Setup, Tally};
 use crate::stats::simulate::standard_error;
 
 /// Prints one row per scenario, the scenarios simulated on threads of their own.
@@ -69,6 +69,15 @@ pub fn table(setup: &Setup, runs: u64) -> Result<(), BenchError> {
             );
         }
     }
+    let bound = information_bound(setup);
+    say!(
+        "fewest games for one drop, any method (Burnashev's estimate: ln {} places / {:.2e} nats \
+         a pair + ln(1/alpha) / {:.2e}): {:.0}",
+        setup.versions - 1,
+        bound.capacity,
+        bound.confirmation,
+        bound.games
+    );
     say!(
         "arbiter: the posterior over the first worse version, every game counted (versions \
          against the first and against the one before), stopped at 1 - alpha/2; by hand: an SPRT of the last version, then one at each midpoint, alpha \

@@ -207,6 +207,62 @@ fn hand_method(
     (Some(bad), pairs, out)
 }
 
+/// What one game pair can tell about a version `elo` weaker than its opponent, and the fewest
+/// games a bisection of one drop can hope for, whatever its method.
+#[derive(Clone, Copy, Debug)]
+pub struct InformationBound {
+    /// The channel's capacity, nats per game pair: a matchup's answer is "weaker" or "as
+    /// strong", told by pairs drawn from one of two distributions.
+    pub capacity: f64,
+    /// The larger of the two distributions' divergences, nats per pair: the rate at which a
+    /// known answer is confirmed.
+    pub confirmation: f64,
+    /// Games: `ln(places) / capacity + ln(1 / alpha) / confirmation`, two games a pair.
+    pub games: f64,
+}
+
+/// Burnashev's bound for a channel with feedback, as the search is one (each step chosen after
+/// the last): finding one of `versions - 1` places at error rate `alpha` takes at least
+/// `ln M / C + ln(1/alpha) / C1` uses of the channel, up to terms small against both as they
+/// grow. An estimate, not a bound at these sizes; a method that knows there is a drop, and
+/// one drop only, is held to it too.
+pub fn information_bound(setup: &Setup) -> InformationBound {
+    let strong = at_elo(&setup.shape, SprtModel::Logistic, 0.0);
+    let weaker = at_elo(&setup.shape, SprtModel::Logistic, -setup.elo);
+    let divergence = |a: &[f64; 5], b: &[f64; 5]| -> f64 {
+        a.iter()
+            .zip(b)
+            .filter(|(x, _)| **x > 0.0)
+            .map(|(x, y)| x * (x / y).ln())
+            .sum()
+    };
+    // The mutual information of the answer and a pair, the answer "weaker" with chance `p`.
+    let information = |p: f64| -> f64 {
+        let mix: [f64; 5] = std::array::from_fn(|i| p * weaker[i] + (1.0 - p) * strong[i]);
+        p * divergence(&weaker, &mix) + (1.0 - p) * divergence(&strong, &mix)
+    };
+    // Concave in p: a golden-section search finds its top.
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let (a, b) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        if information(a) < information(b) {
+            lo = a;
+        } else {
+            hi = b;
+        }
+    }
+    let capacity = information((lo + hi) / 2.0);
+    let confirmation = divergence(&strong, &weaker).max(divergence(&weaker, &strong));
+    let places = (setup.versions - 1) as f64;
+    let pairs = places.ln() / capacity + (1.0 / setup.alpha).ln() / confirmation;
+    InformationBound {
+        capacity,
+        confirmation,
+        games: 2.0 * pairs,
+    }
+}
+
 /// Both methods over `runs` series of one scenario: (posterior search, hand method).
 pub fn compare(setup: &Setup, scenario: Scenario, runs: u64, seed: u64) -> (Tally, Tally) {
     let mut rng = SplitMix(seed);
@@ -266,5 +322,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The estimate is of the right size: about a quarter of the divergence per pair for a small
+    /// drop (a binary answer, even odds), and the search cannot fall far below it unless the
+    /// simulation lets it see the answer.
+    #[test]
+    fn no_search_plays_far_fewer_games_than_the_information_bound() {
+        let setup = Setup::new(12, 20.0, 0.05);
+        let bound = information_bound(&setup);
+        let quarter = bound.confirmation / 4.0;
+        assert!(
+            (bound.capacity - quarter).abs() < 0.05 * quarter,
+            "{bound:?}"
+        );
+        let (ours, hand) = compare(&setup, Scenario::Drop, 300, 5);
+        assert!(
+            ours.mean_games() > 0.8 * bound.games,
+            "{} against {bound:?}",
+            ours.mean_games()
+        );
+        assert!(hand.mean_games() > ours.mean_games());
     }
 }
