@@ -132,7 +132,7 @@ fn prepare(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Bisect,
     Bisect::prepare(spec, args.run.resume.as_deref()).map_err(|e| refused(e, None))
 }
 
-/// `arbiter slurm -- bisect ...`: the bisect checked as each task will check it (its engines
+/// `arbiter slurm -- bisect ...`: the bisect checked as each task will check it (every version
 /// started once), a git range built; the job the script submits.
 pub fn check_for_cluster(
     args: &BisectArgs,
@@ -146,19 +146,20 @@ pub fn check_for_cluster(
     let bisect = prepare(args, engine_groups)?;
     let mut games = bisect.spec.games.clone();
     games.out = Some(bisect.dir.clone());
-    let probe = arbiter::tournament::launch::Run::prepare(
-        {
-            let mut first = games.clone();
-            first.engines.truncate(2);
-            first.out = None;
-            first
-        },
-        None,
-    )
-    .map_err(|e| refused(BisectError::Run(e), None))?;
-    probe
-        .try_engines()
-        .map_err(|e| refused(BisectError::Run(e), None))?;
+    // Every version started once, two at a time (the last with the one before it when they
+    // are odd in number): a version that cannot start is refused here, not hours into the job.
+    let versions = games.engines.len();
+    for first in (0..versions).step_by(2) {
+        let first = first.min(versions - 2);
+        let mut pair = games.clone();
+        pair.engines = games.engines[first..first + 2].to_vec();
+        pair.out = None;
+        let probe = arbiter::tournament::launch::Run::prepare(pair, None)
+            .map_err(|e| refused(BisectError::Run(e), None))?;
+        probe
+            .try_engines()
+            .map_err(|e| refused(BisectError::Run(e), None))?;
+    }
     Ok(super::runargs::RunJob {
         spec: games,
         origin: Origin::CommandLine,

@@ -145,3 +145,26 @@ fn a_run_every_task_would_refuse_is_refused_before_the_script() {
         stderr(&out)
     );
 }
+
+/// A bisect's versions are all started before the script is printed: a version that cannot
+/// start would otherwise fail its step hours into the job, when the search first reaches it.
+#[test]
+fn a_bisect_with_a_version_that_cannot_start_is_refused_before_the_script() {
+    let dir = scratch("slurm-script", "bisect");
+    let broken = dir.join("v5-engine");
+    script(&dir, "v5-engine", "#!/bin/sh\nexit 3\n", 0o755);
+    let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
+    let mut series = common::bisect_series("series");
+    let v5 = series.iter().position(|a| a == "name=v5").unwrap();
+    series[v5 - 1] = format!("cmd={}", broken.display());
+    args.extend(series);
+    let out = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).is_empty(),
+        "a script was printed: {}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("v5"), "{}", stderr(&out));
+    assert!(!dir.join("series").join("bisect.json").exists());
+}
