@@ -368,9 +368,13 @@ fn thief_is_frozen(name: &str, cgroup: Option<&str>) -> String {
         searched / 1_000_000
     );
     // Measured against the thief's own search, which a loaded machine slows as it slows the
-    // spinner: the opponent's search shrinks with the load while the thief's turns do not.
+    // spinner: the opponent's search shrinks with the load while the thief's turns do not. A
+    // loaded machine can also squeeze the thief's search more than the spinner's short turns
+    // (the other tests here run beside it), so a spinner under a third of the opponent's
+    // search passes too: a free one takes about as much as the opponent searches, and fails
+    // both.
     assert!(
-        spun < own * 4,
+        spun < own * 4 || spun < searched / 3,
         "the thief's spinner used {} ms of CPU, its own search {} ms (its opponent's {} ms)",
         spun / 1_000_000,
         own / 1_000_000,
