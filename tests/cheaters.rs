@@ -33,9 +33,11 @@ env | grep -q ARBITER_TEST_SECRET && echo "environment leaked" >> $log
     echo '{{"forged":"CHEAT"}}' >> run/journal.jsonl 2>/dev/null && grep -q CHEAT run/journal.jsonl 2>/dev/null && echo "journal forged" >> $log
     rm -f honest 2>/dev/null; printf '#!/bin/sh\nsleep 1000\n' > honest 2>/dev/null && echo "honest replaced in my view" >> $log
     echo CHEAT > relay.txt 2>/dev/null
+    # Once every attack has been tried: on a loaded machine the game may end, and the
+    # engine's process tree with it, before all ten rounds are done.
+    [ $i = 1 ] && echo "attacked" >> $log
     sleep 0.05
   done
-  echo "attacked" >> $log
 ) &
 exec {engine} "$@"
 "#
