@@ -127,44 +127,46 @@ fn hostile_names_and_paths_stay_text_in_the_job_script() {
     assert!(dir.join(out_dir).is_dir());
 }
 
-#[test]
-fn a_run_every_task_would_refuse_is_refused_before_the_script() {
-    let dir = scratch("slurm-script", "checked");
+/// `arbiter slurm -- <run>` refused (exit 2) with no script printed; its standard error.
+fn refused_before_the_script(dir: &std::path::Path, run: Vec<String>) -> String {
     let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
-    args.extend(run_args("run", "e", "no-such-book.txt"));
-    let out = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    args.extend(run);
+    let out = arbiter_in(dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stdout(&out).is_empty(),
         "a script was printed: {}",
         stdout(&out)
     );
-    assert!(
-        stderr(&out).contains("no-such-book.txt"),
-        "{}",
-        stderr(&out)
-    );
+    stderr(&out)
+}
+
+#[test]
+fn a_run_every_task_would_refuse_is_refused_before_the_script() {
+    let dir = scratch("slurm-script", "checked");
+    let said = refused_before_the_script(&dir, run_args("run", "e", "no-such-book.txt"));
+    assert!(said.contains("no-such-book.txt"), "{said}");
 }
 
 /// A bisect's versions are all started before the script is printed: a version that cannot
 /// start would otherwise fail its step hours into the job, when the search first reaches it.
+/// Versions are started two at a time, so both a version inside a pair and the last of an odd
+/// number (started with the one before it) are tried.
 #[test]
 fn a_bisect_with_a_version_that_cannot_start_is_refused_before_the_script() {
     let dir = scratch("slurm-script", "bisect");
-    let broken = dir.join("v5-engine");
-    script(&dir, "v5-engine", "#!/bin/sh\nexit 3\n", 0o755);
-    let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
-    let mut series = common::bisect_series("series");
-    let v5 = series.iter().position(|a| a == "name=v5").unwrap();
-    series[v5 - 1] = format!("cmd={}", broken.display());
-    args.extend(series);
-    let out = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
-    assert!(
-        stdout(&out).is_empty(),
-        "a script was printed: {}",
-        stdout(&out)
-    );
-    assert!(stderr(&out).contains("v5"), "{}", stderr(&out));
-    assert!(!dir.join("series").join("bisect.json").exists());
+    let broken = script(&dir, "broken-engine", "#!/bin/sh\nexit 3\n", 0o755);
+    for (versions, bad) in [(8, "v5"), (7, "v7")] {
+        let mut series = common::bisect_series("series");
+        // Each version is `--engine cmd=... name=vN depth=N`.
+        series.truncate(series.len() - 4 * (8 - versions));
+        let at = series
+            .iter()
+            .position(|a| *a == format!("name={bad}"))
+            .unwrap();
+        series[at - 1] = format!("cmd={broken}");
+        let said = refused_before_the_script(&dir, series);
+        assert!(said.contains(&format!("engine '{bad}'")), "{said}");
+        assert!(!dir.join("series").join("bisect.json").exists());
+    }
 }
