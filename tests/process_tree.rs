@@ -851,3 +851,91 @@ fn on_a_busy_machine_engines_are_plain_processes() {
         );
     }
 }
+
+/// The folder of this process's own group in the cgroup v1 freezer hierarchy, where arbiter
+/// makes its engines' freezers; `None` where there is none (cgroup v2 alone).
+fn own_v1_freezer() -> Option<PathBuf> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = membership.lines().find_map(|l| {
+        let mut fields = l.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "freezer")
+            .then(|| path.to_string())
+    })?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mut right = right.split(' ');
+        let (fstype, _, options) = (right.next()?, right.next()?, right.next()?);
+        if fstype != "cgroup" || !options.split(',').any(|o| o == "freezer") {
+            return None;
+        }
+        let fields: Vec<&str> = left.split(' ').collect();
+        let (root, mountpoint) = (fields.get(3)?, fields.get(4)?);
+        let inside = path.strip_prefix(root.trim_end_matches('/'))?;
+        Some(Path::new(mountpoint).join(inside.trim_start_matches('/')))
+    })
+}
+
+/// Cause guarded: cgroup v1 turns a kernel-wide switch on when a group starts freezing and off
+/// when the last one thaws, patching the kernel's code while every CPU waits; an engine frozen
+/// and thawed every ply flipped it twice a ply. A run holds one empty group of its own frozen
+/// while it runs (so the switch stays on), and leaves none behind.
+#[test]
+fn a_run_holds_the_freezing_switch_on_with_one_frozen_group_and_leaves_none() {
+    let _one = one_at_a_time();
+    let Some(freezer) = own_v1_freezer() else {
+        eprintln!("no cgroup v1 freezer on this machine: cgroup v2 has no such switch");
+        return;
+    };
+    let dir = engines_dir("hold");
+    let engine = |name: &str| {
+        [
+            "--engine".to_string(),
+            format!("cmd={}", bundled_engine()),
+            format!("name={name}"),
+        ]
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--games", "2", "--max-plies", "8", "--quiet"])
+        .args(["--each", "st=0.2"])
+        .args(engine("a"))
+        .args(engine("b"))
+        .arg("--out")
+        .arg(dir.join("run"))
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hold = freezer.join(format!("arbiter-{}-hold", child.id()));
+    let mut seen_frozen = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let state = std::fs::read_to_string(hold.join("freezer.state")).unwrap_or_default();
+        seen_frozen |= state.trim() == "FROZEN";
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        seen_frozen,
+        "no frozen {} while the run played",
+        hold.display()
+    );
+    assert!(!hold.exists(), "{} outlived the run", hold.display());
+    // Only the run's own: no other group of it is left either.
+    let prefix = format!("arbiter-{}-", child.id());
+    let left: Vec<String> = std::fs::read_dir(&freezer)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}

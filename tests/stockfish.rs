@@ -378,6 +378,18 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
         // A count of games, as the tools' PGN Termination tags say them.
         assert!(row[8].parse::<usize>().is_ok(), "{text}");
     }
+    // The delay arbiter's engines did not see, read from its journal: every engine move of
+    // stockfish reports a time, so the count is the plies less the book's.
+    let delay = text
+        .lines()
+        .find(|l| l.starts_with("delay arbiter's engines did not see "))
+        .unwrap_or_else(|| panic!("no delay line: {text}"));
+    let counted: usize = delay
+        .rsplit_once(" of ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{delay}"));
+    assert!(counted > 0, "{delay}");
     // The load's processes are gone: no other arbiter match is left running.
     std::thread::sleep(std::time::Duration::from_millis(200));
     let left = std::fs::read_dir("/proc")

@@ -4,6 +4,7 @@
 
 pub mod bisect_sim;
 pub mod cold;
+mod latency;
 mod load;
 pub mod peer;
 mod relay_floor;

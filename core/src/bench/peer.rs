@@ -8,6 +8,7 @@
 //! used for it, and what its keepers, start-up check and sandboxes cost, which the kernel
 //! counts with the engines' and the bench moves to arbiter's side.
 
+use super::latency::{self, Latency};
 use super::relay_floor::Relayed;
 use super::BenchError as Failure;
 use crate::engine::procfs;
@@ -119,6 +120,8 @@ struct Measured {
     counted_apart: Option<HarnessCpu>,
     /// arbiter's turnaround per move as its summary gave it (median, p99, max).
     turnaround: Option<String>,
+    /// The delay its engines did not see, where their moves say it.
+    latency: Option<Latency>,
 }
 
 /// What a harness's PGN says was played.
@@ -274,10 +277,11 @@ pub struct Work {
 /// (`-pgnout file=F` in fastchess, `-pgnout F` in cutechess-cli; arbiter reads both).
 fn match_line(stockfish: &Path, book: &Path, work: &Work, cutechess: bool) -> Vec<String> {
     let sf = stockfish.display();
+    // fastchess's comments then carry each move's latency; arbiter's journal has it anyway.
     let pgnout = if cutechess {
         "games.pgn"
     } else {
-        "file=games.pgn"
+        "file=games.pgn latency=true"
     };
     let (pairs, nodes) = (work.games.div_ceil(2).max(1), work.nodes);
     let affinity = if work.affinity { "-use-affinity" } else { "" };
@@ -320,12 +324,20 @@ fn measure(
     } else {
         None
     };
-    let played = tally(&dir.join("games.pgn"), "sf-a")?;
+    let pgn = dir.join("games.pgn");
+    let played = tally(&pgn, "sf-a")?;
     let turnaround = arbiter
         .then(|| turnaround(&dir.join("stdout.txt")))
         .flatten();
+    let latency = match arbiter {
+        true => latency::from_arbiter_run(dir),
+        false => std::fs::read_to_string(&pgn)
+            .ok()
+            .and_then(|text| latency::from_pgn(&text)),
+    };
     Ok(Measured {
         turnaround,
+        latency,
         own_cpu,
         engines_cpu,
         wall,
@@ -547,6 +559,14 @@ fn show_run(
             cpu.check.as_secs_f64(),
             cpu.sandboxes.as_secs_f64()
         );
+    }
+    for (name, m) in [("arbiter", ours), (peer.name.as_str(), theirs)] {
+        if let Some(l) = &m.latency {
+            say!(
+                "delay {name}'s engines did not see (time charged less time reported, per move): {}",
+                l.describe()
+            );
+        }
     }
     if let Some(t) = &ours.turnaround {
         say!(
