@@ -9,11 +9,12 @@
 //! counts with the engines' and the bench moves to arbiter's side.
 
 use super::latency::{self, Latency};
-use super::relay_floor::Relayed;
+use super::relay_floor::{Limit, Relayed};
 use super::BenchError as Failure;
 use crate::engine::procfs;
 use crate::game::find_game;
 use crate::pgn::read_games;
+use crate::referee::clock::TimeControl;
 use crate::tournament::bookgen::{generate, BookSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -417,6 +418,13 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         say!("load: {}", load.describe());
     }
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
+    // The floor's engines search as the match's do: to the same clock or node count.
+    let limit = match &work.tc {
+        Some(tc) => Limit::Clock(
+            TimeControl::parse(tc).map_err(|e| Failure::bad_input(format!("--peer-tc: {e}")))?,
+        ),
+        None => Limit::Nodes(work.nodes),
+    };
     let runs = work.runs.max(1);
     let mut ratios = Vec::new();
     for run in 1..=runs {
@@ -444,8 +452,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             arbiter_pinned: work.affinity || auto_pinned.is_some(),
             peer_pinned: work.affinity,
         };
-        let relay =
-            |pinned| super::relay_floor::relay(stockfish, &book, 2 * pairs, work.nodes, pinned);
+        let relay = |pinned| super::relay_floor::relay(stockfish, &book, 2 * pairs, limit, pinned);
         let ours_floor = relay(modes.arbiter_pinned);
         let theirs_floor = match modes.peer_pinned == modes.arbiter_pinned {
             true => None,
@@ -536,7 +543,7 @@ fn show_run(
     for (pinned, floor) in floor_rows {
         if let Ok(floor) = floor {
             say!(
-                "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   ({}: a blocking read and a write alone: no rules, clocks or records)",
+                "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   ({}: a blocking read and a write alone: no rules, checks or records)",
                 "bare relay",
                 games,
                 floor.plies,

@@ -4,13 +4,16 @@
 //! The relay starts both engines, then for each ply writes `position` and `go` in one write
 //! and waits with a blocking `read` for `bestmove` (as arbiter's referee waits for a quick
 //! reply, see `engine::watchdog`), pinned and yielding to the engines as
-//! arbiter's `--affinity` does. It checks nothing, keeps no clock, writes no record and stops a
-//! game after `MAX_PLIES` or when the engine has no move. What is left is the kernel's part of
+//! arbiter's `--affinity` does. It checks nothing, writes no record and stops a game after
+//! `MAX_PLIES` or when the engine has no move. With a clock (`--peer-tc`) it keeps one only to
+//! tell each engine its time, as a harness does (a search told its time reports as often as in
+//! the match), and ends no game on it. What is left is the kernel's part of
 //! a ply (one wait and switch back, one read, one write that wakes the engine) and the caches
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
 use super::BenchError as Failure;
 use crate::engine::watchdog::{poll_then_read, read_until, Read};
+use crate::referee::clock::{Clock, TimeControl};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -125,21 +128,28 @@ fn thread_cpu() -> Duration {
     Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
 
+/// What each move is searched to: a node count, or a clock (`[moves/]base[+inc]`).
+#[derive(Clone, Copy)]
+pub enum Limit {
+    Nodes(u64),
+    Clock(TimeControl),
+}
+
 /// Relays `games` games (two per line of the EPD `book`, in turn) between two stockfish
-/// processes searching `nodes` nodes a move, on a thread of its own, pinned to the first CPU
-/// this process may use when `pinned`.
+/// processes searching to `limit`, on a thread of its own, pinned to the first CPU this
+/// process may use when `pinned`.
 pub fn relay(
     stockfish: &Path,
     book: &Path,
     games: u64,
-    nodes: u64,
+    limit: Limit,
     pinned: bool,
 ) -> Result<Relayed, Failure> {
     let book = std::fs::read_to_string(book)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", book.display())))?;
     let starts: Vec<String> = book.lines().map(str::to_string).collect();
     let stockfish = stockfish.to_path_buf();
-    std::thread::spawn(move || relay_here(&stockfish, &starts, games, nodes, pinned))
+    std::thread::spawn(move || relay_here(&stockfish, &starts, games, limit, pinned))
         .join()
         .map_err(|_| Failure::bad_input("the relay's thread panicked"))?
 }
@@ -148,7 +158,7 @@ fn relay_here(
     stockfish: &Path,
     starts: &[String],
     games: u64,
-    nodes: u64,
+    limit: Limit,
     pinned: bool,
 ) -> Result<Relayed, Failure> {
     if pinned {
@@ -170,8 +180,11 @@ fn relay_here(
     let before = thread_cpu();
     let mut plies = 0u64;
     let mut request = String::with_capacity(4096);
-    let go = format!("\ngo nodes {nodes}\n");
     for game in 0..games {
+        let mut clocks = match limit {
+            Limit::Clock(tc) => Some([Clock::new(tc), Clock::new(tc)]),
+            Limit::Nodes(_) => None,
+        };
         for engine in &mut engines {
             engine.send("ucinewgame\nisready\n")?;
             engine.await_line(b"readyok", &mut chunk)?;
@@ -188,10 +201,29 @@ fn relay_here(
         let mut side = (game % 2) as usize;
         for _ in 0..MAX_PLIES {
             let asked = request.len();
-            request.push_str(&go);
+            match (&clocks, limit) {
+                // The mover's time as both sides': which colour it plays the relay does not
+                // know, and the engine reads only its own.
+                (Some(clocks), _) => {
+                    let c = &clocks[side];
+                    let (time, inc) = (c.remaining().as_millis().max(1), c.increment().as_millis());
+                    request.push_str(&format!(
+                        "\ngo wtime {time} btime {time} winc {inc} binc {inc}\n"
+                    ));
+                }
+                (None, Limit::Nodes(nodes)) => request.push_str(&format!("\ngo nodes {nodes}\n")),
+                (None, Limit::Clock(_)) => unreachable!("a clock limit has clocks"),
+            }
+            let sent = Instant::now();
             engines[side].send(&request)?;
             request.truncate(asked);
             let mv = engines[side].await_line(b"bestmove", &mut chunk)?;
+            if let Some(clocks) = &mut clocks {
+                // No game is lost on it: a late move is charged what was left.
+                let c = &mut clocks[side];
+                let charged = sent.elapsed().min(c.remaining());
+                c.charge(charged, Duration::ZERO);
+            }
             if mv.is_empty() || mv == "(none)" {
                 break;
             }
