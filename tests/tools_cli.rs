@@ -610,6 +610,19 @@ fn a_peer_that_is_not_named_or_not_there_is_refused() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not a file"), "{}", stderr(&out));
+    // A clock it cannot read is refused before anything is played or looked for.
+    let out = arbiter(&[
+        "bench",
+        "--peer",
+        &format!("twin={}", env!("CARGO_BIN_EXE_arbiter")),
+        "--peer-tc",
+        "1+x",
+        "--stockfish",
+        "/no/such/stockfish",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--peer-tc: bad time control '1+x'"), "{err}");
 }
 
 /// The autotester example shipped in the repository runs as it is, with the engine path and

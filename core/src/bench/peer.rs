@@ -384,6 +384,13 @@ pub fn default_stockfish() -> PathBuf {
 }
 
 pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Failure> {
+    // The floor's engines search as the match's do: to the same clock or node count.
+    let limit = match &work.tc {
+        Some(tc) => Limit::Clock(
+            TimeControl::parse(tc).map_err(|e| Failure::bad_input(format!("--peer-tc: {e}")))?,
+        ),
+        None => Limit::Nodes(work.nodes),
+    };
     if work.affinity && peer.is_cutechess() {
         return Err(Failure::bad_input(
             "--peer-affinity: cutechess-cli has no option to pin engines to CPUs".to_string(),
@@ -418,13 +425,6 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         say!("load: {}", load.describe());
     }
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
-    // The floor's engines search as the match's do: to the same clock or node count.
-    let limit = match &work.tc {
-        Some(tc) => Limit::Clock(
-            TimeControl::parse(tc).map_err(|e| Failure::bad_input(format!("--peer-tc: {e}")))?,
-        ),
-        None => Limit::Nodes(work.nodes),
-    };
     let runs = work.runs.max(1);
     let mut ratios = Vec::new();
     for run in 1..=runs {
