@@ -773,16 +773,21 @@ fn session_and_cpu_group(proc: &Path) -> (String, Option<String>) {
         .nth(3)
         .unwrap_or("")
         .to_string();
+    (session, v1_group(proc, "cpu"))
+}
+
+/// The path of a process's group in the cgroup v1 hierarchy of `controller` (`None` under
+/// cgroup v2 alone), as /proc/PID/cgroup gives it.
+fn v1_group(proc: &Path, controller: &str) -> Option<String> {
     let groups = std::fs::read_to_string(proc.join("cgroup")).unwrap_or_default();
-    let cpu = groups.lines().find_map(|l| {
+    groups.lines().find_map(|l| {
         let mut fields = l.splitn(3, ':');
         let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
         controllers
             .split(',')
-            .any(|c| c == "cpu")
+            .any(|c| c == controller)
             .then(|| path.to_string())
-    });
-    (session, cpu)
+    })
 }
 
 /// Cause guarded: on a machine busy with other work, an engine in a scheduling group of its
@@ -843,6 +848,23 @@ fn on_a_busy_machine_engines_are_plain_processes() {
         said.contains("compete for the CPUs as plain processes"),
         "the run does not say how its engines are scheduled: {said}"
     );
+    assert!(!said.contains("freeze=on"), "{said}");
+    // Engines set freeze=on stay frozen whatever the load, and the line does not say otherwise.
+    let frozen = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--games", "2", "--max-plies", "4", "--quiet"])
+        .args(["--each", "tc=4+0.05", "freeze=on", &place])
+        .args(["--engine", &engine, "name=a", "--engine", &engine, "name=b"])
+        .args(["--affinity", "off", "--out", "run-frozen"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let frozen_said = stderr(&frozen);
+    assert_eq!(frozen.status.code(), Some(0), "{frozen_said}");
+    assert!(
+        frozen_said
+            .contains("not frozen between their turns in this run (but those set freeze=on)"),
+        "{frozen_said}"
+    );
     assert_eq!(seen.len(), 2, "engines seen: {seen:?}");
     for engine in &seen {
         assert_eq!(
@@ -855,15 +877,7 @@ fn on_a_busy_machine_engines_are_plain_processes() {
 /// The folder of this process's own group in the cgroup v1 freezer hierarchy, where arbiter
 /// makes its engines' freezers; `None` where there is none (cgroup v2 alone).
 fn own_v1_freezer() -> Option<PathBuf> {
-    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = membership.lines().find_map(|l| {
-        let mut fields = l.splitn(3, ':');
-        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
-        controllers
-            .split(',')
-            .any(|c| c == "freezer")
-            .then(|| path.to_string())
-    })?;
+    let path = v1_group(Path::new("/proc/self"), "freezer")?;
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     mountinfo.lines().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;
@@ -881,8 +895,8 @@ fn own_v1_freezer() -> Option<PathBuf> {
 
 /// Cause guarded: cgroup v1 turns a kernel-wide switch on when a group starts freezing and off
 /// when the last one thaws, patching the kernel's code while every CPU waits; an engine frozen
-/// and thawed every ply flipped it twice a ply. A run holds one empty group of its own frozen
-/// while it runs (so the switch stays on), and leaves none behind.
+/// and thawed every ply flipped it twice a ply. A run that freezes holds one empty group of its
+/// own frozen while it runs (so the switch stays on), and leaves none behind.
 #[test]
 fn a_run_holds_the_freezing_switch_on_with_one_frozen_group_and_leaves_none() {
     let _one = one_at_a_time();
@@ -900,7 +914,8 @@ fn a_run_holds_the_freezing_switch_on_with_one_frozen_group_and_leaves_none() {
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(["match", "--games", "2", "--max-plies", "8", "--quiet"])
-        .args(["--each", "st=0.2"])
+        // Frozen whatever the machine's load: a busy machine's runs freeze nothing.
+        .args(["--each", "st=0.2", "freeze=on"])
         .args(engine("a"))
         .args(engine("b"))
         .arg("--out")

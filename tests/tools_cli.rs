@@ -601,28 +601,28 @@ fn a_peer_that_is_not_named_or_not_there_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{peer}");
         assert!(stderr(&out).contains(says), "{peer}: {}", stderr(&out));
     }
-    let out = arbiter(&[
-        "bench",
-        "--peer",
-        &format!("twin={}", env!("CARGO_BIN_EXE_arbiter")),
-        "--stockfish",
-        "/no/such/stockfish",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not a file"), "{}", stderr(&out));
-    // A clock it cannot read is refused before anything is played or looked for.
-    let out = arbiter(&[
-        "bench",
-        "--peer",
-        &format!("twin={}", env!("CARGO_BIN_EXE_arbiter")),
-        "--peer-tc",
-        "1+x",
-        "--stockfish",
-        "/no/such/stockfish",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(err.contains("--peer-tc: bad time control '1+x'"), "{err}");
+    // A stockfish that is not there; a clock it cannot read, refused before anything is played
+    // or looked for.
+    let twin = format!("twin={}", env!("CARGO_BIN_EXE_arbiter"));
+    for (extra, says) in [
+        (&[][..], "/no/such/stockfish: not a file"),
+        (
+            &["--peer-tc", "1+x"][..],
+            "--peer-tc: bad time control '1+x'",
+        ),
+    ] {
+        let mut args = vec![
+            "bench",
+            "--peer",
+            &twin,
+            "--stockfish",
+            "/no/such/stockfish",
+        ];
+        args.extend_from_slice(extra);
+        let out = arbiter(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
 }
 
 /// The autotester example shipped in the repository runs as it is, with the engine path and

@@ -14,6 +14,7 @@
 use super::BenchError as Failure;
 use crate::engine::watchdog::{poll_then_read, read_until, Read};
 use crate::referee::clock::{Clock, TimeControl};
+use std::fmt::Write as _;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -180,6 +181,10 @@ fn relay_here(
     let before = thread_cpu();
     let mut plies = 0u64;
     let mut request = String::with_capacity(4096);
+    let go_nodes = match limit {
+        Limit::Nodes(nodes) => format!("\ngo nodes {nodes}\n"),
+        Limit::Clock(_) => String::new(),
+    };
     for game in 0..games {
         let mut clocks = match limit {
             Limit::Clock(tc) => Some([Clock::new(tc), Clock::new(tc)]),
@@ -201,18 +206,18 @@ fn relay_here(
         let mut side = (game % 2) as usize;
         for _ in 0..MAX_PLIES {
             let asked = request.len();
-            match (&clocks, limit) {
+            match &clocks {
                 // The mover's time as both sides': which colour it plays the relay does not
                 // know, and the engine reads only its own.
-                (Some(clocks), _) => {
+                Some(clocks) => {
                     let c = &clocks[side];
                     let (time, inc) = (c.remaining().as_millis().max(1), c.increment().as_millis());
-                    request.push_str(&format!(
+                    let _ = write!(
+                        request,
                         "\ngo wtime {time} btime {time} winc {inc} binc {inc}\n"
-                    ));
+                    );
                 }
-                (None, Limit::Nodes(nodes)) => request.push_str(&format!("\ngo nodes {nodes}\n")),
-                (None, Limit::Clock(_)) => unreachable!("a clock limit has clocks"),
+                None => request.push_str(&go_nodes),
             }
             let sent = Instant::now();
             engines[side].send(&request)?;

@@ -224,6 +224,9 @@ pub struct Freezer {
     frozen: AtomicBool,
     /// What the state file is written: v1's `FROZEN`/`THAWED`, v2's `1`/`0`.
     values: [&'static [u8]; 2],
+    /// v1: the freezer hierarchy's folder where the run holds the kernel's switch on (see
+    /// `hold_freezing_on`) from its first freeze; v2 has no such switch.
+    hold_in: Option<PathBuf>,
 }
 
 impl Freezer {
@@ -231,6 +234,9 @@ impl Freezer {
     /// finishes the freezing on its own: the write does not wait for it.
     pub fn freeze(&self) {
         if !self.frozen.swap(true, Ordering::Relaxed) {
+            if let Some(parent) = &self.hold_in {
+                hold_freezing_on(parent);
+            }
             self.set(self.values[0]);
         }
     }
@@ -360,6 +366,7 @@ impl EngineGroup {
                 .open(dir.join("cgroup.freeze"))?,
             frozen: AtomicBool::new(false),
             values: [b"1", b"0"],
+            hold_in: None,
         }));
         Ok(group)
     }
@@ -403,7 +410,6 @@ impl EngineGroup {
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         if let Some(parent) = &h.freezer {
-            hold_freezing_on(parent);
             let dir = parent.join(name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
@@ -412,6 +418,7 @@ impl EngineGroup {
                 state: std::fs::OpenOptions::new().write(true).open(&state)?,
                 frozen: AtomicBool::new(false),
                 values: [b"FROZEN", b"THAWED"],
+                hold_in: Some(parent.clone()),
             }));
             group.freezer_state = Some(c_path(&state)?);
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
@@ -530,7 +537,8 @@ fn empty_and_remove(dirs: &mut Vec<PathBuf>) -> bool {
 /// frozen group thaws, and the switch is patched into the kernel's code while every CPU waits
 /// (on a virtual machine, an exit to the host per CPU). An engine frozen and thawed every ply
 /// would flip it twice a ply: measured at a clock of 1+0.01, a fifth of the referee's CPU. One
-/// empty group kept frozen while arbiter runs holds the switch on; it is thawed and removed at
+/// empty group kept frozen from the run's first freeze holds the switch on (a run that never
+/// freezes, `freeze=off` or a busy machine, leaves it alone); it is thawed and removed at
 /// exit, and swept by the next arbiter if this one was killed (it is named after its pid).
 fn hold_freezing_on(parent: &Path) {
     static HELD: OnceLock<Option<(u32, PathBuf)>> = OnceLock::new();

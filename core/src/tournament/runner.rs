@@ -208,7 +208,9 @@ pub fn start_workers(
         .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
     // Pinned games' CPUs were judged their own: their engines stay frozen until a CPU turns out
     // crowded (see `worker`).
-    let unfrozen = clocked && !settings.affinity.is_on() && busy_machine(wide.len()).is_some();
+    let frozen_anyway = settings.engines.iter().any(|e| e.sandbox.always_frozen);
+    let unfrozen =
+        clocked && !settings.affinity.is_on() && busy_machine(wide.len(), frozen_anyway).is_some();
     let shared = Arc::new(Shared {
         settings,
         schedule,
@@ -422,8 +424,9 @@ impl Pinned {
 /// How busy the machine is before the run's first game, when busier than the `cpus` the run
 /// may use, said: the 1-minute load average, or the tasks waiting to run right now where other
 /// work has only just started (the average takes a minute to follow it). There an engine
-/// frozen between its turns is woken late on its turn and loses on time, so none is frozen.
-fn busy_machine(cpus: usize) -> Option<f64> {
+/// frozen between its turns is woken late on its turn and loses on time, so none is frozen but
+/// those set `freeze=on` (`frozen_anyway`: there are some).
+fn busy_machine(cpus: usize, frozen_anyway: bool) -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let average: f64 = text.split_whitespace().next()?.parse().ok()?;
     let now = runnable_now().unwrap_or(0);
@@ -435,10 +438,14 @@ fn busy_machine(cpus: usize) -> Option<f64> {
         } else {
             format!("load average {average:.1}")
         };
+        let but = match frozen_anyway {
+            true => " (but those set freeze=on)",
+            false => "",
+        };
         notice!(
             "not frozen: the machine is busy with other work ({what} on {cpus} CPUs); engines \
-             are not frozen between their turns in this run, and compete for the CPUs as plain \
-             processes (no CPU group of their own, no threads= quota)"
+             are not frozen between their turns in this run{but}, and compete for the CPUs as \
+             plain processes (no CPU group of their own, no threads= quota)"
         );
     }
     busy.then_some(load)
