@@ -30,8 +30,10 @@ pub struct RunArgs {
     /// writable=<folder> (kept after the run, e.g. for learning files; repeatable: everything
     /// else an engine writes stays in a private copy of its working folder and goes with it).
     /// env.<NAME>=<value> passes a variable; an engine gets only PATH HOME USER LOGNAME LANG
-    /// LC_ALL LC_CTYPE TZ of arbiter's environment. freeze=on|off (default on: an engine that is
-    /// not on move is frozen and gets no CPU; off for an engine that ponders on its own).
+    /// LC_ALL LC_CTYPE TZ of arbiter's environment. freeze=watch|on|off (default watch: an
+    /// engine's CPU is counted while its opponent thinks, and one that uses more than 5 ms there
+    /// is frozen on its opponent's turns from then on; on: frozen from the first turn; off: for an
+    /// engine that ponders on its own).
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
     pub engine: Vec<String>,
     /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).

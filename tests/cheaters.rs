@@ -285,7 +285,20 @@ fn cpu_by_name(name: &str, seen: &mut std::collections::BTreeMap<(String, u32), 
 #[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_gets_no_cpu_on_its_opponents_time() {
     common::needs_bubblewrap();
-    thief_is_frozen("thief", None);
+    let said = thief_is_frozen("thief", None, "on");
+    assert!(!said.contains("frozen: "), "{said}");
+}
+
+/// Watched rather than frozen from the first turn (the default, here whatever the load): the
+/// thief is caught on the first turn of its opponent's after its spinner starts, said so by
+/// name, and frozen from then on; its honest opponent is never caught.
+#[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
+fn a_watched_engine_is_frozen_once_caught_using_cpu_on_its_opponents_time() {
+    common::needs_bubblewrap();
+    let said = thief_is_frozen("thief-watched", None, "watch");
+    assert!(said.contains("frozen: thief used "), "{said}");
+    assert!(!said.contains("frozen: honest"), "{said}");
 }
 
 /// The same thief with the engines' groups in the unified hierarchy (cgroup v2, whose
@@ -295,15 +308,17 @@ fn an_engine_gets_no_cpu_on_its_opponents_time() {
 #[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn an_engine_gets_no_cpu_on_its_opponents_time_under_cgroup_v2() {
     common::needs_bubblewrap();
-    let banner = thief_is_frozen("thief-v2", Some("v2"));
+    let banner = thief_is_frozen("thief-v2", Some("v2"), "watch");
     assert!(
         banner.contains("cgroup v2") && banner.contains("frozen off its turn"),
         "{banner}"
     );
+    assert!(banner.contains("frozen: thief used "), "{banner}");
 }
 
-/// Plays the thief against an honest engine; the run's stderr.
-fn thief_is_frozen(name: &str, cgroup: Option<&str>) -> String {
+/// Plays the thief against an honest engine with `freeze=<freeze>`; the run's stdout and
+/// stderr.
+fn thief_is_frozen(name: &str, cgroup: Option<&str>, freeze: &str) -> String {
     let dir = scratch("cheaters", name);
     std::fs::copy("/usr/bin/yes", dir.join("thiefspin")).unwrap();
     std::fs::copy(bundled_engine(), dir.join("honestplay")).unwrap();
@@ -335,7 +350,7 @@ fn thief_is_frozen(name: &str, cgroup: Option<&str>) -> String {
         "--each",
         "timemargin=10000",
         // Frozen however busy the test machine is (by default a busy machine's engines are not).
-        "freeze=on",
+        &format!("freeze={freeze}"),
     ];
     let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"));
     run.args(args)

@@ -861,8 +861,9 @@ fn on_a_busy_machine_engines_are_plain_processes() {
     let frozen_said = stderr(&frozen);
     assert_eq!(frozen.status.code(), Some(0), "{frozen_said}");
     assert!(
-        frozen_said
-            .contains("not frozen between their turns in this run (but those set freeze=on)"),
+        frozen_said.contains(
+            "not frozen between their turns in this run (but those set freeze=on or freeze=watch)"
+        ),
         "{frozen_said}"
     );
     assert_eq!(seen.len(), 2, "engines seen: {seen:?}");
@@ -953,4 +954,80 @@ fn a_run_holds_the_freezing_switch_on_with_one_frozen_group_and_leaves_none() {
         .filter(|n| n.starts_with(&prefix))
         .collect();
     assert_eq!(left, Vec::<String>::new());
+}
+
+/// Cause guarded: freezing an engine that thinks costs each of its opponent's threads two
+/// wake-ups a ply (stockfish at `tc=1+0.01` on an idle machine: most of the referee's CPU), for
+/// nothing where the opponent uses no CPU off its turn. Watched (the default), an engine that
+/// rests between its turns is frozen only while it waits for its first turn, never after; set
+/// `freeze=on`, the same engines are frozen on each turn of their opponent's.
+#[test]
+fn a_watched_engine_that_rests_off_its_turn_is_never_frozen_there() {
+    let _one = one_at_a_time();
+    let Some(freezer) = own_v1_freezer() else {
+        eprintln!("no cgroup v1 freezer on this machine: the v2 freezer is tested in cheaters.rs");
+        return;
+    };
+    let refrozen = |freeze: &str| -> Vec<String> {
+        let dir = engines_dir(&format!("watched-{freeze}"));
+        let engine = |name: &str| {
+            [
+                "--engine".to_string(),
+                format!("cmd={}", bundled_engine()),
+                format!("name={name}"),
+            ]
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["match", "--games", "2", "--max-plies", "12", "--quiet"])
+            // Thinking past the 5 ms grace, whatever the machine's load.
+            .args(["--each", "st=0.04", &format!("freeze={freeze}")])
+            .args(engine("a"))
+            .args(engine("b"))
+            .arg("--out")
+            .arg(dir.join("run"))
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let prefix = format!("arbiter-{}-", child.id());
+        let hold = format!("{prefix}hold");
+        // Each engine group's states as sampled, in order.
+        let mut states: std::collections::BTreeMap<String, Vec<bool>> = Default::default();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            for entry in std::fs::read_dir(&freezer).unwrap().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if !name.starts_with(&prefix) || name == hold {
+                    continue;
+                }
+                let state = std::fs::read_to_string(entry.path().join("freezer.state"));
+                if let Ok(state) = state {
+                    let frozen = state.trim() != "THAWED";
+                    let seen = states.entry(name).or_default();
+                    if seen.last() != Some(&frozen) {
+                        seen.push(frozen);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "{err}");
+        assert!(states.len() >= 2, "no engine group seen: {states:?}");
+        assert!(!err.contains("frozen: "), "{err}");
+        // Frozen more than once: on a turn of its opponent's (the once is while it waits for
+        // its first turn, after the start-up check).
+        eprintln!("freeze={freeze}: {states:?}");
+        states
+            .into_iter()
+            .filter(|(_, seen)| seen.iter().filter(|f| **f).count() > 1)
+            .map(|(name, _)| name)
+            .collect()
+    };
+    assert_eq!(refrozen("watch"), Vec::<String>::new());
+    assert!(!refrozen("on").is_empty(), "freeze=on froze no engine");
 }

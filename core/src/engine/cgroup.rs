@@ -15,8 +15,11 @@
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+
+use super::freezer::CpuMeter;
+pub use super::freezer::Freezer;
 
 /// What one engine may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +38,9 @@ struct Hierarchies {
     /// The freezer and cpuset hierarchies, where there are writable ones.
     freezer: Option<PathBuf>,
     cpuset: Option<PathBuf>,
+    /// Where the engines' CPU time is counted: the CPU hierarchy itself where `cpuacct` is
+    /// mounted with it, else a hierarchy of its own (counting only, no scheduling).
+    cpuacct: Option<PathBuf>,
 }
 
 /// Where arbiter keeps its engines' groups: the v1 hierarchies or the unified one.
@@ -74,6 +80,7 @@ fn hierarchies() -> Option<Hierarchies> {
         cpu: own_group(&mountinfo, &membership, "cpu")?,
         freezer: optional("freezer"),
         cpuset: optional("cpuset"),
+        cpuacct: optional("cpuacct"),
     };
     for dir in [&found.memory, &found.pids, &found.cpu] {
         if !writable(dir) {
@@ -161,6 +168,8 @@ pub struct Holds {
     pub freezer: bool,
     /// An engine cannot widen its CPU mask.
     pub cpuset: bool,
+    /// An engine's CPU time can be read, so that it is watched rather than frozen off its turn.
+    pub cpu_time: bool,
 }
 
 pub fn holds() -> Holds {
@@ -172,6 +181,7 @@ pub fn holds() -> Holds {
             cpu: true,
             freezer: h.freezer.is_some(),
             cpuset: h.cpuset.is_some(),
+            cpu_time: h.cpuacct.is_some(),
         },
         Some(Backend::V2(u)) => Holds {
             memory: u.memory,
@@ -180,6 +190,8 @@ pub fn holds() -> Holds {
             // `cgroup.freeze` is the hierarchy's own, in every group.
             freezer: true,
             cpuset: u.cpuset,
+            // `cpu.stat` is in every group, whatever its controllers.
+            cpu_time: true,
         },
     }
 }
@@ -216,44 +228,6 @@ pub fn refused(memory: bool, processes: bool, threads: bool) -> Option<String> {
     })
 }
 
-/// An engine's freezer: its `freezer.state` kept open (one system call a change), and whether
-/// it is frozen now. Shared, so that the referee waiting for the opponent can freeze it.
-#[derive(Debug)]
-pub struct Freezer {
-    state: std::fs::File,
-    frozen: AtomicBool,
-    /// What the state file is written: v1's `FROZEN`/`THAWED`, v2's `1`/`0`.
-    values: [&'static [u8]; 2],
-    /// v1: the freezer hierarchy's folder where the run holds the kernel's switch on (see
-    /// `hold_freezing_on`) from its first freeze; v2 has no such switch.
-    hold_in: Option<PathBuf>,
-}
-
-impl Freezer {
-    /// Stops every process of the engine where it is, until [`thaw`](Self::thaw). The kernel
-    /// finishes the freezing on its own: the write does not wait for it.
-    pub fn freeze(&self) {
-        if !self.frozen.swap(true, Ordering::Relaxed) {
-            if let Some(parent) = &self.hold_in {
-                hold_freezing_on(parent);
-            }
-            self.set(self.values[0]);
-        }
-    }
-
-    /// Lets the engine run again.
-    pub fn thaw(&self) {
-        if self.frozen.swap(false, Ordering::Relaxed) {
-            self.set(self.values[1]);
-        }
-    }
-
-    fn set(&self, state: &[u8]) {
-        // An error leaves the engine as it was: the freezer only ever takes CPU away.
-        let _ = std::os::unix::fs::FileExt::write_at(&self.state, state, 0);
-    }
-}
-
 /// One engine process's groups, removed when dropped (once the tree in them is gone).
 #[derive(Debug)]
 pub struct EngineGroup {
@@ -267,6 +241,8 @@ pub struct EngineGroup {
     procs: Vec<CString>,
     /// Under v1, the engine's group in the CPU hierarchy and the group above it.
     cpu: Option<(PathBuf, PathBuf)>,
+    /// Under v1, whether its CPU time is counted by its CPU group (`cpuacct` mounted with `cpu`).
+    counted_by_cpu_group: bool,
 }
 
 /// Each hierarchy that holds limits, with the files that set them (none without `limits`; a
@@ -336,6 +312,7 @@ impl EngineGroup {
             cpuset: u.cpuset.then(|| dir.clone()),
             procs: vec![c_path(&dir.join("cgroup.procs"))?],
             cpu: None,
+            counted_by_cpu_group: false,
         };
         if let Some(l) = limits {
             let period = 100_000u64;
@@ -360,14 +337,14 @@ impl EngineGroup {
         }
         group.pin_here()?;
         // Frozen v2 tasks die of SIGKILL: the keeper need not thaw them first.
-        group.freezer = Some(Arc::new(Freezer {
-            state: std::fs::OpenOptions::new()
+        group.freezer = Some(Arc::new(Freezer::new(
+            std::fs::OpenOptions::new()
                 .write(true)
                 .open(dir.join("cgroup.freeze"))?,
-            frozen: AtomicBool::new(false),
-            values: [b"1", b"0"],
-            hold_in: None,
-        }));
+            [b"1", b"0"],
+            None,
+            CpuMeter::open_v2(&dir),
+        )));
         Ok(group)
     }
 
@@ -386,6 +363,7 @@ impl EngineGroup {
             cpuset: None,
             procs: Vec::new(),
             cpu: None,
+            counted_by_cpu_group: false,
         };
         for (parent, files) in limit_files(h, limits) {
             if parent == &h.cpu && !cpu_group {
@@ -409,17 +387,34 @@ impl EngineGroup {
             }
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
+        // Where the engine's CPU time is counted, for watching it on its opponent's time. A
+        // plain process (see `Confinement::plain_cpu`) is counted where `cpuacct` has a
+        // hierarchy of its own, not where it shares the CPU one.
+        let counted = match &h.cpuacct {
+            Some(acct) if *acct == h.cpu => {
+                group.counted_by_cpu_group = true;
+                group.cpu.as_ref().map(|(dir, _)| dir.clone())
+            }
+            Some(acct) if h.freezer.is_some() => {
+                let dir = acct.join(name);
+                std::fs::create_dir(&dir)?;
+                group.dirs.push(dir.clone());
+                group.procs.push(c_path(&dir.join("cgroup.procs"))?);
+                Some(dir)
+            }
+            _ => None,
+        };
         if let Some(parent) = &h.freezer {
             let dir = parent.join(name);
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
             let state = dir.join("freezer.state");
-            group.freezer = Some(Arc::new(Freezer {
-                state: std::fs::OpenOptions::new().write(true).open(&state)?,
-                frozen: AtomicBool::new(false),
-                values: [b"FROZEN", b"THAWED"],
-                hold_in: Some(parent.clone()),
-            }));
+            group.freezer = Some(Arc::new(Freezer::new(
+                std::fs::OpenOptions::new().write(true).open(&state)?,
+                [b"FROZEN", b"THAWED"],
+                Some(parent.clone()),
+                counted.as_deref().and_then(CpuMeter::open_v1),
+            )));
             group.freezer_state = Some(c_path(&state)?);
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
@@ -448,6 +443,10 @@ impl EngineGroup {
         let Some((dir, parent)) = self.cpu.take() else {
             return;
         };
+        // Out of the group that counted its CPU time, it can no longer be watched.
+        if let (true, Some(freezer)) = (self.counted_by_cpu_group, &self.freezer) {
+            freezer.insist();
+        }
         let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         for pid in procs.split_whitespace() {
             // A process that has just exited cannot be moved, nor needs to be.
@@ -531,38 +530,6 @@ fn empty_and_remove(dirs: &mut Vec<PathBuf>) -> bool {
     dirs.iter().for_each(|d| kill_members(d));
     dirs.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
     dirs.is_empty()
-}
-
-/// cgroup v1 turns a kernel-wide switch on when a group starts freezing and off when the last
-/// frozen group thaws, and the switch is patched into the kernel's code while every CPU waits
-/// (on a virtual machine, an exit to the host per CPU). An engine frozen and thawed every ply
-/// would flip it twice a ply: measured at a clock of 1+0.01, a fifth of the referee's CPU. One
-/// empty group kept frozen from the run's first freeze holds the switch on (a run that never
-/// freezes, `freeze=off` or a busy machine, leaves it alone); it is thawed and removed at
-/// exit, and swept by the next arbiter if this one was killed (it is named after its pid).
-fn hold_freezing_on(parent: &Path) {
-    static HELD: OnceLock<Option<(u32, PathBuf)>> = OnceLock::new();
-    extern "C" fn release() {
-        if let Some(Some((pid, dir))) = HELD.get() {
-            // Forked children (keepers) exit through here too: only the holder lets go.
-            if *pid == std::process::id() {
-                let _ = std::fs::write(dir.join("freezer.state"), "THAWED");
-                let _ = std::fs::remove_dir(dir);
-            }
-        }
-    }
-    HELD.get_or_init(|| {
-        let pid = std::process::id();
-        let dir = parent.join(format!("arbiter-{pid}-hold"));
-        std::fs::create_dir(&dir).ok()?;
-        if std::fs::write(dir.join("freezer.state"), "FROZEN").is_err() {
-            let _ = std::fs::remove_dir(&dir);
-            return None;
-        }
-        // SAFETY: registers a function with no arguments, run by exit(3).
-        unsafe { libc::atexit(release) };
-        Some((pid, dir))
-    });
 }
 
 fn c_path(path: &Path) -> std::io::Result<CString> {

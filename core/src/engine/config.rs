@@ -277,9 +277,15 @@ impl EngineConfig {
                 )
             }
             "freeze" => {
-                let on = v.on_off()?;
-                sandbox.unfrozen = !on;
-                sandbox.always_frozen = on;
+                let (unfrozen, always_frozen, always_watched) = match value {
+                    "on" => (false, true, false),
+                    "watch" => (false, false, true),
+                    "off" => (true, false, false),
+                    _ => return Err(v.bad("expected on, watch or off")),
+                };
+                sandbox.unfrozen = unfrozen;
+                sandbox.always_frozen = always_frozen;
+                sandbox.always_watched = always_watched;
             }
             "locks" => sandbox.locks = v.on_off()?,
             "readable" => sandbox.readable.push(value.to_string()),

@@ -5,6 +5,7 @@ pub mod cgroup2;
 pub mod cleanup;
 pub mod config;
 pub mod dialect;
+pub mod freezer;
 pub mod keeper;
 pub mod log;
 pub mod options;

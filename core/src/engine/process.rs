@@ -4,6 +4,7 @@
 use super::cgroup::{self, EngineGroup, Freezer};
 use super::config::EngineConfig;
 use super::dialect::{Dialect, Speaker, Turn};
+use super::freezer::WATCH_EVERY;
 use super::log::IoLog;
 use super::options::OfferedOption;
 use super::protocol::{merge_info, EngineLine, Info};
@@ -142,7 +143,7 @@ impl Confined {
     /// Lets the engine run: before anything is written to it, and before it is ended.
     fn wake(&self) {
         if let Some(freezer) = self.group.as_ref().and_then(EngineGroup::freezer) {
-            freezer.thaw();
+            freezer.on_turn();
         }
     }
 }
@@ -229,10 +230,15 @@ impl Confined {
             return Err(refused);
         }
         if cgroup::support().is_some() {
-            confined.group = Some(
-                EngineGroup::create(limits.as_ref(), !config.sandbox.plain_cpu)
-                    .map_err(|e| format!("cannot make its control group: {e}"))?,
-            );
+            let group = EngineGroup::create(limits.as_ref(), !config.sandbox.plain_cpu)
+                .map_err(|e| format!("cannot make its control group: {e}"))?;
+            if let (true, Some(freezer)) = (
+                config.sandbox.always_frozen || config.sandbox.caught,
+                group.freezer(),
+            ) {
+                freezer.insist();
+            }
+            confined.group = Some(group);
             confined.memory = limits.map(|l| l.memory);
         }
         Ok(confined)
@@ -736,8 +742,19 @@ impl EngineIo {
         // think after quick ones is frozen at the watchdog's tick, every one after it at the
         // grace.
         let mut alarm = idle
-            .filter(|_| self.slow && self.log.is_none())
+            .filter(|opponent| self.slow && self.log.is_none() && !opponent.watched())
             .and_then(|_| Alarm::at(grace));
+        // A watched opponent is not frozen at the grace: its CPU time counts from the start of
+        // this turn where this engine is expected to think past the grace (then nothing is
+        // left to do at the grace, and the wait is the one of an opponent never frozen), else
+        // from the grace on, at the watchdog's tick. It is read again at this engine's lines
+        // from the grace on, at most every `WATCH_EVERY`, and at its move.
+        let watched = idle.filter(|opponent| opponent.watched());
+        if let (true, Some(opponent)) = (self.slow, watched) {
+            opponent.count_from_here();
+            idle = None;
+        }
+        let mut looked = grace;
         loop {
             let waited = match (&self.log, idle) {
                 (None, Some(_)) => self
@@ -752,7 +769,7 @@ impl EngineIo {
                 Waited::NotYet => {
                     if let Some(opponent) = idle.take() {
                         alarm = None;
-                        opponent.freeze();
+                        opponent.off_turn();
                         if self.log.is_none() {
                             continue;
                         }
@@ -761,7 +778,15 @@ impl EngineIo {
                 }
             };
             merge_info(&mut info, line.info);
-            let (text, resigned) = match read(line.text) {
+            let reply = read(line.text);
+            if let Some(opponent) = watched.filter(|_| line.at >= grace) {
+                let moved = matches!(reply, EngineLine::BestMove(_) | EngineLine::Resign);
+                if moved || line.at.saturating_duration_since(looked) >= WATCH_EVERY {
+                    looked = line.at;
+                    opponent.look();
+                }
+            }
+            let (text, resigned) = match reply {
                 EngineLine::BestMove(text) => (text, false),
                 EngineLine::Resign => (None, true),
                 EngineLine::Info(i) => {

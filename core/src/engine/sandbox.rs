@@ -58,10 +58,18 @@ pub struct Confinement {
     /// own, or a measurement of what freezing costs). Frozen by default where it can be.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unfrozen: bool,
-    /// `freeze=on`: frozen between its turns even on a machine busy with other work, where by
-    /// default freezing stops (a frozen engine is woken late there and loses on time).
+    /// `freeze=on`: frozen on every turn of its opponent's, even on a machine busy with other
+    /// work, where by default freezing stops (a frozen engine is woken late there and loses on
+    /// time). By default an engine is watched, and frozen once it is caught using CPU there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub always_frozen: bool,
+    /// `freeze=watch`: watched (and frozen once caught) even on a machine busy with other work.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always_watched: bool,
+    /// Caught using CPU on its opponent's time earlier in the run: every process of the engine
+    /// started from then on is frozen on each turn of its opponent's.
+    #[serde(skip)]
+    pub caught: bool,
     /// `locks=on`: the engine may take file locks (`flock`, `fcntl` record locks), which every
     /// other sandbox opening the same file would see: a channel between engines, refused unless
     /// an engine needs them.
@@ -79,6 +87,11 @@ pub struct Confinement {
 impl Confinement {
     pub fn is_default(&self) -> bool {
         *self == Confinement::default()
+    }
+
+    /// `freeze=on` or `freeze=watch`: what the engine's settings ask holds whatever the load.
+    pub fn freezing_kept_under_load(&self) -> bool {
+        self.always_frozen || self.always_watched
     }
 }
 
@@ -341,7 +354,11 @@ pub fn describe(engines: &[EngineConfig]) -> String {
                 );
             }
             if held.freezer {
-                said += "; frozen off its turn";
+                let watched = held.cpu_time && sandboxed.iter().any(|e| !e.sandbox.always_frozen);
+                said += match watched {
+                    true => "; frozen off its turn once caught computing there",
+                    false => "; frozen off its turn",
+                };
             }
             said
         }

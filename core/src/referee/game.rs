@@ -60,7 +60,7 @@ impl Player {
     /// Freezes the engine no more between its turns, in this process and any started later
     /// (unless `freeze=on` asked for it whatever the machine's load).
     pub fn stop_freezing(&mut self) {
-        if self.config.sandbox.always_frozen {
+        if self.config.sandbox.freezing_kept_under_load() {
             return;
         }
         self.config.sandbox.unfrozen = true;
@@ -78,6 +78,25 @@ impl Player {
             p.leave_cpu_group();
         }
         self.stop_freezing();
+    }
+
+    /// Says once that the engine was caught using CPU on its opponent's time, and freezes every
+    /// process of it started from now on as its running one is: on each turn of its opponent's.
+    fn note_if_caught(&mut self) {
+        if self.config.sandbox.caught {
+            return;
+        }
+        let Some(used) = self.idle_freezer().and_then(Freezer::caught) else {
+            return;
+        };
+        self.config.sandbox.caught = true;
+        crate::notice!(
+            "frozen: {} used {:.1} ms of CPU on a turn of its opponent's (it ponders, or its \
+             runtime works between its moves); it is frozen on every turn of its opponent's from \
+             now on (freeze=off lets it run)",
+            self.config.name,
+            used.as_secs_f64() * 1e3
+        );
     }
 
     /// Whether the engine is frozen between its turns.
@@ -551,12 +570,14 @@ pub async fn play_game(
         }
         let side = table.game.turn();
         let (player, opponent) = if side == Color::White {
-            (&mut *white, &*black)
+            (&mut *white, &mut *black)
         } else {
-            (&mut *black, &*white)
+            (&mut *black, &mut *white)
         };
         let idle = opponent.idle_freezer();
-        if let Err(end) = table.engine_move(player, idle, side, game_id, log).await {
+        let moved = table.engine_move(player, idle, side, game_id, log).await;
+        opponent.note_if_caught();
+        if let Err(end) = moved {
             break end;
         }
         spectator(&table.sight(started));

@@ -208,7 +208,10 @@ pub fn start_workers(
         .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
     // Pinned games' CPUs were judged their own: their engines stay frozen until a CPU turns out
     // crowded (see `worker`).
-    let frozen_anyway = settings.engines.iter().any(|e| e.sandbox.always_frozen);
+    let frozen_anyway = settings
+        .engines
+        .iter()
+        .any(|e| e.sandbox.freezing_kept_under_load());
     let unfrozen =
         clocked && !settings.affinity.is_on() && busy_machine(wide.len(), frozen_anyway).is_some();
     let shared = Arc::new(Shared {
@@ -362,10 +365,11 @@ async fn worker(
             at.widen(&players);
             pinned = None;
         } else if let Some(Crowding::EnginesWaited(share)) = crowding.filter(|_| {
-            // `freeze=on` freezes whatever the load: nothing to give up, nothing to say.
+            // `freeze=on` and `freeze=watch` hold whatever the load: nothing to give up, nothing
+            // to say.
             players
                 .iter()
-                .any(|p| p.freezes() && !p.config.sandbox.always_frozen)
+                .any(|p| p.freezes() && !p.config.sandbox.freezing_kept_under_load())
         }) {
             // Unpinned and still waiting: the machine is busy with other work, where an engine
             // frozen between its turns is woken late on its turn and loses on time (measured
@@ -425,7 +429,7 @@ impl Pinned {
 /// may use, said: the 1-minute load average, or the tasks waiting to run right now where other
 /// work has only just started (the average takes a minute to follow it). There an engine
 /// frozen between its turns is woken late on its turn and loses on time, so none is frozen but
-/// those set `freeze=on` (`frozen_anyway`: there are some).
+/// those set `freeze=on` or `freeze=watch` (`frozen_anyway`: there are some).
 fn busy_machine(cpus: usize, frozen_anyway: bool) -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let average: f64 = text.split_whitespace().next()?.parse().ok()?;
@@ -439,7 +443,7 @@ fn busy_machine(cpus: usize, frozen_anyway: bool) -> Option<f64> {
             format!("load average {average:.1}")
         };
         let but = match frozen_anyway {
-            true => " (but those set freeze=on)",
+            true => " (but those set freeze=on or freeze=watch)",
             false => "",
         };
         notice!(
