@@ -7,11 +7,12 @@
 //! from one that crashed. The groups are made in the cgroup arbiter itself is in, named after
 //! arbiter's pid, so that the next arbiter can sweep those of one that was killed.
 //!
-//! Where the machine has them, two more groups keep play fair. The freezer holds an engine that
-//! is not on move: it gets no CPU between its turns, so it cannot compute on its opponent's time
-//! (frozen tasks ignore even SIGKILL in cgroup v1, so every path that ends an engine thaws it
-//! first). The cpuset holds the engine to the CPUs of the thread that started it (`--affinity`
-//! pins that thread), so that no engine widens its own mask.
+//! Where the machine has them, more groups keep play fair. The CPU time an engine's group counts
+//! (v1 `cpuacct`, v2 `cpu.stat`) shows whether it computes on its opponent's time, and the
+//! freezer then holds it while it is not on move (see `freezer`; frozen tasks ignore even
+//! SIGKILL in cgroup v1, so every path that ends an engine thaws it first). The cpuset holds
+//! the engine to the CPUs of the thread that started it (`--affinity` pins that thread), so
+//! that no engine widens its own mask.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
