@@ -315,8 +315,8 @@ pub fn run_bench(
                 }
             }
         }
-        // What freezing the engine that is not on move costs the referee: the same match with
-        // the engines left running between their turns.
+        // What watching (and freezing) the engine that is not on move costs the referee: the
+        // same match with the engines left alone between their turns.
         for affinity in [false, true] {
             for r in referee_rows_with(games, 1, affinity, &["freeze=off"])? {
                 print(&r);
