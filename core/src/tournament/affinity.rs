@@ -228,7 +228,7 @@ pub fn hold_listed(affinity: &Affinity, games: usize) -> Vec<std::fs::File> {
 /// Anyone may make `/tmp/arbiter-cpus` first, so what is found there is checked before it is
 /// used: a link, something that is no folder, or a folder another user (not root) owns or may
 /// empty (not sticky) is refused, with a reason that names it, and the run is not pinned.
-fn cpu_lock_dir() -> Result<std::path::PathBuf, String> {
+pub(crate) fn cpu_lock_dir() -> Result<std::path::PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     let dir = match std::env::var_os("ARBITER_CPU_LOCKS") {
         Some(dir) => std::path::PathBuf::from(dir),
