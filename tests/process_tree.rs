@@ -907,6 +907,37 @@ fn on_a_busy_machine_engines_are_plain_processes() {
     }
 }
 
+/// Two bundled engines playing 2 games of `plies` in `dir` with `each` for both, stderr piped.
+fn bundled_match(dir: &Path, plies: &str, each: &[&str]) -> std::process::Child {
+    let engine = |name: &str| {
+        [
+            "--engine".to_string(),
+            format!("cmd={}", bundled_engine()),
+            format!("name={name}"),
+        ]
+    };
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--games",
+            "2",
+            "--max-plies",
+            plies,
+            "--quiet",
+            "--each",
+        ])
+        .args(each)
+        .args(engine("a"))
+        .args(engine("b"))
+        .arg("--out")
+        .arg(dir.join("run"))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The folder of this process's own group in the cgroup v1 freezer hierarchy, where arbiter
 /// makes its engines' freezers; `None` where there is none (cgroup v2 alone).
 fn own_v1_freezer() -> Option<PathBuf> {
@@ -938,26 +969,8 @@ fn a_run_holds_the_freezing_switch_on_with_one_frozen_group_and_leaves_none() {
         return;
     };
     let dir = engines_dir("hold");
-    let engine = |name: &str| {
-        [
-            "--engine".to_string(),
-            format!("cmd={}", bundled_engine()),
-            format!("name={name}"),
-        ]
-    };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["match", "--games", "2", "--max-plies", "8", "--quiet"])
-        // Frozen whatever the machine's load: a busy machine's runs freeze nothing.
-        .args(["--each", "st=0.2", "freeze=on"])
-        .args(engine("a"))
-        .args(engine("b"))
-        .arg("--out")
-        .arg(dir.join("run"))
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Frozen whatever the machine's load: a busy machine's runs freeze nothing.
+    let mut child = bundled_match(&dir, "8", &["st=0.2", "freeze=on"]);
     let hold = freezer.join(format!("arbiter-{}-hold", child.id()));
     let mut seen_frozen = false;
     let status = loop {
@@ -1002,26 +1015,8 @@ fn a_watched_engine_that_rests_off_its_turn_is_never_frozen_there() {
     };
     let refrozen = |freeze: &str| -> Vec<String> {
         let dir = engines_dir(&format!("watched-{freeze}"));
-        let engine = |name: &str| {
-            [
-                "--engine".to_string(),
-                format!("cmd={}", bundled_engine()),
-                format!("name={name}"),
-            ]
-        };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-            .args(["match", "--games", "2", "--max-plies", "12", "--quiet"])
-            // Thinking past the 5 ms grace, whatever the machine's load.
-            .args(["--each", "st=0.04", &format!("freeze={freeze}")])
-            .args(engine("a"))
-            .args(engine("b"))
-            .arg("--out")
-            .arg(dir.join("run"))
-            .current_dir(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        // Thinking past the 5 ms grace, whatever the machine's load.
+        let mut child = bundled_match(&dir, "12", &["st=0.04", &format!("freeze={freeze}")]);
         let prefix = format!("arbiter-{}-", child.id());
         let hold = format!("{prefix}hold");
         // Each engine group's states as sampled, in order.
