@@ -476,7 +476,7 @@ fn read_toml(text: &str, file: &Path) -> Result<TomlRun, Failure> {
 
 /// The run a configuration file describes.
 pub fn job_of(file: &Path, quiet: bool, out: Option<&Path>) -> Result<RunJob, Failure> {
-    let text = std::fs::read_to_string(file)
+    let text = arbiter::input::read_text_capped(file, 64 << 20)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
     job_of_text(text, file, quiet, out)
 }
@@ -490,7 +490,7 @@ pub fn tune_job_of(
     if file.extension().is_none_or(|e| e != "toml") {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(file)
+    let text = arbiter::input::read_text_capped(file, 64 << 20)
         .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", file.display())))?;
     let run = read_toml(&text, file)?;
     let Some(tune) = &run.tune else {

@@ -217,3 +217,51 @@ fn a_toml_game_that_is_no_game_is_refused_at_its_line() {
     );
     assert!(!dir.join("reports").exists(), "nothing written");
 }
+
+/// A device or a pipe named as a book (`/dev/zero` claims a size of 0 and never ends; a pipe
+/// with no writer never answers): refused at once with exit 2, as is every input file that is
+/// not a regular file, before anything is written.
+#[test]
+fn a_device_or_a_pipe_as_a_book_is_refused_at_once() {
+    let dir = common::scratch("edges", "devices");
+    let fifo = dir.join("book.fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let engine = common::bundled_engine();
+    let fifo = fifo.display().to_string();
+    let cases: [(&str, Vec<String>); 3] = [
+        (
+            "--openings /dev/zero",
+            vec!["--openings".into(), "/dev/zero".into()],
+        ),
+        ("--openings FIFO", vec!["--openings".into(), fifo.clone()]),
+        ("book=/dev/zero", vec!["--game".into(), "chess".into()]),
+    ];
+    for (case, extra) in cases {
+        let book = if case.starts_with("book=") {
+            "book=/dev/zero"
+        } else {
+            "name=a"
+        };
+        let mut args: Vec<String> = ["match", "--games", "2", "--each", "depth=1", "--out", "run"]
+            .map(String::from)
+            .to_vec();
+        args.extend(extra);
+        args.extend([
+            "--engine".into(),
+            format!("cmd={engine}"),
+            "name=a".into(),
+            book.into(),
+            "--engine".into(),
+            format!("cmd={engine}"),
+            "name=b".into(),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::arbiter_in(&dir, &args);
+        let said = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{case}: {said}");
+        assert!(said.contains("not a regular file"), "{case}: {said}");
+        assert!(!dir.join("run").exists(), "{case}: nothing is written");
+    }
+}

@@ -54,6 +54,14 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
                [ \"$(id -u)\" = 0 ] && echo 'runs as root' >> $r\n\
                head -c 2000000000 /dev/zero > bomb 2>/dev/null; echo \"bomb $(stat -c %s bomb)\" >> $r\n\
                rm -f bomb\n\
+               head -c 2000000000 /dev/zero > /dev/shm/bomb 2>/dev/null\n\
+               echo \"shm $(stat -c %s /dev/shm/bomb)\" >> $r; rm -f /dev/shm/bomb\n\
+               (echo x > /run/planted) 2>/dev/null && echo 'run written' >> $r\n\
+               (echo x > /dev/planted) 2>/dev/null && echo 'dev written' >> $r\n\
+               python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); \
+                 print(\"inotify made\" if l.inotify_init1(0) >= 0 else \"\")' >> $r\n\
+               python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(0x40000000 + 39); \
+                 print(\"x32 call let through\" if ctypes.get_errno() != 1 else \"\")' >> $r\n\
                echo done >> $r )\n\
              exec {engine} \"$@\"\n",
             out = out.display(),
@@ -107,6 +115,11 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
         // kernel as no terminal's; the filter refuses it first, as not permitted.
         "terminal request let through",
         "runs as root",
+        "run written",
+        "dev written",
+        "inotify made",
+        // Refused by the filter (EPERM), not left to the kernel (ENOSYS where x32 is off).
+        "x32 call let through",
     ] {
         assert!(!said.contains(breach), "{breach}: {said}");
     }
@@ -121,6 +134,13 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
         bomb > 0 && bomb <= 64 << 20,
         "the bomb wrote {bomb} bytes: {said}"
     );
+    // `/dev/shm` is bounded as `/tmp` is: its memory belongs to no process.
+    let shm: u64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("shm "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(u64::MAX);
+    assert!(shm <= 64 << 20, "/dev/shm took {shm} bytes: {said}");
     assert_eq!(std::fs::read_to_string(sysctl).unwrap(), before);
     assert!(
         !dir.join("bomb").exists() && !engine_dir.join("bomb").exists(),
@@ -243,4 +263,62 @@ fn an_engine_that_fills_its_writable_space_loses_by_the_disk_limit() {
         pgn.contains("filled its writable space (64 MiB)"),
         "the limit is named: {pgn}"
     );
+}
+
+/// The owner's key kept under a system folder every sandbox sees whole (`/opt` shared on a
+/// cluster, `ARBITER_KEY=/opt/arbkey/key`): covered there, as anywhere else.
+#[test]
+#[ignore = "needs bubblewrap and root (to write /opt): .ci/run runs this with --ignored"]
+fn the_key_under_a_system_folder_is_out_of_sight() {
+    common::needs_bubblewrap();
+    // SAFETY: geteuid(2) has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test writes /opt: run it as root"
+    );
+    let dir = scratch("escape", "optkey");
+    let key_dir = Path::new("/opt").join(format!("arbiter-key-{}", std::process::id()));
+    std::fs::create_dir_all(&key_dir).unwrap();
+    std::fs::set_permissions(
+        &key_dir,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let key = key_dir.join("key");
+    let out = dir.join("report");
+    std::fs::create_dir_all(&out).unwrap();
+    let reader = script(
+        &dir.join("reader.sh"),
+        &format!(
+            "#!/bin/bash\n\
+             ( [ -s {key} ] && echo 'key seen' >> {out}/seen.txt; echo done >> {out}/seen.txt )\n\
+             exec {engine} \"$@\"\n",
+            key = key.display(),
+            out = out.display(),
+            engine = bundled_engine(),
+        ),
+    );
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["match", "--games", "2", "--each", "depth=1", "--out", "run"])
+        .arg("--engine")
+        .args([
+            format!("cmd={reader}"),
+            "name=reader".into(),
+            common::writable(&out),
+        ])
+        .arg("--engine")
+        .args([format!("cmd={}", bundled_engine()), "name=fair".into()])
+        .current_dir(&dir)
+        .env("ARBITER_KEY", &key)
+        .output()
+        .unwrap();
+    let made = key.exists();
+    let _ = std::fs::remove_dir_all(&key_dir);
+    let said = format!("{}{}", common::stdout(&run), common::stderr(&run));
+    assert_eq!(run.status.code(), Some(0), "{said}");
+    assert!(made, "the run made its key under /opt");
+    let seen = std::fs::read_to_string(out.join("seen.txt")).unwrap();
+    assert!(seen.contains("done"), "the reader ran: {seen}");
+    assert!(!seen.contains("key seen"), "{seen}");
 }

@@ -13,6 +13,7 @@ pub mod bisect;
 pub mod compat;
 pub mod engine;
 pub mod huge_text;
+pub mod input;
 pub mod pgn;
 pub mod referee;
 pub mod report;

@@ -33,7 +33,8 @@ pub fn settings_of(name: &str) -> Result<Vec<String>, String> {
             looked.join(" and ")
         ));
     };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::input::read_text_capped(path, 64 << 20)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let engines: Value =
         serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
     let engines = engines

@@ -19,6 +19,7 @@ pub mod sandbox;
 pub mod sched;
 pub mod scratch;
 pub mod seccomp;
+pub mod stage;
 pub mod stderr;
 pub mod watchdog;
 

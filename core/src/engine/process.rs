@@ -229,6 +229,13 @@ impl Confined {
         ) {
             return Err(refused);
         }
+        if (asked.always_frozen || asked.always_watched) && !cgroup::holds().freezer {
+            return Err(format!(
+                "freeze={} needs a freezer, and there is none here (cgroup v1 as root, or a \
+                 cgroup v2 group delegated to you); leave the setting out",
+                if asked.always_frozen { "on" } else { "watch" }
+            ));
+        }
         if cgroup::support().is_some() {
             let group = EngineGroup::create(limits.as_ref(), !config.sandbox.plain_cpu)
                 .map_err(|e| format!("cannot make its control group: {e}"))?;
@@ -295,12 +302,14 @@ fn spawn_command(
     sandboxed: bool,
     confined: &mut Confined,
 ) -> Result<Command, String> {
+    let mut stage = None;
     let mut cmd = if sandboxed {
         let wrapped = sandbox::wrap(config, &config.hidden)?;
         let mut cmd = Command::new(&wrapped.bwrap);
         cmd.args(&wrapped.args);
         confined.seccomp = wrapped.seccomp;
         confined.scratch = Some(wrapped.scratch);
+        stage = wrapped.stage;
         cmd
     } else {
         let mut cmd = Command::new(&config.cmd);
@@ -347,6 +356,12 @@ fn spawn_command(
                 super::sched::restore(policy)?;
             }
             super::keeper::split(referee, freezer.as_ref())?;
+            // Where memory runs out, the kernel kills an engine before the referee.
+            let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
+            if fd >= 0 {
+                libc::write(fd, b"1000".as_ptr().cast(), 4);
+                libc::close(fd);
+            }
             cgroup::join(&groups)?;
             sandbox::close_inherited_files();
             // bubblewrap reads its filters from these, and closes them before the engine runs.
@@ -356,6 +371,9 @@ fn spawn_command(
             // The keeper (this process's parent now) stays the referee's user: it must end
             // the tree; the sandbox and the engine run as the engine's user.
             if let Some(user) = user {
+                if let Some(stage) = &stage {
+                    stage.enter()?;
+                }
                 sandbox::become_engine_user(user, libc::getppid())?;
             }
             Ok(())

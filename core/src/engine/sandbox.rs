@@ -412,11 +412,13 @@ pub fn limits(config: &EngineConfig) -> Limits {
         (libc::sysconf(libc::_SC_PHYS_PAGES) as u64)
             .saturating_mul(libc::sysconf(libc::_SC_PAGESIZE) as u64)
     };
+    // Engines share three quarters of the memory: the rest is the referee's and the host's.
+    let shared = ram / 4 * 3;
     Limits {
         memory: config
             .sandbox
             .memory
-            .unwrap_or((ram / cores.max(1)).max(256 << 20)),
+            .unwrap_or((shared / cores.max(1)).max(256 << 20)),
         processes: config.sandbox.processes.unwrap_or(512),
         cpus: cpus_asked(config),
     }
@@ -450,6 +452,8 @@ pub struct Wrapped {
     pub seccomp: Vec<std::os::fd::OwnedFd>,
     /// Its writable folders, watched for an engine that fills them.
     pub scratch: super::scratch::Scratch,
+    /// What root stages for an engine that runs as nobody (see `stage`).
+    pub stage: Option<super::stage::Stage>,
 }
 
 /// The user a sandboxed engine runs as when arbiter is run by root: never root itself, which
@@ -617,8 +621,10 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
             .filter(|k| k.exists())
             .map(|k| real(&k)),
     );
-    // A system folder (`/` for a service) gives no starting content: the private folder alone.
-    let start = (!is_system(&base)).then_some(base.clone());
+    // A system folder (`/` for a service) or one every user shares (`/tmp`) gives no starting
+    // content: the private folder alone. What others keep in `/tmp` comes and goes as the
+    // engine starts, and none of it is the engine's.
+    let start = (!is_system(&base) && !is_shared_temp(&base)).then_some(base.clone());
     if let Some(start) = &start {
         hidden.extend(run_folders_in(start));
     }
@@ -632,7 +638,7 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     }
     if let Some(user) = engine_user() {
         check_reachable(&program, user, true)?;
-        for r in readable.iter().chain(&start) {
+        for r in readable.iter().filter(|r| r.is_file()) {
             check_reachable(r, user, false)?;
         }
     }
@@ -645,25 +651,36 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     for w in &writable {
         check_writable(w, &program_dir, &hidden)?;
     }
+    // Root's engine runs as nobody: what it is given is staged where nobody can reach it.
+    let mut stage = engine_user().map(|_| super::stage::Stage::default());
+    let entries_hidden: Vec<PathBuf> = hidden
+        .iter()
+        .filter(|h| !program_dir.starts_with(h))
+        .cloned()
+        .collect();
+    let mut from = |path: &Path| match stage.as_mut() {
+        Some(stage) => stage.add(path, &entries_hidden),
+        None => path.to_path_buf(),
+    };
     // A later mount covers what it lies over: a readable folder around the working folder goes
     // first, the rest after it, so that the working folder stays the private one.
     let (around, inside): (Vec<&PathBuf>, Vec<&PathBuf>) =
         readable.iter().partition(|r| work.starts_with(r));
     for r in around {
-        args.mount("--ro-bind", r, r);
+        args.mount("--ro-bind", &from(r), r);
     }
     if let Some(start) = &start {
-        args.mount("--ro-bind", start, Path::new(STARTING_CONTENT));
+        args.mount("--ro-bind", &from(start), Path::new(STARTING_CONTENT));
     }
     // The private working folder: a memory file system of its own size, holding a link per
     // entry of the starting content.
     args.words(&["--size", &size, "--perms", "0700"]);
     args.mount_one("--tmpfs", &work);
     if let Some(start) = &start {
-        link_starting_content(&mut args, start, &work, &hidden)?;
+        link_starting_content(&mut args, start, &work, &entries_hidden)?;
     }
     for r in inside {
-        args.mount("--ro-bind", r, r);
+        args.mount("--ro-bind", &from(r), r);
     }
     // One inside the working folder is reached through its link, so it is bound in the view the
     // link points to (a link cannot be mounted over: its target is resolved outside the sandbox).
@@ -674,7 +691,7 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
             }
             _ => w.clone(),
         };
-        args.mount("--bind", w, &shown);
+        args.mount("--bind", &from(w), &shown);
     }
     // What must stay out of sight though it lies inside what the engine reads.
     let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -682,6 +699,14 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         seen.push((start.clone(), PathBuf::from(STARTING_CONTENT)));
     }
     seen.extend(readable.iter().map(|r| (r.clone(), r.clone())));
+    // The system's folders are bound whole: a key kept under `/opt` is covered there.
+    seen.extend(
+        SYSTEM
+            .iter()
+            .map(Path::new)
+            .filter(|d| d.is_dir() && std::fs::read_link(d).is_err())
+            .map(|d| (d.to_path_buf(), d.to_path_buf())),
+    );
     cover_hidden(&mut args, &hidden, &seen, &program_dir)?;
     let mut seccomp = Vec::new();
     for filter in filters.unwrap_or_default() {
@@ -691,15 +716,17 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         args.words(&["--add-seccomp-fd", &file.as_raw_fd().to_string()]);
         seccomp.push(file);
     }
+    args.mount_one("--remount-ro", Path::new("/"));
     args.mount_one("--chdir", &work);
     args.0.push(program.into_os_string());
-    let scratch =
-        super::scratch::Scratch::new(vec![work, PathBuf::from("/tmp")], scratch_size(config));
+    let writable_space = vec![work, PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
+    let scratch = super::scratch::Scratch::new(writable_space, scratch_size(config));
     Ok(Wrapped {
         bwrap: bwrap.clone(),
         args: args.0,
         seccomp,
         scratch,
+        stage: stage.filter(|s| !s.is_empty()),
     })
 }
 
@@ -760,45 +787,57 @@ pub fn holds_run(folder: &Path) -> bool {
     RUN_FILES.iter().any(|f| folder.join(f).exists())
 }
 
-/// Refuses a path the engine's user (`nobody`, arbiter being root) cannot reach: a folder on
-/// its way that others may not enter, or the path itself that others may not read (or run,
-/// for the program). Said before the start, with the fix, rather than as the engine's failure.
+/// Refuses a file the engine's user (`nobody`, arbiter being root) may not read (or run, for
+/// the program). The folders above it do not matter: what the engine is given is staged where
+/// it can reach it (see `stage`). Said before the start, with the fix, rather than as the
+/// engine's failure.
 fn check_reachable(
     path: &Path,
     user: (libc::uid_t, libc::gid_t),
     program: bool,
 ) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let bits = if program || meta.is_dir() { 0o5 } else { 0o4 };
+    if user_may(&meta, user, bits) {
+        return Ok(());
+    }
+    let need = if program { "run it" } else { "read it" };
+    Err(format!(
+        "the engine runs as {} (arbiter was started by root, and no engine runs as root), \
+         and {} does not let others {need}: make it so (chmod o+rx), or run arbiter as a \
+         normal user",
+        engine_user_name().unwrap_or_default(),
+        path.display(),
+    ))
+}
+
+/// Whether `user` has the permission `bits` (`0o4` read, `0o2` write, `0o1` enter or run) on
+/// a file with `meta`.
+fn user_may(meta: &std::fs::Metadata, user: (libc::uid_t, libc::gid_t), bits: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let allows = |meta: &std::fs::Metadata, bits: u32| {
-        let mode = meta.mode();
-        (meta.uid() == user.0 && mode & (bits << 6) == bits << 6)
-            || (meta.gid() == user.1 && mode & (bits << 3) == bits << 3)
-            || mode & bits == bits
-    };
-    let refuse = |what: &Path, need: &str| {
-        Err(format!(
-            "the engine runs as {} (arbiter was started by root, and no engine runs as root), \
-             and {} does not let others {need}: make it so (chmod o+{}), or run arbiter as a \
-             normal user",
-            engine_user_name().unwrap_or_default(),
-            what.display(),
-            if need == "enter it" { "x" } else { "rx" },
-        ))
-    };
-    for folder in path.ancestors().skip(1) {
-        if let Ok(meta) = std::fs::metadata(folder) {
-            if !allows(&meta, 0o1) {
-                return refuse(folder, "enter it");
-            }
+    let mode = meta.mode();
+    match (meta.uid() == user.0, meta.gid() == user.1) {
+        (true, _) => mode & (bits << 6) == bits << 6,
+        (false, true) => mode & (bits << 3) == bits << 3,
+        (false, false) => mode & bits == bits,
+    }
+}
+
+/// Whether the engine can enter `folder` (its user being root's `nobody`, else arbiter's own).
+fn engine_may_enter(folder: &Path) -> bool {
+    match engine_user() {
+        Some(user) => std::fs::metadata(folder).is_ok_and(|m| user_may(&m, user, 0o1)),
+        None => {
+            use std::os::unix::ffi::OsStrExt;
+            let Ok(path) = std::ffi::CString::new(folder.as_os_str().as_bytes()) else {
+                return false;
+            };
+            // SAFETY: access(2) reads the NUL-terminated path it is given.
+            unsafe { libc::access(path.as_ptr(), libc::X_OK) == 0 }
         }
     }
-    if let Ok(meta) = std::fs::metadata(path) {
-        let bits = if program || meta.is_dir() { 0o5 } else { 0o4 };
-        if !allows(&meta, bits) {
-            return refuse(path, if program { "run it" } else { "read it" });
-        }
-    }
-    Ok(())
 }
 
 /// The program `cmd=` names: a path from the working folder, or a name looked up in `PATH`.
@@ -842,8 +881,25 @@ fn system_view(size: &str, new_session: bool) -> Args {
             args.mount("--ro-bind", &path, &path);
         }
     }
+    // Every writable file system has a size: `/dev/shm` as `/tmp`, and `/dev` itself (the
+    // sandbox's root too, at the end of `wrap`) is made read-only. Memory written to a file
+    // system without one belongs to no process, and the kernel's OOM killer would take the
+    // referee for it.
     args.words(&[
-        "--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/tmp",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        size,
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        size,
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
     ]);
     args
 }
@@ -861,8 +917,12 @@ fn readable_folders(
     let mut readable: Vec<PathBuf> = Vec::new();
     let within_start = |p: &Path| start.is_some_and(|s| p.starts_with(s));
     let program_dir = program.parent().unwrap_or(Path::new("/"));
-    let folders =
-        std::iter::once(program_dir.to_path_buf()).chain(script_targets(program, base, hidden));
+    // A program kept directly in `/tmp` or a home is given alone, not with all that lies there.
+    let own = match too_wide(program_dir, &[]) {
+        true => program.to_path_buf(),
+        false => program_dir.to_path_buf(),
+    };
+    let folders = std::iter::once(own).chain(script_targets(program, base, hidden));
     for folder in folders {
         let covered = readable.iter().any(|o| folder.starts_with(o));
         if !is_system(&folder) && !within_start(&folder) && !covered {
@@ -1008,6 +1068,13 @@ fn lexically_absolute(path: &Path) -> PathBuf {
     clean
 }
 
+/// The temporary folders every user shares.
+fn is_shared_temp(folder: &Path) -> bool {
+    ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .any(|t| folder == Path::new(t))
+}
+
 /// Whether giving `folder` to an engine would give it more than a program's own folder: a
 /// home, a temporary folder, the root, or a folder holding what no engine may see.
 fn too_wide(folder: &Path, hidden: &[PathBuf]) -> bool {
@@ -1042,6 +1109,16 @@ fn cover_hidden(
                 )
             })?;
             let Some(target) = target else { continue };
+            // Behind a folder the engine may not enter, it is out of its reach already; and
+            // bubblewrap, as the engine's user, could not make the cover there.
+            let below: Vec<&Path> = target
+                .ancestors()
+                .skip(1)
+                .take_while(|a| a.starts_with(host) && *a != host)
+                .collect();
+            if !below.iter().all(|a| engine_may_enter(a)) {
+                continue;
+            }
             let shown = inner.join(target.strip_prefix(host).unwrap_or(Path::new("")));
             if target.is_dir() {
                 args.mount_one("--tmpfs", &shown);

@@ -101,23 +101,31 @@ fn free_of(fd: &OwnedFd, size: u64) -> Option<u64> {
     let is_ours = st.f_type as i64 == TMPFS_MAGIC && total.abs_diff(size) < block.max(4096);
     is_ours.then_some(st.f_bavail as u64 * block)
 }
-/// A process under `keeper` that lives in another mount namespace than the referee's: one
-/// inside the sandbox.
+/// A process under `keeper` that lives in another mount namespace than the referee's and
+/// than bubblewrap's own (the keeper's child, which has a namespace of its own where root
+/// staged what the engine is given): one inside the sandbox.
 fn sandboxed_process(keeper: u32) -> Option<u32> {
-    let ours = std::fs::read_link("/proc/self/ns/mnt").ok()?;
-    let mut todo = vec![keeper];
+    let mount_ns = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+    let mut outer = vec![mount_ns(std::process::id())?];
+    let mut todo = vec![(keeper, 0)];
     let mut seen = 0;
-    while let Some(pid) = todo.pop() {
+    while let Some((pid, depth)) = todo.pop() {
         seen += 1;
         if seen > 64 {
             return None;
         }
-        let ns = std::fs::read_link(format!("/proc/{pid}/ns/mnt"));
-        if ns.is_ok_and(|ns| ns != ours) {
-            return Some(pid);
+        let ns = mount_ns(pid);
+        match (depth, ns) {
+            (1, Some(ns)) => outer.push(ns),
+            (2.., Some(ns)) if !outer.contains(&ns) => return Some(pid),
+            _ => {}
         }
         for tid in super::procfs::threads(pid) {
-            todo.extend(super::procfs::children(pid, tid));
+            todo.extend(
+                super::procfs::children(pid, tid)
+                    .into_iter()
+                    .map(|c| (c, depth + 1)),
+            );
         }
     }
     None

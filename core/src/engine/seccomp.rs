@@ -59,6 +59,12 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_open_by_handle_at,
     libc::SYS_name_to_handle_at,
     libc::SYS_fanotify_init,
+    libc::SYS_fanotify_mark,
+    // Two sandboxes that both read a file (`/etc/os-release`) would see each other open it.
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_inotify_init,
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
     libc::SYS_vhangup,
     #[cfg(target_arch = "x86_64")]
     libc::SYS_iopl,
@@ -150,7 +156,40 @@ pub fn filters(locks: bool) -> Option<Vec<BpfProgram>> {
         arch,
     )
     .ok()?;
-    Some(vec![perm.try_into().ok()?, nosys.try_into().ok()?])
+    let mut programs: Vec<BpfProgram> = vec![perm.try_into().ok()?, nosys.try_into().ok()?];
+    programs.extend(x32_filter());
+    Some(programs)
+}
+
+/// On x86_64, every call numbered with the x32 bit is refused: the filters above compare
+/// exact numbers, and on a kernel with x32 enabled `SYS_mount | 0x40000000` would pass them.
+/// seccompiler matches numbers only one by one, so this filter is written as BPF directly.
+fn x32_filter() -> Option<BpfProgram> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    use seccompiler::sock_filter;
+    const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JUMP_IF_AT_LEAST: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+    const ARCH_OFFSET: u32 = 4;
+    const NR_OFFSET: u32 = 0;
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO: u32 = 0x0005_0000;
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    Some(vec![
+        op(LOAD_WORD, 0, 0, ARCH_OFFSET),
+        // Another processor's calls (i386's `int 0x80`) are the first filter's to judge.
+        op(JUMP_IF_EQUAL, 1, 0, AUDIT_ARCH_X86_64),
+        op(RETURN, 0, 0, ALLOW),
+        op(LOAD_WORD, 0, 0, NR_OFFSET),
+        op(JUMP_IF_AT_LEAST, 0, 1, X32_SYSCALL_BIT),
+        op(RETURN, 0, 0, ERRNO | libc::EPERM as u32),
+        op(RETURN, 0, 0, ALLOW),
+    ])
 }
 
 /// A filter as bubblewrap reads it: the raw `struct sock_filter` array, in a memory file whose
@@ -200,7 +239,10 @@ mod tests {
     fn the_filters_compile_with_and_without_locks() {
         let strict = filters(false).expect("x86_64 or aarch64");
         let lenient = filters(true).expect("x86_64 or aarch64");
-        assert_eq!(strict.len(), 2);
+        assert_eq!(
+            strict.len(),
+            if cfg!(target_arch = "x86_64") { 3 } else { 2 }
+        );
         assert!(
             strict[0].len() > lenient[0].len(),
             "the lock rules add to the first filter"

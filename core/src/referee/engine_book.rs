@@ -35,16 +35,8 @@ const MAX_BOOK_BYTES: u64 = 1 << 30;
 impl PolyglotBook {
     /// Reads `path`; the reason it is no Polyglot book otherwise.
     pub fn read(path: &Path) -> Result<PolyglotBook, String> {
-        let size = std::fs::metadata(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .len();
-        if size > MAX_BOOK_BYTES {
-            return Err(format!(
-                "{}: {size} bytes, more than a book of 1 GiB",
-                path.display()
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = crate::input::read_capped(path, MAX_BOOK_BYTES)
+            .map_err(|why| format!("{}: {why}", path.display()))?;
         PolyglotBook::from_bytes(&bytes).map_err(|why| format!("{}: {why}", path.display()))
     }
 

@@ -36,7 +36,7 @@ pub fn file_hash(path: &Path) -> std::io::Result<String> {
 /// The SHA-256 of a file, read in large pieces (each read a system call).
 pub fn hash_content(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::input::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {

@@ -210,6 +210,9 @@ impl BookFormat {
     }
 }
 
+/// The largest opening book read: books of millions of positions are some hundreds of MiB.
+const MAX_BOOK_BYTES: u64 = 2 << 30;
+
 pub fn load_book(
     path: &Path,
     entry: &GameEntry,
@@ -226,10 +229,11 @@ pub fn load_book_as(
     max_plies: Option<usize>,
 ) -> Result<Vec<Opening>, BookError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| BookError::Read {
-        path: name.clone(),
-        reason: e.to_string(),
-    })?;
+    let text =
+        crate::input::read_text_capped(path, MAX_BOOK_BYTES).map_err(|reason| BookError::Read {
+            path: name.clone(),
+            reason,
+        })?;
     // Editors on Windows start UTF-8 files with a byte order mark: it is no part of the book.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     match format {
