@@ -1381,6 +1381,56 @@ fn conf_names_an_engine_of_cute_chess_engines_json() {
     );
 }
 
+/// An engines.json that came with a downloaded engine, in the working folder: its stderrFile
+/// names a file of the author's choosing (`/etc/cron.d/x` would run code as root) and an
+/// option names a secret for the engine to read. Neither is taken from the file, and nothing
+/// is written; the user's own `stderr=` on the line is.
+#[test]
+fn a_planted_engines_json_chooses_no_path() {
+    let dir = scratch("theirs", "engines-json-planted");
+    let victim = dir.join("victim");
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "s3cret").unwrap();
+    let engines = serde_json::json!([
+        {
+            "name": "Evil",
+            "command": bundled_engine(),
+            "stderrFile": victim.display().to_string(),
+            "options": [
+                {"name": "Style", "type": "combo", "value": "greedy", "default": "search"},
+            ]
+        },
+        {
+            "name": "Reader",
+            "command": bundled_engine(),
+            "options": [{"name": "VariantPath", "type": "string",
+                         "value": secret.display().to_string()}]
+        }
+    ]);
+    std::fs::write(dir.join("engines.json"), engines.to_string()).unwrap();
+    refused(
+        &dir,
+        "-engine conf=Evil -engine conf=Evil name=B -each tc=2+0.02 -games 2",
+        "may have come with the engine",
+    );
+    assert!(!victim.exists(), "the file's stderrFile was written");
+    refused(
+        &dir,
+        "-engine conf=Reader -engine conf=Evil name=B stderr=mine.txt -each tc=2+0.02 -games 2",
+        "option.VariantPath=",
+    );
+    played(
+        &dir,
+        "-engine conf=Evil stderr=mine.txt -engine conf=Evil name=B stderr=theirs.txt \
+         -each tc=2+0.02 -games 2",
+    );
+    assert!(!victim.exists(), "the file's stderrFile was written");
+    assert!(
+        dir.join("mine.txt").exists(),
+        "the line's stderr= is the user's own"
+    );
+}
+
 /// fastchess's and cutechess-cli's `-tb`: games end once their position is in the Syzygy
 /// tables (tests/syzygy: every 3-piece ending and KQvKR, checksums as published), probed
 /// after a capture or a pawn move as fastchess probes (matchmaking/syzygy.cpp

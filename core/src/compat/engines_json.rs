@@ -23,10 +23,18 @@ fn candidates() -> Vec<PathBuf> {
 }
 
 /// The engine settings (`cmd=`, `name=`, `option.X=` ...) that `conf=name` stands for, or why
-/// there are none.
-pub fn settings_of(name: &str) -> Result<Vec<String>, String> {
+/// there are none. `on_the_line`: the settings the user named beside `conf=` (`stderr`,
+/// `dir`, `option.X`), which take the place of the file's.
+///
+/// An `engines.json` found in the working folder may have come with a downloaded engine: the
+/// file it names for stderr, the folder it names to work in and the paths its options name are
+/// taken only from the user's own line (or from the file in the user's configuration folder),
+/// never from it: arbiter would otherwise write where the engine's author chose, or show the
+/// engine a file the author named.
+pub fn settings_of(name: &str, on_the_line: &[&str]) -> Result<Vec<String>, String> {
     let places = candidates();
-    let Some(path) = places.iter().find(|p| p.is_file()) else {
+    let place = places.iter().position(|p| p.is_file());
+    let Some(path) = place.map(|at| &places[at]) else {
         let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
         return Err(format!(
             "conf={name}: no engines.json (looked in {})",
@@ -58,7 +66,39 @@ pub fn settings_of(name: &str) -> Result<Vec<String>, String> {
             }
         ));
     };
-    settings(engine).map_err(|why| format!("{} ({name}): {why}", path.display()))
+    let settings = settings(engine).map_err(|why| format!("{} ({name}): {why}", path.display()))?;
+    match place {
+        Some(0) => untrusted_paths_refused(settings, on_the_line, path),
+        _ => Ok(settings),
+    }
+}
+
+/// The settings of an `engines.json` found in the working folder, without those the line
+/// replaces; refused where the file alone would choose a path arbiter writes or the engine reads.
+fn untrusted_paths_refused(
+    settings: Vec<String>,
+    on_the_line: &[&str],
+    path: &std::path::Path,
+) -> Result<Vec<String>, String> {
+    let mut kept = Vec::new();
+    for setting in settings {
+        let (key, value) = setting.split_once('=').unwrap_or((&setting, ""));
+        let chooses_a_path = match key {
+            "stderr" | "dir" => true,
+            _ => key.starts_with("option.") && value.contains('/'),
+        };
+        if !chooses_a_path {
+            kept.push(setting);
+        } else if !on_the_line.contains(&key) {
+            return Err(format!(
+                "{} is in the working folder, where it may have come with the engine, and its \
+                 {key}={value} would choose a path arbiter writes or the engine reads: name it \
+                 yourself on the line ({key}=...), or keep the file in ~/.config/cutechess/",
+                path.display()
+            ));
+        }
+    }
+    Ok(kept)
 }
 
 fn settings(engine: &Value) -> Result<Vec<String>, String> {
@@ -154,6 +194,21 @@ mod tests {
                 "restart=on",
                 "option.Hash=256",
                 "option.SyzygyPath=/tb"
+            ]
+        );
+        let from_the_folder = || settings(&engine).unwrap();
+        let path = std::path::Path::new("engines.json");
+        let refused = untrusted_paths_refused(from_the_folder(), &[], path).unwrap_err();
+        assert!(refused.contains("dir=/opt/sf"), "{refused}");
+        let named = ["dir", "option.SyzygyPath"];
+        let kept = untrusted_paths_refused(from_the_folder(), &named, path).unwrap();
+        assert_eq!(
+            kept,
+            [
+                "cmd=/opt/sf/stockfish",
+                "name=SF 16",
+                "restart=on",
+                "option.Hash=256"
             ]
         );
         let with_init: Value =

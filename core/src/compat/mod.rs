@@ -294,7 +294,11 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
             // are never trusted, timeouts are its own.
             "trust" | "whitepov" | "tscale" => {}
             // Cute Chess's engines.json: its settings where conf= stands, later keys over them.
-            "conf" => out.extend(engines_json::settings_of(value).map_err(|why| refuse(flag, &why))?),
+            "conf" => {
+                let named: Vec<&str> = pairs(values).into_iter().map(|(k, _)| k).collect();
+                let found = engines_json::settings_of(value, &named);
+                out.extend(found.map_err(|why| refuse(flag, &why))?)
+            }
             // cutechess-cli: the engine's own Polyglot book, and how many moves it plays.
             "book" | "bookdepth" => out.push(format!("{key}={value}")),
             "initstr" => {
