@@ -671,3 +671,62 @@ fn outputs_onto_the_runs_own_files_are_refused() {
         std::fs::read_to_string(dir.join("R/games.pgn")).unwrap()
     );
 }
+
+/// A run folder another user made (on a shared scratch disk), or one every user may write: the
+/// other user could plant links among the run's files or swap its journal, so arbiter refuses
+/// to write a run there, and `adopt` refuses to seal it.
+#[test]
+fn a_run_folder_that_is_not_the_callers_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("hostile", "foreign-out");
+    let open_to_all = dir.join("shared-out");
+    std::fs::create_dir_all(&open_to_all).unwrap();
+    std::fs::set_permissions(&open_to_all, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut folders = vec![(open_to_all, "every user may write in it")];
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let theirs = dir.join("their-out");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(12345), Some(12345)).unwrap();
+        folders.push((theirs, "belongs to another user"));
+    }
+    let engine = bundled_engine();
+    for (folder, why) in folders {
+        let out = arbiter_in(
+            &dir,
+            &[
+                "match",
+                "--games",
+                "2",
+                "--each",
+                "depth=1",
+                "--out",
+                folder.to_str().unwrap(),
+                "--engine",
+                &format!("cmd={engine}"),
+                "name=a",
+                "--engine",
+                &format!("cmd={engine}"),
+                "name=b",
+            ],
+        );
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains(why), "{said}");
+        assert_eq!(
+            std::fs::read_dir(&folder).unwrap().count(),
+            0,
+            "nothing written in {}",
+            folder.display()
+        );
+        std::fs::write(folder.join("run.key"), [7u8; 32]).unwrap();
+        let adopt = arbiter_in(&dir, &["adopt", folder.to_str().unwrap()]);
+        assert_ne!(
+            adopt.status.code(),
+            Some(0),
+            "adopt sealed {}",
+            folder.display()
+        );
+        assert!(stderr(&adopt).contains(why), "{}", stderr(&adopt));
+    }
+}

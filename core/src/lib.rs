@@ -14,6 +14,7 @@ pub mod compat;
 pub mod engine;
 pub mod huge_text;
 pub mod input;
+pub mod output;
 pub mod pgn;
 pub mod referee;
 pub mod report;

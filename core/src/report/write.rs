@@ -97,20 +97,11 @@ impl<'a> RunInfo<'a> {
     }
 }
 
-/// `games.csv` -> `games.csv.tmp`: a temporary name of its own for every output file.
-fn temporary(path: &Path) -> std::path::PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    path.with_file_name(name)
-}
-
 /// Whole or not at all: written under a temporary name, then renamed over the old file. Not
 /// synced to the disk: every report is made from the journal, which is, and a finished run
 /// resumed writes them again (a sync per file was a tenth of the run's own thread).
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temporary(path);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(tmp, path)
+    crate::output::replace(path, bytes)
 }
 
 pub fn html_escape(text: &str) -> String {
@@ -267,10 +258,10 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
         dir.join(super::files::GAMES_CSV),
         dir.join(super::files::GAMES_PGN),
     );
-    let (csv_tmp, pgn_tmp) = (temporary(&csv_path), temporary(&pgn_path));
-    let mut games_csv =
-        csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(&csv_tmp)?));
-    let mut pgn = std::io::BufWriter::new(std::fs::File::create(&pgn_tmp)?);
+    let (csv_tmp, csv_file) = crate::output::create_beside(&csv_path, 0o644)?;
+    let (pgn_tmp, pgn_file) = crate::output::create_beside(&pgn_path, 0o644)?;
+    let mut games_csv = csv::Writer::from_writer(std::io::BufWriter::new(csv_file));
+    let mut pgn = std::io::BufWriter::new(pgn_file);
     games_csv
         .write_record(GAMES_CSV_HEADER)
         .map_err(std::io::Error::other)?;

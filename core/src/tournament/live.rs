@@ -229,10 +229,7 @@ fn write_pending(shared: &Shared, dir: &Path, shown: &mut BTreeMap<usize, LiveGa
         let Ok(text) = serde_json::to_vec(&*game) else {
             continue;
         };
-        let tmp = dir.join(format!(".game-{worker}.json.tmp"));
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, dir.join(format!("game-{worker}.json")));
-        }
+        let _ = crate::output::replace(&dir.join(format!("game-{worker}.json")), &text);
     }
 }
 

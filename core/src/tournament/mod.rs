@@ -307,6 +307,9 @@ pub struct RunLock {
 /// even after `kill -9`.
 pub fn lock_run_dir(dir: &std::path::Path) -> Result<RunLock, String> {
     use std::os::fd::AsRawFd;
+    if let Some(why) = crate::output::foreign_folder(dir) {
+        return Err(why);
+    }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let folder =
         std::fs::File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;

@@ -39,7 +39,11 @@ pub fn note_ended(dir: &Path, started: f64, busy: f64) {
         std::process::id(),
         (now * 1e3) as u64
     ));
-    let _ = std::fs::write(path, format!("{now:.3} {:.3} {busy:.3}\n", now - started));
+    // A new file, never one planted under the name (the folder is every user's).
+    if let Ok(mut file) = crate::output::create_new(&path, 0o644) {
+        use std::io::Write;
+        let _ = writeln!(file, "{now:.3} {:.3} {busy:.3}", now - started);
+    }
 }
 
 /// What the runs noted in `dir` still add to the load average now; notes past use are removed.

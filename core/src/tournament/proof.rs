@@ -188,6 +188,14 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
             root.display()
         ));
     }
+    // Whose folder and key it is, first: adopting seals what another user wrote (and could
+    // have forged) with the caller's key.
+    for dir in &legacy {
+        let key = dir.join(KEY_FILE);
+        if let Some(why) = crate::output::foreign_folder(dir).or_else(|| foreign_file(&key)) {
+            return Err(format!("cannot adopt: {why}"));
+        }
+    }
     // Everything is checked before anything is written.
     let mut plans = Vec::new();
     for dir in &legacy {
@@ -219,9 +227,7 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
                 }
                 out.push(b'\n');
             }
-            let tmp = path.with_extension("adopting");
-            std::fs::write(&tmp, &out).map_err(failed)?;
-            std::fs::rename(&tmp, &path).map_err(failed)?;
+            crate::output::replace(&path, &out).map_err(failed)?;
         }
         std::fs::remove_file(dir.join(KEY_FILE)).map_err(failed)?;
         done.push(Adopted {
@@ -230,6 +236,22 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
         });
     }
     Ok(done)
+}
+
+/// Why a key file is not the caller's own to adopt, if it is not.
+fn foreign_file(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (meta.file_type().is_symlink() || meta.uid() != me).then(|| {
+        format!(
+            "{}: the key belongs to another user (uid {}) or is a link: only its owner may \
+             adopt the folder",
+            path.display(),
+            meta.uid()
+        )
+    })
 }
 
 /// One legacy folder's records, checked with its own key: each settings file to seal again,
@@ -398,10 +420,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 pub fn seal_spec(dir: &Path, name: &str, text: &[u8]) -> std::io::Result<()> {
     let key = Key::load_or_make(dir)?;
     let proof = proof_file(name);
-    let tmp = dir.join(format!(".{proof}.{}", std::process::id()));
     let body = format!("{}\nkey {}\n", key.of_file(text), key.fingerprint());
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(&tmp, dir.join(proof))
+    crate::output::replace(&dir.join(proof), body.as_bytes())
 }
 
 /// Checks the settings file `name`'s text against its proof under the owner's key: a folder
