@@ -72,8 +72,12 @@ fn the_fastchess_readme_example_plays_chess() {
         "{text}"
     );
     assert!(text.contains("Games: 4, Wins: "), "{text}");
+    // Then fastchess's per-player block (tournament.cpp), "Finished match" and its time.
     assert!(
-        text.contains("Tournament finished\nFinished match\n"),
+        text.contains(
+            "Tournament finished\n\nPlayer: Engine1\n  Timeouts: 0\n  Crashed: 0\n\
+             Player: Engine2\n  Timeouts: 0\n  Crashed: 0\n\nFinished match\nTotal Time: "
+        ),
         "{text}"
     );
 }
@@ -229,10 +233,10 @@ fn affinity_and_timeouts_as_fastchess_scripts_give_them() {
         serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     assert!(spec["affinity"].is_array(), "{}", spec["affinity"]);
     for engine in spec["engines"].as_array().unwrap() {
-        assert_eq!(
-            engine["handshake"]["secs"], 90,
-            "the longest wait: {engine}"
-        );
+        // -ping-ms bounds the `isready` before every `go`; the start keeps its own time.
+        assert_eq!(engine["ping"]["secs"], 90, "{engine}");
+        assert_eq!(engine["sync"], "every", "{engine}");
+        assert_ne!(engine["handshake"]["secs"], 90, "{engine}");
     }
 }
 
@@ -1235,7 +1239,11 @@ fn openbench_pgnout_keeps_nodes_seldepth_and_the_matching_lines() {
         .collect();
     assert!(comments.len() >= 4, "{pgn}");
     for c in &comments {
-        let fields: Vec<&str> = c.split(", ").collect();
+        let mut fields: Vec<&str> = c.split(", ").collect();
+        // A game's last move's comment ends with why the game ended, as fastchess writes it.
+        if fields.last().is_some_and(|f| !f.starts_with("line=")) {
+            fields.pop();
+        }
         assert!(fields.len() >= 3, "{c}");
         assert!(fields[1].starts_with("n="), "{c}");
         assert!(fields[2].starts_with("sd=1"), "{c}");
@@ -1378,6 +1386,80 @@ fn conf_names_an_engine_of_cute_chess_engines_json() {
         &dir,
         "-engine conf=Fruit -engine conf=Bundled -each tc=1 -games 2",
         "Unknown engine configuration: Fruit (engines.json holds Bundled)",
+    );
+}
+
+/// An EPD line with a FEN's two counters (fastchess's opening_books.sh): the half-move clock
+/// and the move number reach the PGN's FEN, its move numbers, the engine's `position` line and
+/// the fifty-move rule. At 99 half-moves, the first quiet move draws.
+#[test]
+fn an_epd_keeps_its_move_counters() {
+    let dir = scratch("theirs", "epd-counters");
+    std::fs::write(dir.join("book.epd"), "8/8/4k3/8/8/3RK3/8/8 w - - 99 80\n").unwrap();
+    let out = played(
+        &dir,
+        "-variant chess -engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=2 \
+         -openings file=book.epd format=epd -rounds 1 -games 2 -pgnout file=games.pgn \
+         -log file=io.log",
+    );
+    let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
+    assert!(
+        pgn.contains("[FEN \"8/8/4k3/8/8/3RK3/8/8 w - - 99 80\"]"),
+        "{pgn}"
+    );
+    assert!(
+        pgn.contains("\n80. R"),
+        "the moves are numbered from 80: {pgn}"
+    );
+    assert_eq!(pgn.matches("1/2-1/2\n").count(), 2, "{pgn}");
+    assert!(
+        pgn.contains("[PlyCount \"1\"]"),
+        "drawn at the first quiet move: {pgn}"
+    );
+    let log = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert!(
+        log.contains("position fen 8/8/4k3/8/8/3RK3/8/8 w - - 99 80"),
+        "{log}"
+    );
+    drop(out);
+}
+
+/// What fishtest's and OpenBench's workers read from fastchess, under a fastchess line: the
+/// illegal-move warning (fishtest stops a run for it), `abandoned` for a crash (OpenBench
+/// reports it), the reason inside the last move's comment, and the per-player block.
+#[test]
+fn the_wrappers_see_every_event_fastchess_shows_them() {
+    let dir = scratch("theirs", "wrapper-events");
+    let out = play(
+        &dir,
+        "-variant chess -engine cmd=ENGINE name=New args=--fault=illegal \
+         -engine cmd=ENGINE name=Base -each nodes=200 -rounds 1 -games 2 -pgnout file=a.pgn",
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Warning; Illegal move "), "{text}");
+    assert!(text.contains(" played by New\n"), "{text}");
+    let pgn = std::fs::read_to_string(dir.join("a.pgn")).unwrap();
+    assert!(pgn.contains("[Termination \"illegal move\"]"), "{pgn}");
+    assert!(
+        !pgn.contains("} {"),
+        "no comment after the last move's: {pgn}"
+    );
+    let out = play(
+        &dir,
+        "-variant chess -engine cmd=ENGINE name=Crasher args=--fault=crash \
+         -engine cmd=ENGINE name=Base -each nodes=200 -rounds 1 -games 2 -recover \
+         -pgnout file=b.pgn",
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("Player: Crasher\n  Timeouts: 0\n  Crashed: 2\n"),
+        "{text}"
+    );
+    let pgn = std::fs::read_to_string(dir.join("b.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Termination \"abandoned\"]").count(),
+        2,
+        "{pgn}"
     );
 }
 

@@ -268,7 +268,8 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
     let mut out = Vec::new();
     for (key, value) in pairs(values) {
         match key {
-            "cmd" | "name" | "dir" | "proto" | "tc" | "st" | "depth" | "nodes" | "timemargin" => {
+            "cmd" | "name" | "dir" | "proto" | "tc" | "st" | "depth" | "nodes" | "timemargin"
+            | "sync" => {
                 out.push(format!("{key}={value}"))
             }
             "arg" => out.push(format!("arg={value}")),
@@ -402,6 +403,8 @@ struct Shape {
     /// The longest of fastchess's waits for an engine outside its moves (`-startup-ms`,
     /// `-ucinewgame-ms`, `-ping-ms`), which arbiter's one `handshake=` bounds.
     handshake_ms: Option<u64>,
+    /// `-ping-ms`: how long an engine may take to answer `isready` between its moves.
+    ping_ms: Option<u64>,
     /// How its progress is printed (`-output format=`, `-ratinginterval`, `-scoreinterval`,
     /// `-report penta=`), over the tool's defaults.
     output: Option<Style>,
@@ -853,9 +856,15 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     if let Some(ms) = shape.handshake_ms {
         each.push(format!("handshake={}", ms as f64 / 1000.0));
     }
+    if let Some(ms) = shape.ping_ms {
+        each.push(format!("ping={}", ms as f64 / 1000.0));
+    }
     // fastchess checks every reported line of every move (match.cpp `verifyPvLines`, called
     // for each move played), and mate scores' lines with -check-mate-pvs; cutechess-cli none.
     if dialect == Dialect::Fastchess {
+        // fastchess pings every engine before each `go`, and calls one that stops answering
+        // stalled; the line's own -each sync= comes later and wins.
+        each.insert(0, "sync=every".to_string());
         let checks = if shape.check_mate_pvs {
             "mates"
         } else {
@@ -1177,9 +1186,15 @@ fn translate_flag(
             "--max-plies".to_string(),
             (2 * number(name, values)?).to_string(),
         ]),
+        // fastchess's wait for `readyok` between moves: its engines' start keeps its own
+        // time, as in fastchess (a short ping would otherwise cut their start short).
+        "-ping-ms" => {
+            let ms = number(name, values)?;
+            shape.ping_ms = Some(ms);
+        }
         // One allowance here for what fastchess times separately; the longest is kept, so no
         // engine is cut short that fastchess would have waited for.
-        "-startup-ms" | "-ucinewgame-ms" | "-ping-ms" => {
+        "-startup-ms" | "-ucinewgame-ms" => {
             let ms = number(name, values)?;
             shape.handshake_ms = Some(shape.handshake_ms.map_or(ms, |m| m.max(ms)));
         }
@@ -1220,7 +1235,7 @@ mod tests {
         let t = translate("arbiter", &words(line)).unwrap();
         assert_eq!(
             t.argv.join(" "),
-            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each tc=10+0.1 --concurrency 4 --check-pvs lines"
+            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each sync=every tc=10+0.1 --concurrency 4 --check-pvs lines"
         );
         assert!(t.reading.contains("fastchess"), "{}", t.reading);
         // The same line typed to cutechess-cli plays 200 games: its -repeat reuses openings.

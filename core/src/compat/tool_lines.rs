@@ -179,6 +179,10 @@ pub struct Printer {
     /// Games finished when the last score line was printed, and now.
     scored_at: u64,
     finished: u64,
+    /// fastchess's per-player count of games lost on time and by a crash or a stall, in the
+    /// order the players were first counted.
+    losses: Vec<(String, u64, u64)>,
+    started: std::time::Instant,
 }
 
 impl Printer {
@@ -225,6 +229,8 @@ impl Printer {
             games_rated: 0,
             scored_at: 0,
             finished: 0,
+            losses: engines.iter().map(|e| (e.name.clone(), 0, 0)).collect(),
+            started: std::time::Instant::now(),
         }
     }
 
@@ -233,6 +239,19 @@ impl Printer {
         let r = p.record;
         // fastchess warns as the moves come; they are said before the game's line here.
         let mut out: String = r.pv_warnings.iter().map(|w| format!("{w}\n")).collect();
+        let loser = match r.outcome {
+            Outcome::WhiteWins => Some(&r.black),
+            Outcome::BlackWins => Some(&r.white),
+            Outcome::Draw => None,
+        };
+        if let (Style::Fastchess, Some(loser)) = (self.lines.style, loser) {
+            // fastchess's warning (match.cpp), which fishtest's worker stops a run for.
+            if r.termination == Termination::IllegalMove {
+                let mv = quoted(&r.detail).unwrap_or("<none>");
+                out += &format!("Warning; Illegal move {mv} played by {loser}\n");
+            }
+            self.count_loss(loser, r.termination);
+        }
         out += &format!(
             "Finished game {} ({} vs {}): {} {{{}}}\n",
             p.game,
@@ -286,9 +305,48 @@ impl Printer {
         }
         if self.lines.style == Style::Fastchess {
             out.push_str("Tournament finished\n");
+            // fastchess's tracker (tournament.cpp), printed as its tournament ends.
+            out.push('\n');
+            for (name, timeouts, crashes) in &self.losses {
+                let _ = write!(
+                    out,
+                    "Player: {name}\n  Timeouts: {timeouts}\n  Crashed: {crashes}\n"
+                );
+            }
+            out.push('\n');
         }
         out.push_str("Finished match\n");
+        if self.lines.style == Style::Fastchess {
+            let s = self.started.elapsed().as_secs();
+            let _ = writeln!(
+                out,
+                "Total Time: {:02}:{:02}:{:02} (hours:minutes:seconds)",
+                s / 3600,
+                s / 60 % 60,
+                s % 60
+            );
+        }
         out
+    }
+
+    /// Counts a game `loser` lost on time, or by a crash or a stall (fastchess's
+    /// `report_timeout` and `report_disconnect`).
+    fn count_loss(&mut self, loser: &str, termination: Termination) {
+        let (timeout, crash) = match termination {
+            Termination::TimeForfeit => (1, 0),
+            Termination::EngineCrash
+            | Termination::EngineStall
+            | Termination::MemoryLimit
+            | Termination::DiskLimit => (0, 1),
+            _ => return,
+        };
+        match self.losses.iter_mut().find(|(n, _, _)| n == loser) {
+            Some(entry) => {
+                entry.1 += timeout;
+                entry.2 += crash;
+            }
+            None => self.losses.push((loser.to_string(), timeout, crash)),
+        }
     }
 
     /// Counts a game for the first engine. Over pairs (`penta`), a game counts once its pair is
@@ -465,6 +523,12 @@ fn time_control(e: &EngineConfig) -> String {
 
 /// Why a game ended, in the words the tools use where scripts look for them ("on time",
 /// "disconnects", "stalls", "illegal move"), else arbiter's own.
+/// The first `'...'` of a sentence: the move an illegal-move detail names.
+fn quoted(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once('\'')?;
+    rest.split_once('\'').map(|(inside, _)| inside)
+}
+
 fn annotation(r: &GameRecord) -> String {
     let loser = match r.outcome {
         Outcome::WhiteWins => "Black",

@@ -39,6 +39,27 @@ pub struct SearchLimits {
     pub nodes: Option<u64>,
 }
 
+/// `sync=`: when an engine is made to answer `isready` before its `go`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncBeforeGo {
+    /// `on`: before a `go` on the clock, so that a sleeping engine is woken on the referee's
+    /// time.
+    #[default]
+    Clocked,
+    /// `off`: never (an engine slow to answer `isready`, or a measurement of what it gives).
+    Never,
+    /// `every`: before every `go`, as fastchess pings: an engine that stops answering between
+    /// its moves is caught as stalled even where no clock runs.
+    Every,
+}
+
+impl SyncBeforeGo {
+    pub fn is_default(&self) -> bool {
+        *self == SyncBeforeGo::default()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineConfig {
     pub name: String,
@@ -59,6 +80,13 @@ pub struct EngineConfig {
     /// after it failed.
     #[serde(default)]
     pub restart: bool,
+    /// How long the engine may take to answer the `isready` before a `go` (`ping=`,
+    /// fastchess's `-ping-ms`); by default `handshake=`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping: Option<Duration>,
+    /// When the engine answers `isready` before its `go` (see `EngineProcess::think`).
+    #[serde(default, skip_serializing_if = "SyncBeforeGo::is_default")]
+    pub sync: SyncBeforeGo,
     /// A file the engine's stderr is added to (`stderr=`, as cutechess-cli's), instead of the
     /// run's `--log`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +203,8 @@ impl EngineConfig {
             stall: DEFAULT_STALL,
             handshake: DEFAULT_HANDSHAKE,
             restart: false,
+            sync: SyncBeforeGo::default(),
+            ping: None,
             stderr: None,
             sandbox: Confinement::default(),
             family: None,
@@ -235,6 +265,7 @@ impl EngineConfig {
             }
             "stall" => self.stall = v.seconds()?,
             "handshake" => self.handshake = v.seconds()?,
+            "ping" => self.ping = Some(v.seconds()?),
             "stderr" if !value.is_empty() => self.stderr = Some(value.into()),
             "family" if !value.is_empty() => self.family = Some(value.into()),
             "book" if !value.is_empty() => {
@@ -245,6 +276,14 @@ impl EngineConfig {
             "bookdepth" => self.bookdepth = Some(v.positive_u32()?),
             "restart" if value == "auto" => self.restart = false,
             "restart" => self.restart = v.on_off()?,
+            "sync" => {
+                self.sync = match value {
+                    "on" => SyncBeforeGo::Clocked,
+                    "off" => SyncBeforeGo::Never,
+                    "every" => SyncBeforeGo::Every,
+                    _ => return Err(v.bad("expected on, off or every")),
+                }
+            }
             _ => match key.strip_prefix("option.") {
                 Some(name) if !name.is_empty() => {
                     self.options.retain(|(n, _)| n != name);

@@ -2,8 +2,8 @@
 //! stdout read on the referee's runtime (see `reader`).
 
 use super::cgroup::{self, EngineGroup, Freezer};
-use super::config::EngineConfig;
-use super::dialect::{Dialect, Speaker, Turn};
+use super::config::{EngineConfig, SyncBeforeGo};
+use super::dialect::{Dialect, Proto, Speaker, Turn};
 use super::freezer::WATCH_EVERY;
 use super::log::IoLog;
 use super::options::OfferedOption;
@@ -39,6 +39,8 @@ pub enum EngineError {
     Exited { name: String, stderr: Vec<String> },
     #[error("engine '{name}' exceeded its memory limit ({limit}) and was stopped")]
     OverMemory { name: String, limit: String },
+    #[error("engine '{name}' stopped answering 'isready' between its moves")]
+    Stalled { name: String },
     #[error("engine '{name}' did not answer '{what}' within {secs:.1} s")]
     Timeout {
         name: String,
@@ -69,6 +71,10 @@ pub struct Thought {
     pub asked_at: Instant,
     pub read_at: Instant,
 }
+
+/// How long an engine may take to answer the `isready` before a clocked `go` without its clock
+/// running: a machine busy with other work wakes a sleeping engine within tens of milliseconds.
+const SYNC_GRACE: Duration = Duration::from_millis(100);
 
 /// What a search's lines are read for, as `next_line` is told. Every other wait is a step of
 /// the handshake or a sync, which `handshake=` bounds as a whole.
@@ -580,13 +586,44 @@ impl EngineProcess {
         self.io.drain();
         // Woken before its clock starts: the thaw is the referee's time, not the engine's.
         self.io.confined.wake();
-        // The engine's time runs from before the write: once written, the request may let the
-        // engine run first, up to its reply, before this thread looks at the clock again.
-        let sent = self.dialect.ask_move(&mut self.io, turn).await?;
+        // On the clock, a UCI engine is made to answer `isready` before its `go`, as fastchess
+        // does: an engine the scheduler of a busy machine left asleep is woken on the
+        // referee's time, not its own. Past `SYNC_GRACE` the wait is charged: an engine that
+        // delays its `readyok` to think on gains nothing by it. An engine that never answers
+        // is caught as stalled.
+        let clocked = turn.own_clock().is_some() || self.io.config.limits.movetime.is_some();
+        let speaks_uci = matches!(self.io.config.proto, Proto::Uci | Proto::Leiserchess);
+        let synced = speaks_uci
+            && match self.io.config.sync {
+                SyncBeforeGo::Clocked => clocked,
+                SyncBeforeGo::Never => false,
+                SyncBeforeGo::Every => true,
+            };
+        let mut charged = Duration::ZERO;
+        if synced {
+            let asked = Instant::now();
+            let limit = self.io.config.ping.unwrap_or(self.io.config.handshake);
+            let answered = super::dialect::uci::ready_within(&mut self.io, limit).await;
+            answered.map_err(|e| match e {
+                EngineError::Timeout { name, .. } => EngineError::Stalled { name },
+                other => other,
+            })?;
+            charged = asked.elapsed().saturating_sub(SYNC_GRACE);
+        }
+        // The engine's time runs from before the write when it was not just synced: once
+        // written, the request may let the engine run first, up to its reply, before this
+        // thread looks at the clock again. A synced engine is awake: its time runs from the
+        // moment the request is written, as fastchess counts it.
+        let written = self.dialect.ask_move(&mut self.io, turn).await?;
+        let sent = if synced { Instant::now() } else { written };
         let dialect = &self.dialect;
-        self.io
+        let allowed = allowed.saturating_sub(charged);
+        let mut thought = self
+            .io
             .await_move(sent, allowed, idle, |text| dialect.read_reply(text))
-            .await
+            .await?;
+        thought.elapsed += charged;
+        Ok(thought)
     }
 
     /// Drops lines already waiting (late `info` from a search that ended).

@@ -182,7 +182,8 @@ fn parse_info<'a>(words: impl Iterator<Item = &'a str>) -> Info {
 /// are left in `words`).
 fn search_fields<'a>(words: &mut impl Iterator<Item = &'a [u8]>) -> (Info, bool) {
     let mut info = Info::default();
-    while let Some(word) = words.next() {
+    let mut pending: Option<&[u8]> = None;
+    while let Some(word) = pending.take().or_else(|| words.next()) {
         match word {
             b"depth" => info.depth = number(words.next()),
             b"nodes" => info.nodes = number(words.next()),
@@ -199,8 +200,16 @@ fn search_fields<'a>(words: &mut impl Iterator<Item = &'a [u8]>) -> (Info, bool)
                     _ => None,
                 };
             }
-            // The principal variation is not used by the referee; it ends the fields.
-            b"pv" => break,
+            // The principal variation is not used by the referee: its moves are passed over,
+            // to the field that may follow them (`pv e2e4 score cp 0`).
+            b"pv" => {
+                pending = words.by_ref().find(|w| {
+                    matches!(
+                        *w,
+                        b"score" | b"depth" | b"nodes" | b"seldepth" | b"time" | b"string"
+                    )
+                });
+            }
             b"string" => return (info, true),
             _ => {}
         }
@@ -386,6 +395,14 @@ mod tests {
         assert_eq!(info.nodes, Some(12345));
         assert_eq!(info.seldepth, Some(15));
         assert_eq!(info.time_us, Some(512_000));
+        // fastchess's mock engine puts its score after the line.
+        let EngineLine::Info(after) = parse_line("info depth 1 pv e2e4 score cp 7") else {
+            panic!()
+        };
+        assert_eq!(
+            (after.depth, after.score),
+            (Some(1), Some(Score::Centipawns(7)))
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! PGN: writing arbiter's game records, and reading PGN files (arbiter's, the MIT autotester's,
 //! cutechess's) back for ratings and checks.
 
-use crate::game::Outcome;
+use crate::game::{Outcome, Termination};
 use crate::referee::GameRecord;
 use thiserror::Error;
 
@@ -102,7 +102,19 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         tag("FEN", fen);
     }
     tag("TimeControl", &record.time_control);
-    tag("Termination", record.termination.as_str());
+    // Their word for a game an engine left (a crash, a stall), which OpenBench looks for.
+    let termination = match record.termination {
+        Termination::EngineCrash
+        | Termination::EngineStall
+        | Termination::MemoryLimit
+        | Termination::DiskLimit
+            if crate::compat::tool_lines::TOOL_LINES.get().is_some() =>
+        {
+            "abandoned"
+        }
+        other => other.as_str(),
+    };
+    tag("Termination", termination);
     tag("PlyCount", digits.format(record.plies()));
     out.push('\n');
     // Whose move the game starts with: Black when the FEN says so.
@@ -111,6 +123,16 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         .as_deref()
         .and_then(|f| f.split_whitespace().nth(1))
         .is_some_and(|side| side.eq_ignore_ascii_case("b"));
+    // Chess FENs carry the number of the move they start at (`... w - - 7 9`): the movetext
+    // counts on from it, as the games' own numbers.
+    let first_number = record
+        .start_fen
+        .as_deref()
+        .filter(|_| record.game.starts_with("chess"))
+        .and_then(|f| f.split_whitespace().nth(5))
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(1);
     let mut line = String::new();
     let mut push = |token: &str, out: &mut String| {
         if !line.is_empty() && line.len() + 1 + token.len() > 79 {
@@ -127,15 +149,19 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     let texts: Vec<&str> = record.moves.iter().map(|m| m.text.as_str()).collect();
     let converted = crate::game::find_game(&record.game)
         .and_then(|entry| entry.pgn_moves(record.start_fen.as_deref(), &texts));
+    // Under a fastchess or cutechess-cli line, the PGN reads as theirs: the reason the game
+    // ended closes the last move's comment (OpenBench's pgn_util reads no comment after it).
+    let tools = crate::compat::tool_lines::TOOL_LINES.get().is_some();
+    let detail = record.detail.replace('}', ")");
     for (i, m) in record.moves.iter().enumerate() {
         let ply = i + usize::from(black_first);
         // A move number stays on the line of its move.
         token.clear();
         if ply % 2 == 0 {
-            token.push_str(digits.format(ply / 2 + 1));
+            token.push_str(digits.format(ply / 2 + first_number));
             token.push_str(". ");
         } else if i == 0 {
-            token.push_str(digits.format(ply / 2 + 1));
+            token.push_str(digits.format(ply / 2 + first_number));
             token.push_str("... ");
         }
         token.push_str(converted.as_ref().map_or(&m.text, |c| &c[i]));
@@ -143,13 +169,16 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         token.clear();
         token.push('{');
         write_comment(m, &mut token);
+        if tools && i + 1 == record.moves.len() {
+            token.push_str(", ");
+            token.push_str(&detail);
+        }
         token.push('}');
         push(&token, &mut out);
     }
-    push(
-        &format!("{{{}}}", record.detail.replace('}', ")")),
-        &mut out,
-    );
+    if !tools || record.moves.is_empty() {
+        push(&format!("{{{detail}}}"), &mut out);
+    }
     push(record.outcome.as_str(), &mut out);
     out.push_str(&line);
     out.push_str("\n\n");

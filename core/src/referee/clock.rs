@@ -25,11 +25,19 @@ pub fn parse_seconds(text: &str) -> Option<Duration> {
         .then(|| Duration::from_secs_f64(secs))
 }
 
+/// Seconds as fastchess also takes them, with their unit (`2+0.02s`, its `parseDuration`).
+fn without_unit(text: &str) -> &str {
+    match text.strip_suffix('s') {
+        Some(number) if !number.is_empty() => number,
+        _ => text,
+    }
+}
+
 /// A base time as cutechess writes it: seconds (`90`, `0.5`), `minutes:seconds` (`1:30`) or
 /// `hours:minutes:seconds`.
 fn parse_clock_time(text: &str) -> Option<Duration> {
     let mut parts = text.rsplit(':');
-    let seconds = parse_seconds(parts.next()?)?;
+    let seconds = parse_seconds(without_unit(parts.next()?))?;
     let mut whole = 0u64;
     for (part, scale) in parts.zip([60u64, 3600]) {
         let n: u64 = part.parse().ok()?;
@@ -64,9 +72,8 @@ impl TimeControl {
         let base = parse_clock_time(base)
             .ok_or_else(|| err("the base time is not seconds or minutes:seconds"))?;
         let inc = match inc {
-            Some(i) => {
-                parse_seconds(i).ok_or_else(|| err("the increment is not a number of seconds"))?
-            }
+            Some(i) => parse_seconds(without_unit(i))
+                .ok_or_else(|| err("the increment is not a number of seconds"))?,
             None => Duration::ZERO,
         };
         if base.is_zero() && inc.is_zero() {
@@ -174,6 +181,10 @@ mod tests {
         assert_eq!(tc.inc, Duration::from_millis(500));
         assert_eq!(tc.pgn(), "40/60+0.5");
         assert_eq!(TimeControl::parse("2+0.02").unwrap().pgn(), "2+0.02");
+        // fastchess's e2e scripts write seconds with their unit.
+        assert_eq!(TimeControl::parse("2+0.02s").unwrap().pgn(), "2+0.02");
+        assert_eq!(TimeControl::parse("10s+0.1s").unwrap().pgn(), "10+0.1");
+        assert!(TimeControl::parse("s+0.1").is_err());
         assert_eq!(TimeControl::parse("10").unwrap().inc, Duration::ZERO);
         // cutechess's minutes:seconds, as in its manual's `tc=40/1:30+1`.
         let tc = TimeControl::parse("40/1:30+1").unwrap();

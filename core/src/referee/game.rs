@@ -504,6 +504,10 @@ fn failure(side: Color, e: &EngineError, clock_limited: bool, allowed: Duration)
             Termination::EngineStall,
             format!("{who} sent no move within {:.1} s", allowed.as_secs_f64()),
         ),
+        EngineError::Stalled { .. } => (
+            Termination::EngineStall,
+            format!("{who} stopped answering 'isready' between its moves"),
+        ),
         EngineError::OverMemory { limit, .. } => (
             Termination::MemoryLimit,
             format!("{who} exceeded its memory limit ({limit})"),

@@ -97,16 +97,29 @@ struct Report<'a> {
     multipv: Option<u32>,
 }
 
+/// A chess move in UCI's long notation: `e2e4`, `e7e8q`.
+fn is_uci_move(word: &str) -> bool {
+    let b = word.as_bytes();
+    let square = |f: u8, r: u8| (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r);
+    matches!(b.len(), 4 | 5)
+        && square(b[0], b[1])
+        && square(b[2], b[3])
+        && (b.len() == 4 || b"qrbn".contains(&b[4]))
+}
+
 impl<'a> Report<'a> {
     fn read(line: &'a str) -> Report<'a> {
         let mut report = Report::default();
         // Bytes, not chars: every report of every move is read.
-        let mut words = line.split_ascii_whitespace();
+        let mut words = line.split_ascii_whitespace().peekable();
         while let Some(word) = words.next() {
             match word {
+                // The line is its moves; a field may follow them (`pv e2e4 score cp 0`), as
+                // fastchess reads it (uci_engine.cpp `parseInfo`).
                 "pv" => {
-                    report.pv = words.by_ref().collect();
-                    break;
+                    while let Some(mv) = words.next_if(|w| is_uci_move(w)) {
+                        report.pv.push(mv);
+                    }
                 }
                 "string" => break,
                 "lowerbound" | "upperbound" => report.bound = true,
@@ -279,6 +292,11 @@ mod tests {
 
     #[test]
     fn mating_lines_are_checked_only_when_asked() {
+        let trailing = "info depth 1 pv e2e4 score cp 0";
+        assert!(
+            warnings(START, &[trailing], "e2e4", false).is_empty(),
+            "the fields after the line are no moves"
+        );
         let short = "info depth 5 score mate 2 pv h5f7";
         assert!(warnings(MATE_IN_ONE, &[short], "h5f7", false).is_empty());
         assert_eq!(

@@ -71,6 +71,8 @@ fn record_of(g: &PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, St
                 Some("adjudication") => Some(Termination::Adjudication),
                 Some("resignation") => Some(Termination::Resignation),
                 Some("rules infraction") | Some("illegal move") => Some(Termination::IllegalMove),
+                // fastchess's and cutechess-cli's word for a crash or a stall.
+                Some("abandoned") => Some(Termination::EngineCrash),
                 _ => None,
             },
         )

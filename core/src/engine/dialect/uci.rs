@@ -8,7 +8,7 @@ use crate::engine::options::{check_options, OfferedOption, OptionKind};
 use crate::engine::process::{EngineError, EngineIo, MAX_OFFERED_OPTIONS};
 use crate::engine::protocol::{parse_line, parse_owned_line, EngineLine};
 use crate::game::Color;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 pub struct Uci {
@@ -211,6 +211,15 @@ async fn read_options(
 pub(super) async fn ready(io: &mut EngineIo, before: &[&str]) -> Result<(), EngineError> {
     let deadline = Instant::now() + io.config.handshake;
     ready_collecting(io, deadline, "", before, true)
+        .await
+        .map(|_| ())
+}
+
+/// `isready` until `readyok` within `limit`: the sync before a `go` (see
+/// `EngineProcess::think`), bounded by `ping=` where it is given.
+pub(crate) async fn ready_within(io: &mut EngineIo, limit: Duration) -> Result<(), EngineError> {
+    let deadline = Instant::now() + limit;
+    ready_collecting(io, deadline, "", &[], true)
         .await
         .map(|_| ())
 }
