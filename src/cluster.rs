@@ -175,7 +175,7 @@ set -euo pipefail
 cd {cwd}
 base={base}
 mkdir -p "$base"
-array=$(sbatch --parsable {common} --array=1-{shards} --cpus-per-task={cpus} --requeue   --output="$base/slurm-%A_%a.out" <<'ARBITER_TASK'
+array=$(sbatch --parsable {common} --array=1-{shards} --cpus-per-task={cpus} --requeue   --open-mode=append --output="$base/slurm-%A_%a.out" <<'ARBITER_TASK'
 #!/bin/bash
 cd {cwd}
 exec {exe} {command}

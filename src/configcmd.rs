@@ -609,6 +609,24 @@ mod tests {
         assert_eq!(candidate.options, [("hash".to_string(), "64".to_string())]);
     }
 
+    /// The example the repository ships is one the course's own tester reads: its reader
+    /// (`lauto.jar`) takes a comment only on a line of its own, starting with `#`, and the
+    /// rest of a value line as the value.
+    #[test]
+    fn the_shipped_example_holds_no_comment_after_a_value() {
+        let text = include_str!("../autotester.example.txt");
+        for (i, line) in text.lines().enumerate() {
+            let comment = line.starts_with('#');
+            let setting = line.split_once(" = ").is_some() && !line.contains('#');
+            assert!(
+                line.is_empty() || comment || setting,
+                "autotester.example.txt:{}: {line}",
+                i + 1
+            );
+        }
+        assert!(mit_spec(text, Path::new("/at"), Path::new("x.txt")).is_ok());
+    }
+
     /// The course guide's family example, and the tester's defaults where its keys are absent.
     #[test]
     fn the_autotesters_families_never_meet_and_its_defaults_hold() {

@@ -103,6 +103,8 @@ fn hostile_names_and_paths_stay_text_in_the_job_script() {
     );
     assert!(lines.contains(&"--partition=p q"), "{array}");
     assert!(lines.contains(&"--array=1-3"), "{array}");
+    // A requeued task adds to its log, which keeps what its first attempt said.
+    assert!(lines.contains(&"--open-mode=append"), "{array}");
     let output = format!("--output={}/{out_dir}/slurm-%A_%a.out", dir.display());
     assert!(lines.contains(&output.as_str()), "{array}");
     // The task script runs the run as given, as one task of the split run.
