@@ -313,13 +313,18 @@ fn a_bisect_over_a_git_range_builds_each_commit_skips_a_broken_one_and_finds_the
         "--bad",
         "HEAD",
         "--build",
-        "cp engine.sh built && chmod +x built",
+        // A hostile commit's build would read the owner's key and the other builds' folders.
+        "cp engine.sh built && chmod +x built; cat \"$ARBITER_KEY\" > key.txt; ls .. > seen.txt",
         "--program",
         "built",
     ];
+    let key = dir.join("owner.key");
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(args)
         .current_dir(&dir)
+        .env("ARBITER_KEY", &key)
         .output()
         .unwrap();
     let said = format!("{}{}", stdout(&out), stderr(&out));
@@ -342,12 +347,24 @@ fn a_bisect_over_a_git_range_builds_each_commit_skips_a_broken_one_and_finds_the
     );
     let json = result(&dir.join("b"));
     assert_eq!(json["first_worse"], sha_of("greedy"), "{json}\n{said}");
+    // Where bubblewrap is installed, no build saw the key or another build's folder.
+    if common::has_bubblewrap() {
+        for tree in std::fs::read_dir(dir.join("b/builds")).unwrap().flatten() {
+            let read = |f: &str| std::fs::read_to_string(tree.path().join(f)).unwrap_or_default();
+            if !tree.path().join("built").exists() {
+                continue;
+            }
+            assert_eq!(read("key.txt"), "", "the build read the key");
+            assert_eq!(read("seen.txt").lines().count(), 1, "{}", read("seen.txt"));
+        }
+    }
     assert_eq!(json["versions"].as_array().unwrap().len(), 4, "{json}");
     // Started again with the same --out: refused before anything is built, pointing at
     // --resume.
     let again = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(args)
         .current_dir(&dir)
+        .env("ARBITER_KEY", &key)
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2), "the folder holds a bisect");

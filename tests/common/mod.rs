@@ -181,6 +181,12 @@ pub fn needs_bubblewrap() {
     );
 }
 
+/// Whether bubblewrap is on `PATH` (arbiter then sandboxes engines and builds).
+pub fn has_bubblewrap() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()))
+}
+
 /// The bundled engine, built beside the `arbiter` binary by the same `cargo test`.
 pub fn bundled_engine() -> String {
     let path = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("arbiter-engine");

@@ -151,6 +151,32 @@ fn lock_builds(builds: &Path) -> Result<std::fs::File, String> {
     Ok(file)
 }
 
+/// `sh -c <build>` for the worktree `tree`. A commit's build is trusted code: it runs as the
+/// caller, with the caller's tools (compilers, `~/.cargo`) and network. Where bubblewrap is
+/// installed it runs in a mount namespace of its own in which the owner's key and the bisect's
+/// own records (the folder above `builds/`, but for this worktree) are out of sight, so a
+/// hostile commit can neither read the key that seals runs nor rewrite the steps' journals.
+fn build_command(build: &str, tree: &Path) -> Command {
+    let bwrap = crate::engine::sandbox::bubblewrap();
+    let records = tree.parent().and_then(Path::parent);
+    let (Some(bwrap), Some(records)) = (bwrap, records) else {
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(build);
+        return sh;
+    };
+    let mut cmd = Command::new(bwrap);
+    cmd.args(["--unshare-user-try", "--unshare-ipc", "--die-with-parent"])
+        .args(["--bind", "/", "/", "--dev-bind", "/dev", "/dev"]);
+    if let Some(key) = crate::tournament::proof::key_path().filter(|k| k.exists()) {
+        cmd.arg("--ro-bind").arg("/dev/null").arg(key);
+    }
+    cmd.arg("--tmpfs").arg(records);
+    cmd.arg("--bind").arg(tree).arg(tree);
+    cmd.arg("--chdir").arg(tree);
+    cmd.args(["sh", "-c", build]);
+    cmd
+}
+
 /// Checks out and builds one commit in `tree`; its program, and whether it was built before.
 fn build_one(range: &GitRange, commit: &str, tree: &Path) -> Result<(PathBuf, bool), String> {
     let program = tree.join(&range.program);
@@ -172,9 +198,7 @@ fn build_one(range: &GitRange, commit: &str, tree: &Path) -> Result<(PathBuf, bo
     let log_path = tree.join("arbiter-build.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(&range.build)
+    let status = build_command(&range.build, tree)
         .current_dir(tree)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)

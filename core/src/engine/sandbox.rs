@@ -232,6 +232,11 @@ fn version_in_program(program: &Path) -> Option<String> {
     None
 }
 
+/// The bubblewrap program, where there is one here.
+pub fn bubblewrap() -> Option<&'static Path> {
+    program().as_ref().ok().map(PathBuf::as_path)
+}
+
 fn try_bwrap(program: &Path) -> Result<String, String> {
     // The namespaces are tried by asking bubblewrap, inside them, for its own version: one
     // process started where two were.
