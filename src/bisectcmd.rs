@@ -57,7 +57,10 @@ fn versions_from_git(args: &BisectArgs, run: &mut RunArgs) -> Result<Vec<Vec<Str
     let out = match (&run.out, &run.name) {
         (Some(out), _) => out.clone(),
         (None, Some(name)) => std::path::Path::new("reports").join(name),
-        (None, None) => arbiter::tournament::launch::default_dir("bisect", &run.game),
+        (None, None) => arbiter::tournament::launch::default_dir(
+            "bisect",
+            run.game.as_deref().unwrap_or(super::runargs::DEFAULT_GAME),
+        ),
     };
     let task = run.split.shard.is_some() || run.split.shards.is_some();
     if !task && out.join(arbiter::bisect::drive::SPEC_FILE).exists() {

@@ -305,7 +305,7 @@ fn tune_or_run_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSp
     let explain = |e: SpecError| origin.explain(e);
     let mut flags = file_flags(run, base).map_err(|e| e.at(origin))?;
     // The game first: every engine and book setting is read as that game's.
-    let game = &flags.tournament.run.game;
+    let game = (flags.tournament.run.game.as_deref()).unwrap_or(super::runargs::DEFAULT_GAME);
     if arbiter::game::find_game(game).is_none() {
         let known: Vec<&str> = arbiter::game::games().iter().map(|g| g.id).collect();
         return Err(explain(SpecError::new(

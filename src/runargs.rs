@@ -10,12 +10,16 @@ use arbiter::tournament::{Affinity, Colours, Format, RunKind, RunSpec, SpecError
 use clap::ArgAction;
 use std::path::{Path, PathBuf};
 
+/// The game played when none is named.
+pub const DEFAULT_GAME: &str = "leiserchess";
+
 /// Settings shared by `match` and `tournament`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Game id (see `arbiter games`).
-    #[arg(long, default_value = "leiserchess")]
-    pub game: String,
+    /// Game id (see `arbiter games`); leiserchess unless named. A UCI engine that offers no
+    /// `UCI_Variant` (a chess engine) is refused under the default: name the game it plays.
+    #[arg(long)]
+    pub game: Option<String>,
     /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
     /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds, or minutes:seconds
     /// as in 40/1:30+1), st=<seconds per move>, depth=, nodes=, timemargin=<ms>,
@@ -421,11 +425,27 @@ pub fn rule_pairs(given: &[String]) -> Result<Vec<(String, String)>, SpecError> 
 
 /// The engines of `--engine` groups, `--each` applied to every one.
 pub fn engines(groups: &[Vec<String>], each: &[String]) -> Result<Vec<EngineConfig>, SpecError> {
-    groups
+    let mut engines = groups
         .iter()
         .enumerate()
         .map(|(i, group)| EngineConfig::parse(group, each).map_err(|e| engine_error(i, e)))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    // Named after their program, two engines of one program are told apart as cutechess-cli
+    // and fastchess tell them: the second is `<name>_2`. Two given one name stay refused.
+    let named = |i: usize| groups[i].iter().chain(each).any(|s| s.starts_with("name="));
+    for i in 0..engines.len() {
+        let name = engines[i].name.clone();
+        let taken = engines[..i].iter().filter(|e| e.name == name).count();
+        if taken > 0 && !named(i) {
+            let renamed = format!("{name}_{}", taken + 1);
+            eprintln!(
+                "note: two engines are named '{name}': --engine #{} plays as '{renamed}'",
+                i + 1
+            );
+            engines[i].name = renamed;
+        }
+    }
+    Ok(engines)
 }
 
 /// A refused engine setting, blamed on where it was written: the engine's own settings, or
@@ -440,7 +460,13 @@ pub fn engine_error(index: usize, e: ConfigError) -> SpecError {
 impl RunArgs {
     pub(super) fn spec(&self, kind: RunKind) -> Result<RunSpec, SpecError> {
         let mut spec = RunSpec::new(kind, engines(&self.engine_groups, &self.each)?);
-        spec.game = self.game.clone();
+        spec.game = self
+            .game
+            .clone()
+            .unwrap_or_else(|| DEFAULT_GAME.to_string());
+        // Said to the engines' start: an engine that cannot say it plays the default game is
+        // asked to name it rather than lose every game by illegal moves.
+        arbiter::engine::config::note_game_defaulted(self.game.is_none());
         spec.concurrency = self.concurrency;
         spec.affinity = match &self.affinity {
             None => Affinity::default(),

@@ -265,3 +265,40 @@ fn a_device_or_a_pipe_as_a_book_is_refused_at_once() {
         assert!(!dir.join("run").exists(), "{case}: nothing is written");
     }
 }
+
+/// A chess engine's first try, `arbiter match --engine cmd=stockfish --engine cmd=stockfish`
+/// with no `--game`: an engine that offers no `UCI_Variant` cannot say it plays the default
+/// game, so the run is refused with what to write, before any game is lost by "illegal moves";
+/// and the second engine of one program is renamed as the tools rename it.
+#[test]
+fn a_chess_engine_under_the_default_game_is_told_to_name_it() {
+    let dir = scratch("default-game");
+    let engine = common::script(
+        &dir,
+        "chessy",
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name chessy'; \
+         echo uciok ;;\n    isready) echo readyok ;;\n    go) echo 'bestmove e2e4' ;;\n    \
+         quit) exit 0 ;;\n  esac\ndone\n",
+        0o755,
+    );
+    let cmd = format!("cmd={engine}");
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match",
+            "--games",
+            "2",
+            "--each",
+            "nodes=100",
+            "--engine",
+            &cmd,
+            "--engine",
+            &cmd,
+        ],
+    );
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("with --game chess"), "{said}");
+    assert!(said.contains("plays as 'chessy_2'"), "{said}");
+    assert!(!dir.join("reports").exists(), "nothing written: {said}");
+}

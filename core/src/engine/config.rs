@@ -39,6 +39,21 @@ pub struct SearchLimits {
     pub nodes: Option<u64>,
 }
 
+/// Whether the run's game is the default one, not named on the command line (see
+/// `note_game_defaulted`).
+static GAME_DEFAULTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that the run's game was not named but taken by default: a UCI engine that cannot say
+/// it plays it (no `UCI_Variant`, as a chess engine) is then refused at its start.
+pub fn note_game_defaulted(defaulted: bool) {
+    GAME_DEFAULTED.store(defaulted, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the run's game was taken by default.
+pub fn game_defaulted() -> bool {
+    GAME_DEFAULTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// `sync=`: when an engine is made to answer `isready` before its `go`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -149,6 +149,17 @@ pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), Engin
     } else {
         game
     };
+    if variants.is_none() && crate::engine::config::game_defaulted() && !asked.starts_with("chess")
+    {
+        return Err(variant_error(
+            io,
+            format!(
+                "it offers no UCI_Variant, so nothing says it plays {asked}, the game arbiter \
+                 plays unless told: a chess engine (stockfish) plays with --game chess; name \
+                 the game it plays with --game"
+            ),
+        ));
+    }
     let mut need_confirmation = false;
     if let Some(vars) = &variants {
         if !vars.is_empty() && !offers(asked) {
