@@ -509,8 +509,10 @@ fn bad_run_input_is_refused_with_exit_code_2() {
             "no such program",
         ),
         (
+            // Named alike on purpose (two unnamed engines of one program are renamed).
             vec![
-                "match", "--engine", &cmd, "depth=1", "--engine", &cmd, "depth=1",
+                "match", "--engine", &cmd, "name=a", "depth=1", "--engine", &cmd, "name=a",
+                "depth=1",
             ],
             "two engines are named",
         ),
