@@ -21,8 +21,10 @@ impl Drop for Killed {
 /// closed or silent.
 fn state(at: &str) -> Option<String> {
     let address = at.parse().ok()?;
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    // Seconds, not milliseconds: a loaded machine answers late, where the attack this guards
+    // against kept requests out for half a minute.
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(
         stream,
         "GET /state.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
