@@ -67,8 +67,9 @@ impl Key {
             return Err(format!(
                 "{}: this folder was sealed by an older arbiter with its key kept inside it, \
                  where anyone who can write the folder could have replaced it and sealed a \
-                 forgery: refused. If no one else could write it, `arbiter adopt {}` checks its \
-                 seals with that key and seals it again with yours",
+                 forgery: refused. If no one else could write it, this checks its seals with \
+                 that key and seals it again with yours:\n  \
+                 arbiter adopt {}",
                 legacy.display(),
                 dir.display()
             ));
