@@ -66,23 +66,29 @@ fn random() -> u64 {
 /// user's (who could plant links in it, or swap its files), or one others may write, or a
 /// link. `None` where it is the caller's, or does not exist yet.
 pub fn foreign_folder(dir: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(dir).ok()?;
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    let why = if meta.file_type().is_symlink() {
-        "it is a link".to_string()
-    } else if meta.uid() != me {
-        format!("it belongs to another user (uid {})", meta.uid())
-    } else if meta.mode() & 0o002 != 0 {
-        "every user may write in it".to_string()
-    } else {
-        return None;
-    };
+    let why = not_the_callers(dir)?;
     Some(format!(
         "{}: arbiter writes a run only into a folder of its caller's own, and {why}, who could \
          plant links or forge its files there: choose another --out",
         dir.display()
     ))
+}
+
+/// Why `path` is not the caller's own (a link, another user's, writable by every user), if
+/// it is not; `None` where it is, or does not exist.
+pub fn not_the_callers(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.file_type().is_symlink() {
+        Some("it is a link".to_string())
+    } else if meta.uid() != me {
+        Some(format!("it belongs to another user (uid {})", meta.uid()))
+    } else if meta.mode() & 0o002 != 0 {
+        Some("every user may write in it".to_string())
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

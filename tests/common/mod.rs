@@ -173,10 +173,8 @@ pub fn check_playout<P: Position>(start: &str, choices: &[usize]) {
 /// Fails the test, saying why, where bubblewrap is missing: the sandbox's own tests are the
 /// ignored kind, which `.ci/run` runs with `--ignored` once it has installed bubblewrap.
 pub fn needs_bubblewrap() {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()));
     assert!(
-        found,
+        has_bubblewrap(),
         "bubblewrap (bwrap) is missing: .ci/run installs it (apt-get install bubblewrap)"
     );
 }

@@ -102,13 +102,16 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         tag("FEN", fen);
     }
     tag("TimeControl", &record.time_control);
-    // Their word for a game an engine left (a crash, a stall), which OpenBench looks for.
+    // Under a fastchess or cutechess-cli line, the PGN reads as theirs: their word for a game
+    // an engine left (OpenBench looks for it), and the reason the game ended closing the last
+    // move's comment (OpenBench's pgn_util reads no comment after it).
+    let tools = crate::compat::tool_lines::TOOL_LINES.get().is_some();
     let termination = match record.termination {
         Termination::EngineCrash
         | Termination::EngineStall
         | Termination::MemoryLimit
         | Termination::DiskLimit
-            if crate::compat::tool_lines::TOOL_LINES.get().is_some() =>
+            if tools =>
         {
             "abandoned"
         }
@@ -149,9 +152,6 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     let texts: Vec<&str> = record.moves.iter().map(|m| m.text.as_str()).collect();
     let converted = crate::game::find_game(&record.game)
         .and_then(|entry| entry.pgn_moves(record.start_fen.as_deref(), &texts));
-    // Under a fastchess or cutechess-cli line, the PGN reads as theirs: the reason the game
-    // ended closes the last move's comment (OpenBench's pgn_util reads no comment after it).
-    let tools = crate::compat::tool_lines::TOOL_LINES.get().is_some();
     let detail = record.detail.replace('}', ")");
     for (i, m) in record.moves.iter().enumerate() {
         let ply = i + usize::from(black_first);

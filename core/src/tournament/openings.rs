@@ -121,17 +121,16 @@ pub fn parse_epd(text: &str, path: &str, entry: &GameEntry) -> Result<Vec<Openin
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let mut words = line.split_whitespace().peekable();
-        let fields: Vec<&str> = words.by_ref().take(4).collect();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (fields, rest) = words.split_at(words.len().min(4));
         // A FEN's two counters where the opcodes would begin (`... w - - 7 9`), as fastchess
         // and cutechess-cli read such a line; else the `hmvc`/`fmvn` opcodes, else 0 and 1.
-        let number = |w: &&str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
-        let counted: Vec<&str> = std::iter::from_fn(|| words.next_if(number))
-            .take(2)
-            .collect();
-        let opcodes = words.collect::<Vec<&str>>().join(" ");
-        let (halfmove, fullmove) = match counted[..] {
-            [halfmove, fullmove] => (halfmove, fullmove),
+        let number = |w: &str| w.bytes().all(|b| b.is_ascii_digit());
+        let opcodes = rest.join(" ");
+        let (halfmove, fullmove) = match rest {
+            [halfmove, fullmove, ..] if number(halfmove) && number(fullmove) => {
+                (*halfmove, *fullmove)
+            }
             _ => epd_counters(&opcodes),
         };
         let fen = format!("{} {halfmove} {fullmove}", fields.join(" "));

@@ -192,9 +192,13 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
     // Whose folder and key it is, first: adopting seals what another user wrote (and could
     // have forged) with the caller's key.
     for dir in &legacy {
-        let key = dir.join(KEY_FILE);
-        if let Some(why) = crate::output::foreign_folder(dir).or_else(|| foreign_file(&key)) {
-            return Err(format!("cannot adopt: {why}"));
+        for path in [dir.clone(), dir.join(KEY_FILE)] {
+            if let Some(why) = crate::output::not_the_callers(&path) {
+                return Err(format!(
+                    "cannot adopt {}: {why}, and only its owner may adopt it",
+                    path.display()
+                ));
+            }
         }
     }
     // Everything is checked before anything is written.
@@ -237,22 +241,6 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
         });
     }
     Ok(done)
-}
-
-/// Why a key file is not the caller's own to adopt, if it is not.
-fn foreign_file(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    (meta.file_type().is_symlink() || meta.uid() != me).then(|| {
-        format!(
-            "{}: the key belongs to another user (uid {}) or is a link: only its owner may \
-             adopt the folder",
-            path.display(),
-            meta.uid()
-        )
-    })
 }
 
 /// One legacy folder's records, checked with its own key: each settings file to seal again,

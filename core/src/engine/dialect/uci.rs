@@ -220,17 +220,24 @@ async fn read_options(
 
 /// `isready` until `readyok` within the handshake time, `before` written in the same write.
 pub(super) async fn ready(io: &mut EngineIo, before: &[&str]) -> Result<(), EngineError> {
-    let deadline = Instant::now() + io.config.handshake;
-    ready_collecting(io, deadline, "", before, true)
-        .await
-        .map(|_| ())
+    let limit = io.config.handshake;
+    ready_before(io, before, limit).await
 }
 
 /// `isready` until `readyok` within `limit`: the sync before a `go` (see
 /// `EngineProcess::think`), bounded by `ping=` where it is given.
 pub(crate) async fn ready_within(io: &mut EngineIo, limit: Duration) -> Result<(), EngineError> {
+    ready_before(io, &[], limit).await
+}
+
+/// `isready`, `before` written in the same write, until `readyok` within `limit`.
+async fn ready_before(
+    io: &mut EngineIo,
+    before: &[&str],
+    limit: Duration,
+) -> Result<(), EngineError> {
     let deadline = Instant::now() + limit;
-    ready_collecting(io, deadline, "", &[], true)
+    ready_collecting(io, deadline, "", before, true)
         .await
         .map(|_| ())
 }
