@@ -697,16 +697,17 @@ fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_grou
     use std::os::unix::fs::PermissionsExt;
     let dir = engines_dir("keeper-killer");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Both programs beside the scripts: `nobody` cannot reach a checkout under a 0700 folder.
+    let engine = dir.join("engine");
+    std::fs::copy(bundled_engine(), &engine).unwrap();
+    let arbiter = dir.join("arbiter");
+    std::fs::copy(env!("CARGO_BIN_EXE_arbiter"), &arbiter).unwrap();
     common::script(
         &dir,
         "killer",
-        &format!(
-            "#!/bin/bash\nkeeper=$PPID\n( sleep 0.5; setsid sleep 1000 < /dev/null > /dev/null 2>&1 & sleep 0.2; kill -9 $keeper ) &\nexec {} \"$@\"\n",
-            bundled_engine()
-        ),
+        "#!/bin/bash\nkeeper=$PPID\n( sleep 0.5; setsid sleep 1000 < /dev/null > /dev/null 2>&1 & sleep 0.2; kill -9 $keeper ) &\nexec ./engine \"$@\"\n",
         0o755,
     );
-    let arbiter = env!("CARGO_BIN_EXE_arbiter");
     let args = [
         "match",
         "--games",
@@ -720,7 +721,7 @@ fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_grou
         "cmd=./killer",
         "name=killer",
         "--engine",
-        &format!("cmd={}", bundled_engine()),
+        "cmd=./engine",
         "name=fair",
         "--out",
         "run",
@@ -730,10 +731,10 @@ fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_grou
     let mut command = if root {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(arbiter);
+            .arg(&arbiter);
         c
     } else {
-        Command::new(arbiter)
+        Command::new(&arbiter)
     };
     let out = command
         .args(args)
