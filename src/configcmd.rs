@@ -335,7 +335,25 @@ fn tune_or_run_spec(run: &TomlRun, base: &Path, origin: &Origin) -> Result<RunSp
 struct MitPlayer {
     line: usize,
     settings: Vec<String>,
+    /// Its limits, each with its rank in the tester's precedence (`PlayGame.java`: tc, then
+    /// nodes, then depth, then fis): only the first is played.
+    limits: Vec<(u8, String)>,
 }
+
+impl MitPlayer {
+    /// The settings the player is played with: the limit the tester would use, or its
+    /// `DEFAULT_DEPTH` of 4 where the section names none.
+    fn played(mut self) -> Vec<String> {
+        self.limits.sort_by_key(|(rank, _)| *rank);
+        let limit = self.limits.into_iter().next().map(|(_, l)| l);
+        self.settings
+            .push(limit.unwrap_or_else(|| format!("depth={MIT_DEFAULT_DEPTH}")));
+        self.settings
+    }
+}
+
+/// The depth the course's tester searches to for a player with no limit.
+const MIT_DEFAULT_DEPTH: u32 = 4;
 
 /// The MIT autotester's `key = value` format: header keys, then `player = <name>` sections.
 /// Every error names the file and the line it comes from.
@@ -344,17 +362,20 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
         |line: usize, why: String| Failure::bad_input(format!("{}:{line}: {why}", file.display()));
     let (header, players) = mit_sections(text, base, &at)?;
     let engines = players
-        .iter()
+        .into_iter()
         .map(|p| {
             // Checked here, where the line is known, rather than later as "engine #3".
-            EngineConfig::parse(&p.settings, &[]).map_err(|e| at(p.line, format!("player: {e}")))
+            let line = p.line;
+            EngineConfig::parse(&p.played(), &[]).map_err(|e| at(line, format!("player: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut spec = RunSpec::new(RunKind::Tournament, engines);
+    spec.course_order = true;
     // The course tester's defaults: the start position without `book`, 1000 games in all
     // without `game_rounds`.
     spec.no_book = true;
     let mut games = MIT_DEFAULT_GAMES;
+    let mut move_rule = None;
     for (line, key, value) in header {
         let number = || {
             value
@@ -384,14 +405,35 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
             },
             // A description the tester reads and leaves unused.
             "desc" => {}
-            // arbiter's own key: the 2012 course's player plays leiserchess2012.
+            // arbiter's own keys: the 2012 course's player plays leiserchess2012, and
+            // `move_rule = rules` draws as the rule text does rather than as the course's tester.
             "game" => spec.game = value,
+            "move_rule" => move_rule = Some((line, value)),
             other => {
                 return Err(at(
                     line,
                     format!("unknown setting '{other}' before the first player"),
                 ))
             }
+        }
+    }
+    // The course's tester draws by its own count (`PlayGame.java`); leiserchess is the game
+    // its files are written for.
+    let default_rule = (spec.game == "leiserchess").then_some("course");
+    match move_rule
+        .as_ref()
+        .map(|(l, v)| (*l, v.as_str()))
+        .or(default_rule.map(|v| (0, v)))
+    {
+        Some((_, "rules")) | None => {}
+        Some((_, "course")) if spec.game == "leiserchess" => {
+            spec.rules.push(("move-rule".into(), "course".into()))
+        }
+        Some((line, value)) => {
+            return Err(at(
+                line,
+                format!("move_rule = {value}: {} takes rules or course", spec.game),
+            ))
         }
     }
     // The autotester counts games in all; arbiter plays rounds of game pairs, so it plays
@@ -429,14 +471,18 @@ fn mit_sections(
             players.push(MitPlayer {
                 line: i + 1,
                 settings: vec![format!("name={value}"), "proto=leiserchess".into()],
+                limits: Vec::new(),
             });
             continue;
         }
         match players.last_mut() {
             None => header.push((i + 1, key.to_string(), value.to_string())),
-            Some(player) => player
-                .settings
-                .extend(mit_player_setting(key, value, base).map_err(|why| bad(&why))?),
+            Some(player) => match mit_limit(key, value).map_err(|why| bad(&why))? {
+                Some(limit) => player.limits.push(limit),
+                None => player
+                    .settings
+                    .extend(mit_player_setting(key, value, base).map_err(|why| bad(&why))?),
+            },
         }
     }
     Ok((header, players))
@@ -455,19 +501,30 @@ fn mit_player_setting(key: &str, value: &str, base: &Path) -> Result<Vec<String>
             settings.extend(args.iter().map(|a| format!("arg={a}")));
             settings
         }
-        "depth" | "family" => vec![format!("{key}={value}")],
-        // The tester takes 1,000,000 (or 1.000.000) for a million.
-        "nodes" => vec![format!("nodes={}", value.replace([',', '.'], ""))],
-        "fis" => match parts[..] {
-            [main, inc] => vec![format!("tc={main}+{inc}")],
-            _ => return Err("fis takes <main seconds> <increment seconds>".into()),
-        },
-        "tc" => match parts[..] {
-            [moves, secs] => vec![format!("tc={moves}/{secs}")],
-            _ => return Err("tc takes <moves> <seconds>".into()),
-        },
+        "family" => vec![format!("{key}={value}")],
         other => vec![format!("option.{other}={value}")],
     })
+}
+
+/// A limit line of a player section, with its rank in the tester's precedence; `None` for a
+/// line that is no limit.
+fn mit_limit(key: &str, value: &str) -> Result<Option<(u8, String)>, String> {
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    Ok(Some(match key {
+        "tc" => match parts[..] {
+            [moves, secs] => (0, format!("tc={moves}/{secs}")),
+            [moves, secs, moves2, secs2] => (0, format!("tc={moves}/{secs}:{moves2}/{secs2}")),
+            _ => return Err("tc takes <moves> <seconds> [<moves> <seconds>]".into()),
+        },
+        // The tester takes 1,000,000 (or 1.000.000) for a million.
+        "nodes" => (1, format!("nodes={}", value.replace([',', '.'], ""))),
+        "depth" => (2, format!("depth={value}")),
+        "fis" => match parts[..] {
+            [main, inc] => (3, format!("tc={main}+{inc}")),
+            _ => return Err("fis takes <main seconds> <increment seconds>".into()),
+        },
+        _ => return Ok(None),
+    }))
 }
 
 fn read_toml(text: &str, file: &Path) -> Result<TomlRun, Failure> {
@@ -541,6 +598,11 @@ pub fn job_of_text(
         spec.out = Some(dir.to_path_buf());
         spec.name = None;
     }
+    if mit && out.is_none() {
+        if let Some(job) = course_rerun(&spec, file, quiet)? {
+            return Ok(job);
+        }
+    }
     Ok(RunJob {
         spec,
         origin: Origin::File {
@@ -551,6 +613,32 @@ pub fn job_of_text(
         quiet,
         resume: None,
     })
+}
+
+/// The course's tester run again on its file goes on where it stopped (it adds to the file's
+/// PGN); arbiter does the same with the file's run folder when it holds this file's run.
+fn course_rerun(spec: &RunSpec, file: &Path, quiet: bool) -> Result<Option<RunJob>, Failure> {
+    use arbiter::tournament::{journal::JOURNAL_FILE, launch::out_dir, spec::same_identity};
+    let dir = out_dir(spec, None);
+    if !dir.join(JOURNAL_FILE).exists() {
+        return Ok(None);
+    }
+    let Ok(Some(mut saved)) = RunSpec::load(&dir) else {
+        return Ok(None);
+    };
+    // What the run recorded when it started (the programs' hashes) is checked by the resume.
+    saved.contents = None;
+    if same_identity(&saved.identity(), &spec.identity()).is_err() {
+        return Ok(None);
+    }
+    arbiter::notice!(
+        "{} holds the run of {}: going on with it, as the course's tester goes on with its \
+         .pgn (--resume {} implied)",
+        dir.display(),
+        file.display(),
+        dir.display()
+    );
+    super::runargs::resumed(&dir, quiet, Some(spec.concurrency)).map(Some)
 }
 
 #[cfg(test)]
@@ -628,6 +716,62 @@ mod tests {
     }
 
     /// The course guide's family example, and the tester's defaults where its keys are absent.
+    #[test]
+    fn the_course_file_plays_the_testers_limits_and_draw_rule() {
+        let names = ["beta", "delta", "alpha", "gamma"];
+        let mut players = String::new();
+        let limits = [
+            "fis = 20 0.5\ndepth = 3",
+            "",
+            "tc = 40 60 20 30\ndepth = 5",
+            "depth = 2",
+        ];
+        for (name, limit) in names.iter().zip(limits) {
+            players.push_str(&format!("player = {name}\ninvoke = ./{name}\n{limit}\n"));
+        }
+        let text = format!("title = mine\n{players}");
+        let spec = mit_spec(&text, Path::new("/at"), Path::new("f.txt")).unwrap();
+        let limits: Vec<String> = spec.engines.iter().map(|e| e.limits_summary()).collect();
+        let tc = |text: &str| arbiter::referee::clock::TimeControl::parse(text).unwrap();
+        // tc before nodes before depth before fis; no limit at all is depth 4.
+        assert_eq!(spec.engines[0].limits.depth, Some(3), "{limits:?}");
+        assert_eq!(spec.engines[0].limits.tc, None, "{limits:?}");
+        assert_eq!(spec.engines[1].limits.depth, Some(4), "{limits:?}");
+        assert_eq!(
+            spec.engines[2].limits.tc,
+            Some(tc("40/60:20/30")),
+            "{limits:?}"
+        );
+        assert_eq!(spec.engines[2].limits.depth, None, "{limits:?}");
+        assert_eq!(spec.engines[3].limits.depth, Some(2), "{limits:?}");
+        // The course's player has no node limit (`go` takes depth or time): a player with
+        // nothing else is refused, one with a clock too plays on its clock.
+        let nodes = |more: &str| {
+            let text = format!(
+                "player = a\ninvoke = ./a\nnodes = 1,000\n{more}player = b\ninvoke = ./b\n"
+            );
+            mit_spec(&text, Path::new("/at"), Path::new("f.txt"))
+        };
+        assert!(nodes("")
+            .unwrap_err()
+            .message
+            .contains("f.txt:1: player: engine 'a': the leiserchess"));
+        assert_eq!(nodes("tc = 40 60\n").unwrap().engines[0].limits.nodes, None);
+        assert_eq!(
+            spec.rules,
+            [("move-rule".to_string(), "course".to_string())]
+        );
+        let rules = format!("move_rule = rules\n{text}");
+        let spec = mit_spec(&rules, Path::new("/at"), Path::new("f.txt")).unwrap();
+        assert!(spec.rules.is_empty());
+        let err = mit_spec(
+            &rules.replace("= rules", "= 50"),
+            Path::new("/at"),
+            Path::new("f.txt"),
+        );
+        assert!(err.unwrap_err().message.contains("f.txt:1: move_rule = 50"));
+    }
+
     #[test]
     fn the_autotesters_families_never_meet_and_its_defaults_hold() {
         let player = |name: &str, family: &str| {

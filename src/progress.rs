@@ -28,6 +28,8 @@ pub struct Plan<'a> {
     pub colours: Colours,
     pub out_dir: &'a Path,
     pub sprt: Option<arbiter::stats::Sprt>,
+    /// The game's rule options the run chose (`name=value`).
+    pub rules: &'a [(String, String)],
 }
 
 pub fn banner(plan: &Plan) -> String {
@@ -80,6 +82,16 @@ pub fn banner(plan: &Plan) -> String {
             text.push('\n');
         }
         None => text.push_str("  openings: the start position\n"),
+    }
+    for (name, value) in plan.rules {
+        let why = match (name.as_str(), value.as_str()) {
+            ("move-rule", "course") => {
+                " (the MIT course's tester: drawn after 200 plies without a zap, counted from \
+                 the book's last move; the rule text says 100)"
+            }
+            _ => "",
+        };
+        text.push_str(&format!("  rules:    {name}={value}{why}\n"));
     }
     if plan.colours != Colours::Alternate {
         text.push_str(&format!("  colours:  {}\n", plan.colours.describe()));

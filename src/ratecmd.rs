@@ -51,9 +51,10 @@ pub struct RateArgs {
     #[arg(long)]
     pub check: bool,
     /// With --check: the game of PGN files whose games name no `Variant` (cutechess-cli
-    /// writes none for chess).
-    #[arg(long, value_name = "GAME", default_value = "chess")]
-    pub game: String,
+    /// writes none for chess, the course's autotester none for leiserchess). Default: the
+    /// default game of every arbiter command, leiserchess.
+    #[arg(long, value_name = "GAME")]
+    pub game: Option<String>,
 }
 
 /// Which ratings `rate` prints.
@@ -75,10 +76,17 @@ pub fn run(args: RateArgs) -> Result<Exit, Failure> {
             .ok_or_else(|| Failure::bad_input(format!("--anchor '{a}' must be name=elo")))?;
         rating.anchor = Some((name, elo));
     }
-    let unnamed = super::rulescmd::game_entry(&args.game)?;
+    let unnamed =
+        super::rulescmd::game_entry(args.game.as_deref().unwrap_or(super::runargs::DEFAULT_GAME))?;
     let mut out = args.out.as_deref().map(Output::open).transpose()?;
     let check = args.check.then(|| RulesCheck::start(unnamed));
-    let read = read_games(&args.files, out.as_mut().map(|o| &mut o.journal), check);
+    let chosen = args.game.is_some();
+    let read = read_games(
+        &args.files,
+        out.as_mut().map(|o| &mut o.journal),
+        check,
+        chosen,
+    );
     let rated = read.and_then(|totals| {
         print_ratings_of(&args, &totals, &rating)?;
         Ok(totals)
@@ -123,6 +131,7 @@ fn read_games(
     files: &[PathBuf],
     mut journal: Option<&mut Journal>,
     mut check: Option<RulesCheck>,
+    game_chosen: bool,
 ) -> Result<Totals, Failure> {
     let detail = match (&journal, &check) {
         (None, None) => Detail::Results,
@@ -152,7 +161,7 @@ fn read_games(
         }
     }
     if let Some(check) = check {
-        report_check(check.finish())?;
+        report_check(check.finish(), game_chosen)?;
     }
     if totals.games == 0 {
         return Err(Failure::bad_input("no finished games in the PGN files"));
@@ -166,7 +175,7 @@ fn read_games(
 }
 
 /// Says what the replays checked; a game that failed fails the command.
-fn report_check(tally: Tally) -> Result<(), Failure> {
+fn report_check(tally: Tally, game_chosen: bool) -> Result<(), Failure> {
     if tally.failed > 0 {
         let mut text = vec![format!(
             "{} of {} games fail their replay by the rules; nothing is rated:",
@@ -177,6 +186,14 @@ fn report_check(tally: Tally) -> Result<(), Failure> {
             text.push(format!(
                 "  ... and {} more",
                 tally.failed - tally.failures.len() as u64
+            ));
+        }
+        if tally.failed_unnamed > 0 && !game_chosen {
+            text.push(format!(
+                "  {} of them name no Variant and were read as {}, arbiter's default game; \
+                 --game chess (or another game) reads such files as that game",
+                tally.failed_unnamed,
+                super::runargs::DEFAULT_GAME
             ));
         }
         return Err(Failure::illegal(text.join("\n")));

@@ -104,7 +104,9 @@ pub struct RunArgs {
     pub max_plies: usize,
     /// The game's rule options, as name=value (leaperhouse: repetition=fairy-stockfish scores
     /// a third occurrence as Fairy-Stockfish does, against the side to move; the default,
-    /// prose, as its rule text does). Named in the report and in each PGN's Rules tag.
+    /// prose, as its rule text does; leiserchess: move-rule=course draws after 200 plies without
+    /// a zap counted from the book's last move, as the MIT course's tester does, where the rule
+    /// text's 100 count from the first). Named in the report and in each PGN's Rules tag.
     #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
     pub rules: Vec<String>,
     /// Stop at the first game an engine loses by a fault of the program (an illegal move, its

@@ -190,6 +190,7 @@ fn plan<'a>(opened: &'a OpenRun, kind: &'a str) -> Plan<'a> {
         colours: spec.colours,
         out_dir: &run.dir,
         sprt: spec.sprt,
+        rules: &spec.rules,
     }
 }
 

@@ -208,10 +208,22 @@ fn rate_check_replays_every_game_by_its_rules() {
     );
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
     assert!(!dir.join("o").exists(), "a refused rate writes nothing");
-    // Chess as cutechess-cli writes it: SAN and no Variant tag, checked as chess ...
+    // Chess as cutechess-cli writes it: SAN and no Variant tag. Read as arbiter's default game
+    // everywhere (leiserchess), it fails, and the failure says how to read it as chess ...
     let mate = dir.join("mate.pgn");
     std::fs::write(&mate, MATE).unwrap();
     let out = arbiter(&["rate", "--check", mate.to_str().unwrap()]);
+    common::assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("2 of them name no Variant and were read as leiserchess")
+            && stderr(&out).contains("--game chess"),
+        "{}",
+        stderr(&out)
+    );
+    let chess = |file: &std::path::Path| {
+        arbiter(&["rate", "--check", "--game", "chess", file.to_str().unwrap()])
+    };
+    let out = chess(&mate);
     common::assert_exit(&out, 0);
     assert!(
         stderr(&out).contains("(2 of chess)")
@@ -221,7 +233,7 @@ fn rate_check_replays_every_game_by_its_rules() {
     );
     // ... where a mate scored for the side mated is refused, as is the wrong game's file.
     std::fs::write(&mate, MATE.replacen("1-0", "0-1", 2)).unwrap();
-    let out = arbiter(&["rate", "--check", mate.to_str().unwrap()]);
+    let out = chess(&mate);
     common::assert_exit(&out, 1);
     assert!(
         stderr(&out).contains("mate.pgn:1: game 1 (A - B): scored 0-1, where its moves end it 1-0"),
@@ -238,7 +250,8 @@ fn rate_check_replays_every_game_by_its_rules() {
     common::assert_exit(&out, 1);
     assert!(
         stderr(&out).contains("2 of 2 games fail")
-            && stderr(&out).contains("mate.pgn:1: game 1 (A - B): move 1 (e4): "),
+            && stderr(&out).contains("mate.pgn:1: game 1 (A - B): move 1 (e4): ")
+            && !stderr(&out).contains("name no Variant"),
         "{}",
         stderr(&out)
     );

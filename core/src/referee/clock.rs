@@ -11,11 +11,34 @@ pub struct TimeControlError {
 }
 
 /// `[moves/]base[+inc]`, seconds: `base` every `moves` moves (or once), `inc` after every move.
+/// `moves/base:moves2/base2` (as a PGN `TimeControl` tag writes two periods): `base` for the
+/// first `moves`, then `base2` more for every `moves2` after them (the MIT course's
+/// `tc = 40 60 20 30`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TimeControl {
     pub moves: Option<u32>,
     pub base: Duration,
     pub inc: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<Period>,
+}
+
+/// The period that follows the first and repeats: `base` more for every `moves` moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Period {
+    pub moves: u32,
+    pub base: Duration,
+}
+
+/// `40/60:20/30` as its first period and its second, where the text has two; `40/1:30` (a
+/// minutes:seconds base) is one.
+fn two_periods(text: &str) -> Option<(&str, &str)> {
+    text.match_indices(':').map(|(i, _)| i).find_map(|i| {
+        let (first, second) = (&text[..i], &text[i + 1..]);
+        let (moves, _) = second.split_once('/')?;
+        (first.contains('/') && !moves.is_empty() && moves.bytes().all(|b| b.is_ascii_digit()))
+            .then_some((first, second))
+    })
 }
 
 pub fn parse_seconds(text: &str) -> Option<Duration> {
@@ -55,6 +78,22 @@ impl TimeControl {
             text: text.to_string(),
             reason: reason.to_string(),
         };
+        if let Some((first, second)) = two_periods(text) {
+            let mut tc = TimeControl::parse(first).map_err(|e| err(&e.reason))?;
+            let later = TimeControl::parse(second).map_err(|e| err(&e.reason))?;
+            return match (tc.moves, later.moves, later.inc.is_zero(), later.then) {
+                (Some(_), Some(moves), true, None) => {
+                    tc.then = Some(Period {
+                        moves,
+                        base: later.base,
+                    });
+                    Ok(tc)
+                }
+                _ => Err(err(
+                    "two periods are moves/seconds:moves/seconds, the increment on the first",
+                )),
+            };
+        }
         let (moves, rest) = match text.split_once('/') {
             Some((m, rest)) => {
                 let m: u32 = m
@@ -79,7 +118,12 @@ impl TimeControl {
         if base.is_zero() && inc.is_zero() {
             return Err(err("no time at all"));
         }
-        Ok(TimeControl { moves, base, inc })
+        Ok(TimeControl {
+            moves,
+            base,
+            inc,
+            then: None,
+        })
     }
 
     /// PGN `TimeControl` tag value: `40/60`, `10+0.1`.
@@ -99,6 +143,9 @@ impl TimeControl {
         out.push_str(&secs(self.base));
         if !self.inc.is_zero() {
             out.push_str(&format!("+{}", secs(self.inc)));
+        }
+        if let Some(then) = self.then {
+            out.push_str(&format!(":{}/{}", then.moves, secs(then.base)));
         }
         out
     }
@@ -140,7 +187,23 @@ impl Clock {
 
     /// Moves left until the next time control, for `go movestogo`.
     pub fn moves_to_go(&self) -> Option<u32> {
-        self.tc.moves.map(|m| m - self.moves_made % m)
+        let first = self.tc.moves?;
+        Some(match self.tc.then {
+            Some(then) if self.moves_made >= first => {
+                then.moves - (self.moves_made - first) % then.moves
+            }
+            Some(_) => first - self.moves_made,
+            None => first - self.moves_made % first,
+        })
+    }
+
+    /// `moves_to_go` on the first move of a new period (none without a move count).
+    fn moves_to_go_at_start_of_period(&self) -> Option<u32> {
+        match (self.tc.moves, self.tc.then) {
+            (None, _) => Some(0),
+            (Some(_), Some(then)) => Some(then.moves),
+            (Some(first), None) => Some(first),
+        }
     }
 
     /// Charges a move's thinking time. Returns false, leaving the clock at zero, if the time ran
@@ -152,10 +215,8 @@ impl Clock {
         }
         self.remaining = self.remaining.saturating_sub(elapsed) + self.tc.inc;
         self.moves_made += 1;
-        if let Some(m) = self.tc.moves {
-            if self.moves_made.is_multiple_of(m) {
-                self.remaining += self.tc.base;
-            }
+        if self.moves_to_go() == self.moves_to_go_at_start_of_period() {
+            self.remaining += self.tc.then.map_or(self.tc.base, |then| then.base);
         }
         true
     }
@@ -213,6 +274,29 @@ mod tests {
         assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
         assert_eq!(c.remaining(), Duration::from_secs(16));
         assert!(!c.charge(Duration::from_secs(17), Duration::ZERO));
+        // Two periods: 10 s for the first 2 moves, then 5 s more for every 3 after them.
+        let mut two = Clock::new(TimeControl::parse("2/10:3/5").unwrap());
+        assert_eq!(TimeControl::parse("2/10:3/5").unwrap().pgn(), "2/10:3/5");
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            seen.push((two.moves_to_go(), two.remaining().as_secs()));
+            assert!(two.charge(Duration::from_secs(1), Duration::ZERO));
+        }
+        let expected = [
+            (2, 10),
+            (1, 9),
+            (3, 13),
+            (2, 12),
+            (1, 11),
+            (3, 15),
+            (2, 14),
+            (1, 13),
+        ];
+        let expected: Vec<_> = expected.iter().map(|&(m, r)| (Some(m), r)).collect();
+        assert_eq!(seen, expected);
+        for bad in ["2/10:3/5+1", "10:3/5", "2/10:x/5", "2/10:3/5:4/6"] {
+            assert!(TimeControl::parse(bad).is_err(), "{bad}");
+        }
         let mut m = Clock::new(TimeControl::parse("1").unwrap());
         assert!(
             m.charge(Duration::from_millis(1050), Duration::from_millis(100)),

@@ -245,6 +245,9 @@ impl Table {
             table.record(report.mv, true, Duration::ZERO, Info::default());
         }
         table.book_plies = table.moves.len();
+        if table.book_plies > 0 {
+            table.game.end_book();
+        }
         Ok(table)
     }
 

@@ -39,6 +39,8 @@ pub struct Tally {
     /// Games whose result was given outside the rules; their moves are legal.
     pub outside: u64,
     pub failed: u64,
+    /// Failed games that name no game of their own (read as the `unnamed` game).
+    pub failed_unnamed: u64,
     /// The first failures in reading order (at most 20).
     pub failures: Vec<Failure>,
     /// The games replayed, by name, with how many of each.
@@ -52,6 +54,7 @@ impl Tally {
         self.by_rules += other.by_rules;
         self.outside += other.outside;
         self.failed += other.failed;
+        self.failed_unnamed += other.failed_unnamed;
         self.failures.extend(other.failures);
         self.failures.sort();
         self.failures.truncate(SHOWN);
@@ -181,6 +184,7 @@ fn check_one(job: &Job, unnamed: &'static GameEntry, tally: &mut Tally) {
         Ok(Decided::Outside) => tally.outside += 1,
         Err(reason) => {
             tally.failed += 1;
+            tally.failed_unnamed += u64::from(record.game.eq_ignore_ascii_case("unknown"));
             if tally.failures.len() < SHOWN {
                 tally.failures.push(Failure {
                     file_order: job.file_order,

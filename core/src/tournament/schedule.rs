@@ -113,6 +113,10 @@ pub struct PairSchedule {
     /// The pairings played, when the format's are not all played (engines of one family never
     /// meet): a list as long as the pairings, whatever the rounds.
     pub only: Option<std::sync::Arc<[(usize, usize)]>>,
+    /// A last round cut short by `limit` gives every pairing one game before any plays its
+    /// second, as the MIT course's tester plays least-played pairings first: any count of
+    /// games then spreads over the pairings evenly. Otherwise it plays whole pairs in order.
+    pub spread_last_round: bool,
 }
 
 impl PairSchedule {
@@ -143,7 +147,7 @@ impl PairSchedule {
     }
 
     /// The `p`-th pairing of a round, as (first, second) engine indices.
-    fn pairing_at(&self, p: u64) -> (usize, usize) {
+    pub(crate) fn pairing_at(&self, p: u64) -> (usize, usize) {
         if let Some(only) = &self.only {
             return only[p as usize];
         }
@@ -170,6 +174,25 @@ impl PairSchedule {
     pub fn pair_of(index: u64) -> u64 {
         index / 2
     }
+
+    /// Where game `index` falls: its round (0-based), its pairing within the round, and whether
+    /// it is the first or second game of the pairing's pair there.
+    fn place(&self, index: u64) -> (u64, u64, u64) {
+        let per_round = self.pairings().max(1);
+        let round_games = 2 * per_round;
+        let (round, at) = (index / round_games, index % round_games);
+        let cut_short = self.len() - round * round_games;
+        if !self.spread_last_round || cut_short >= round_games {
+            return (round, at / 2, at % 2);
+        }
+        // The round's whole pairs come first, then one game each for the other pairings.
+        let pairs = cut_short.saturating_sub(per_round);
+        if at < 2 * pairs {
+            (round, at / 2, at % 2)
+        } else {
+            (round, at - pairs, 0)
+        }
+    }
 }
 
 impl Schedule for PairSchedule {
@@ -182,12 +205,10 @@ impl Schedule for PairSchedule {
     }
 
     fn pairing(&self, index: u64) -> Pairing {
-        let pair = Self::pair_of(index);
-        let per_round = self.pairings().max(1);
-        let (round, p) = (pair / per_round, pair % per_round);
+        let (round, p, game) = self.place(index);
         let (a, b) = self.pairing_at(p);
         // The pairing's games so far, in its rounds' order, grouped by the opening they share.
-        let turn = (round.saturating_mul(2) + index % 2) / self.games_per_opening.max(1);
+        let turn = (round.saturating_mul(2) + game) / self.games_per_opening.max(1);
         let opening = opening_of_round(
             turn,
             self.openings as u64,
@@ -195,7 +216,7 @@ impl Schedule for PairSchedule {
             self.seed,
             self.book_start,
         ) as usize;
-        let (white, black) = if self.colours.first_is_white(index % 2) {
+        let (white, black) = if self.colours.first_is_white(game) {
             (a, b)
         } else {
             (b, a)
@@ -228,6 +249,7 @@ mod tests {
             colours: Colours::Alternate,
             games_per_opening: 2,
             only: None,
+            spread_last_round: false,
         }
     }
 

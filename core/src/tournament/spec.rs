@@ -117,6 +117,11 @@ pub struct RunSpec {
     pub seeds_meet: bool,
     /// Rounds: in each, every pairing plays one game pair.
     pub rounds: u64,
+    /// Pairings as the MIT course's tester plays them: each pairing's first game gives White to
+    /// the engine whose name sorts later, and a last round cut short gives every pairing one
+    /// game before any plays its second (`PairSchedule::spread_last_round`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub course_order: bool,
     /// Stop after this many games in all, even mid-round or mid-pair.
     pub games: Option<u64>,
     pub concurrency: usize,
@@ -312,6 +317,7 @@ impl RunSpec {
             seeds: 1,
             seeds_meet: false,
             rounds: 4,
+            course_order: false,
             games: None,
             concurrency: 1,
             affinity: super::Affinity::default(),
@@ -606,15 +612,31 @@ impl RunSpec {
             colours: self.colours,
             games_per_opening: self.games_per_opening,
             only: None,
+            spread_last_round: self.course_order,
         };
-        if self.engines.iter().all(|e| e.family.is_none()) {
+        let schedule = if self.engines.iter().all(|e| e.family.is_none()) {
+            schedule
+        } else {
+            let family = |i: usize| {
+                let e = &self.engines[i];
+                e.family.as_deref().unwrap_or(&e.name)
+            };
+            schedule.without(|a, b| family(a) == family(b))
+        };
+        if !self.course_order {
             return schedule;
         }
-        let family = |i: usize| {
-            let e = &self.engines[i];
-            e.family.as_deref().unwrap_or(&e.name)
-        };
-        schedule.without(|a, b| family(a) == family(b))
+        // `Harness.java`'s getNextMatch: the name that sorts later has White first.
+        let named = |i: usize| self.engines[i].name.as_str();
+        let pairings = schedule.pairings();
+        let oriented: Vec<(usize, usize)> = (0..pairings)
+            .map(|p| schedule.pairing_at(p))
+            .map(|(a, b)| if named(a) > named(b) { (a, b) } else { (b, a) })
+            .collect();
+        PairSchedule {
+            only: Some(oriented.into()),
+            ..schedule
+        }
     }
 
     /// Writes the spec into its run folder, for `--resume`.

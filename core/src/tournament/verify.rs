@@ -204,6 +204,9 @@ pub fn replay(
         }
         game.play(&mv.text)
             .map_err(|e| format!("move {} ({}): {e}", i + 1, mv.text))?;
+        if mv.book && record.moves.get(i + 1).is_none_or(|next| !next.book) {
+            game.end_book();
+        }
     }
     let unrecorded = record.termination == Termination::Unrecorded;
     let claimed = (record.outcome, record.termination);

@@ -130,6 +130,11 @@ impl<P: Position> History<P> {
         self.quiet_plies
     }
 
+    /// Counts the move-count rule's plies from the last move on, as if it had reset the count.
+    fn count_quiet_from_last_move(&mut self) {
+        self.quiet_plies = self.quiet_plies.min(1);
+    }
+
     fn push(&mut self, mv: P::Move, after: P, removed: Removals) {
         let key = after.key();
         *self.occurrences.entry(key).or_insert(0) += 1;
@@ -200,6 +205,14 @@ impl<P: Position> Game<P> {
         self.history.push(mv, after, removed);
         self.status = P::judge(&self.history);
         Ok(removed)
+    }
+
+    /// The opening book's moves are played: where the game's rules count the move-count rule
+    /// from the book's last move, the count starts again there.
+    pub fn end_book(&mut self) {
+        if !self.history.plies.is_empty() && self.position().move_rule_counts_from_book() {
+            self.history.count_quiet_from_last_move();
+        }
     }
 
     /// Parses and plays a move in the game's notation, including an optional `x<square>` suffix.

@@ -492,6 +492,12 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// Takes a value of one of `RULE_OPTIONS` (checked by the caller) before the first move.
     fn set_rule(&mut self, _name: &str, _value: &str) {}
 
+    /// Whether the move-count rule starts counting again from the opening book's last move (the
+    /// MIT course's tester counts that way; the rule texts count from the first move).
+    fn move_rule_counts_from_book(&self) -> bool {
+        false
+    }
+
     /// The squares the mover's laser crosses when `mv` is played here, from the firing piece to
     /// the piece it removes or where it ends (laser games; others have none). For drawing games.
     fn laser_path_of(&self, _mv: Self::Move) -> Vec<SquareName> {

@@ -39,11 +39,17 @@ pub trait AnyGame: Send {
     /// to the piece it removes or where it ends (laser games; empty otherwise, or for a move
     /// that is not legal here).
     fn beam_of(&self, text: &str) -> Vec<String>;
+    /// The opening book's moves are played (see `Game::end_book`).
+    fn end_book(&mut self);
 }
 
 impl<P: Position> AnyGame for Game<P> {
     fn id(&self) -> &'static str {
         P::ID
+    }
+
+    fn end_book(&mut self) {
+        Game::end_book(self)
     }
 
     fn beam_of(&self, text: &str) -> Vec<String> {

@@ -13,12 +13,18 @@ use crate::game::{Color, Drawing, FenError, History, MoveError, Position, Remova
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Leiserchess {
     board: LaserBoard,
+    /// `move-rule=course`: the MIT course's tester's count, not the rule text's.
+    course_move_rule: bool,
 }
 
 const NOTATION: &str = "g4L, h3g4, d5e4f5 or e4d5R";
 
 /// Plies without a Pawn zapped before the game is drawn (50 moves by each side).
 pub const MOVE_RULE_PLIES: u32 = 100;
+
+/// The course's tester (`PlayGame.java`, `nMoveDrawRule`): plies without a zap, counted from the
+/// opening book's last move, before it draws the game.
+pub const COURSE_MOVE_RULE_PLIES: u32 = 200;
 
 impl Leiserchess {
     pub fn board(&self) -> &LaserBoard {
@@ -133,10 +139,23 @@ impl Position for Leiserchess {
     const START_FEN: &'static str = "ss7/3nwse3/2nwse4/1nwse3NW1/1se3NWSE1/4NWSE2/3NWSE3/7NN W";
     const TERMINAL_IS_LEAF: bool = true;
     const ZAP_SUFFIX: bool = true;
+    const RULE_OPTIONS: &'static [(&'static str, &'static [&'static str])] =
+        &[("move-rule", &["rules", "course"])];
+
+    fn set_rule(&mut self, name: &str, value: &str) {
+        if name == "move-rule" {
+            self.course_move_rule = value == "course";
+        }
+    }
+
+    fn move_rule_counts_from_book(&self) -> bool {
+        self.course_move_rule
+    }
 
     fn from_fen(fen: &str) -> Result<Self, FenError> {
         Ok(Leiserchess {
             board: LaserBoard::parse_fen(Self::ID, 8, fen)?,
+            course_move_rule: false,
         })
     }
 
@@ -199,7 +218,11 @@ impl Position for Leiserchess {
     }
 
     fn judge(history: &History<Self>) -> Status {
-        history.board_then_draws(MOVE_RULE_PLIES)
+        history.board_then_draws(if history.current().course_move_rule {
+            COURSE_MOVE_RULE_PLIES
+        } else {
+            MOVE_RULE_PLIES
+        })
     }
 
     fn laser_path_of(&self, mv: LaserMove) -> Vec<crate::game::SquareName> {
@@ -255,5 +278,50 @@ mod tests {
             );
         }
         assert_eq!(perft(&p, 2), vec![61, 3757]);
+    }
+
+    /// A game of quiet moves only: each zaps nothing and reaches a position not seen before, so
+    /// that only the move-count rule can end it. `end_book_after`: plies taken as the book.
+    fn quiet_walk(rule: &str, end_book_after: Option<usize>) -> (usize, Status) {
+        use crate::game::Game;
+        let mut start = Leiserchess::from_fen(Leiserchess::START_FEN).unwrap();
+        start.set_rule("move-rule", rule);
+        let mut game = Game::new(start);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        while !game.status().is_over() {
+            if Some(game.history().ply_count()) == end_book_after {
+                game.end_book();
+            }
+            let mut moves = game.legal_moves();
+            assert!(!moves.is_empty());
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let turn = seed as usize % moves.len();
+            moves.rotate_left(turn);
+            let quiet = moves.into_iter().find(|&mv| {
+                let mut trial = game.clone();
+                trial.play(mv).is_ok_and(|removed| removed.is_empty())
+                    && trial.history().occurrences_of_current() == 1
+            });
+            game.play(quiet.expect("a quiet move to a new position"))
+                .unwrap();
+        }
+        (game.history().ply_count(), game.status())
+    }
+
+    #[test]
+    fn the_courses_move_rule_draws_after_200_quiet_plies_counted_from_the_books_last_move() {
+        use crate::game::{Outcome, Termination};
+        let drawn = Status::Over(Outcome::Draw, Termination::MoveRule);
+        assert_eq!(quiet_walk("rules", None), (100, drawn));
+        assert_eq!(
+            quiet_walk("rules", Some(10)),
+            (100, drawn),
+            "the text counts from move 1"
+        );
+        assert_eq!(quiet_walk("course", None), (200, drawn));
+        // PlayGame.java sets its clock to 200 on each book move, then counts that move too.
+        assert_eq!(quiet_walk("course", Some(10)), (209, drawn));
     }
 }
