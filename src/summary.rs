@@ -48,6 +48,11 @@ pub fn turnaround(outcome: &RunOutcome) {
 /// 0 when an SPRT accepted H1 (or there was none), 1 for H0, 3 when it ran out undecided.
 pub fn exit_code(sprt: Option<&Sprt>, decision: Option<Decision>) -> super::exit::Exit {
     use super::exit::Exit;
+    // cutechess-cli and fastchess exit 0 whatever the SPRT decided: scripts around them read
+    // the decision from their lines, and take any other code for a failed run.
+    if arbiter::compat::tool_lines::TOOL_LINES.get().is_some() {
+        return Exit::Success;
+    }
     match (sprt, decision) {
         (None, _) | (_, Some(Decision::H1)) => Exit::Success,
         (_, Some(Decision::H0)) => Exit::Rejected,

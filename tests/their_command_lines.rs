@@ -72,14 +72,14 @@ fn the_fastchess_readme_example_plays_chess() {
         "{text}"
     );
     assert!(text.contains("Games: 4, Wins: "), "{text}");
-    // Then fastchess's per-player block (tournament.cpp), "Finished match" and its time.
-    assert!(
-        text.contains(
-            "Tournament finished\n\nPlayer: Engine1\n  Timeouts: 0\n  Crashed: 0\n\
-             Player: Engine2\n  Timeouts: 0\n  Crashed: 0\n\nFinished match\nTotal Time: "
-        ),
-        "{text}"
-    );
+    // Then fastchess's per-player block (tournament.cpp), "Finished match" and its time. A
+    // game lost on time at 1+0.01 on a loaded machine is counted there, so the counts vary.
+    let block = regex::Regex::new(
+        "Tournament finished\n\nPlayer: Engine1\n  Timeouts: [0-4]\n  Crashed: 0\n\
+         Player: Engine2\n  Timeouts: [0-4]\n  Crashed: 0\n\nFinished match\nTotal Time: ",
+    )
+    .unwrap();
+    assert!(block.is_match(&text), "{text}");
 }
 
 #[test]
@@ -104,8 +104,9 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
         "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -games 2 -rounds 3 -each proto=uci option.Style=search -openings order=random file=book.epd format=epd -randomseed -concurrency 2 -ratinginterval 10 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 -pgnout file=out.pgn -recover",
     );
     let text = stdout(&out);
-    // Six games cannot decide an SPRT at these bounds: exit 3, undecided, as documented.
-    assert_eq!(out.status.code(), Some(3), "{text}{}", stderr(&out));
+    // Six games cannot decide an SPRT at these bounds: undecided, and exit code 0 as fastchess
+    // gives it (arbiter's own lines give 3).
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     let llr = text.lines().find(|l| l.starts_with("LLR: ")).unwrap_or("");
     assert!(llr.ends_with(" (-2.94, 2.94) [0.00, 10.00]"), "{text}");
     let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
@@ -780,9 +781,11 @@ fn cutechess_lines_as_scripts_grep_them() {
         "-dialect cutechess -engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -repeat -openings file=book.epd format=epd order=random -srand 3 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
         "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -openings file=book.epd format=epd order=random -srand 3 -output format=cutechess -report penta=false -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
     ] {
+        // Undecided, and exit code 0 as both tools give it (arbiter's own lines give 3).
         let out = play(&dir, line);
-        assert_exit(&out, 3);
+        assert_exit(&out, 0);
         let text = stdout(&out);
+        assert!(text.contains("SPRT"), "{text}");
         let scores: Vec<Vec<f64>> = text
             .lines()
             .filter_map(|l| numbers_after(l, "Score of deep vs shallow: "))
@@ -931,7 +934,7 @@ fn an_engines_stderr_goes_to_the_file_its_line_names() {
     let e = bundled_engine();
     for (target, why) in [
         ("run/journal.jsonl", "into the run's files"),
-        (e.as_str(), "its own program"),
+        (e.as_str(), "over a program"),
     ] {
         let out = play_words(
             &dir,
@@ -963,6 +966,32 @@ fn an_engines_stderr_goes_to_the_file_its_line_names() {
         let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap_or_default();
         assert_eq!(journal, "", "no game was played");
     }
+}
+
+/// A cutechess-cli user's line as written (the engine under test built in `./target/release`,
+/// the base engine `./main` beside the file its stderr goes to): the file is written where it
+/// was named, though the folder is the other engine's too; a name planted as a link is not
+/// written through.
+#[test]
+fn stderr_goes_beside_the_programs_where_the_line_names_it() {
+    let dir = with_book("stderr-beside");
+    std::fs::create_dir_all(dir.join("target/release")).unwrap();
+    std::fs::copy(bundled_engine(), dir.join("target/release/chess-engine")).unwrap();
+    std::fs::copy(bundled_engine(), dir.join("main")).unwrap();
+    let line = "-engine name=dev cmd=./target/release/chess-engine arg=--fault arg=stderrflood \
+                stderr=sprterr.txt -engine name=main cmd=./main -each depth=1 -games 2 \
+                -openings file=book.epd format=epd -resultformat default";
+    let out = played(&dir, line);
+    let written = std::fs::metadata(dir.join("sprterr.txt")).map(|m| m.len());
+    assert!(
+        written.as_ref().is_ok_and(|&n| n > 0),
+        "{written:?} {}",
+        stderr(&out)
+    );
+    std::fs::remove_file(dir.join("sprterr.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.join("planted-target"), dir.join("sprterr.txt")).unwrap();
+    refused(&dir, line, "stderr=sprterr.txt: it is a link");
+    assert!(!dir.join("planted-target").exists());
 }
 
 /// cutechess-cli's `-pgnout FILE min fi`: a minimal PGN (no comments) of the finished games,

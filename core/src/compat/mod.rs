@@ -1211,18 +1211,62 @@ fn translate_flag(
             )))
         }
         other => {
-            return Err(refuse(
-                other,
-                "has no equivalent in arbiter (see the table in docs/command-lines.md)",
-            ))
+            return Err(match closest_flag(other) {
+                // cutechess-cli warns of an unknown option and plays on without it.
+                Some(meant) => refuse(
+                    other,
+                    &format!(
+                        "no such option; did you mean {meant}? (played without it, the run \
+                         would not be the one asked for)"
+                    ),
+                ),
+                None => refuse(
+                    other,
+                    "has no equivalent in arbiter (see the table in docs/command-lines.md)",
+                ),
+            });
         }
     }
     Ok(())
 }
 
+/// The tools' flag a misspelt one was meant to be: one or two letters apart.
+fn closest_flag(flag: &str) -> Option<&'static str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let next = (diagonal + usize::from(ca != *cb))
+                    .min(row[j] + 1)
+                    .min(row[j + 1] + 1);
+                diagonal = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    }
+    THEIR_FLAGS
+        .iter()
+        .map(|known| (distance(flag, known), *known))
+        .filter(|&(d, _)| (1..=2).contains(&d))
+        .min()
+        .map(|(_, known)| known)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_flag_is_refused_with_the_one_meant() {
+        assert_eq!(closest_flag("-rouns"), Some("-rounds"));
+        assert_eq!(closest_flag("-concurency"), Some("-concurrency"));
+        assert_eq!(closest_flag("-rounds"), None, "a flag is not its own typo");
+        assert_eq!(closest_flag("-frobnicate"), None);
+    }
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()

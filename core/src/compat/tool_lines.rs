@@ -502,7 +502,11 @@ impl Printer {
             );
         }
         out.push_str(rule);
-        out
+        // fastchess's {fmt} writes an undefined ratio (0/0) as `nan`, Rust as `NaN`; the names
+        // on the block's first line are left as they are.
+        let header = out.find("):\n").map_or(0, |i| i + 3);
+        let (head, figures) = out.split_at(header);
+        format!("{head}{}", figures.replace("NaN", "nan"))
     }
 }
 
@@ -533,10 +537,22 @@ fn annotation(r: &GameRecord) -> String {
     let loser = match r.outcome {
         Outcome::WhiteWins => "Black",
         Outcome::BlackWins => "White",
-        Outcome::Draw => return r.detail.clone(),
+        Outcome::Draw => {
+            // Both tools' words (fastchess's match.hpp, cutechess-cli's result.cpp).
+            return match r.termination {
+                Termination::Repetition => "Draw by 3-fold repetition".into(),
+                Termination::MoveRule => "Draw by fifty moves rule".into(),
+                Termination::InsufficientMaterial => "Draw by insufficient mating material".into(),
+                Termination::Stalemate => "Draw by stalemate".into(),
+                _ => r.detail.clone(),
+            };
+        }
     };
     match r.termination {
-        Termination::TimeForfeit => format!("{loser} loses on time"),
+        Termination::TimeForfeit => match overrun_ms(&r.detail) {
+            Some(ms) => format!("{loser} loses on time ({ms}ms overrun)"),
+            None => format!("{loser} loses on time"),
+        },
         Termination::EngineCrash | Termination::MemoryLimit | Termination::DiskLimit => {
             format!("{loser} disconnects")
         }
@@ -548,6 +564,13 @@ fn annotation(r: &GameRecord) -> String {
         }
         _ => r.detail.clone(),
     }
+}
+
+/// The milliseconds a time forfeit's move took beyond the clock, as the referee's detail says
+/// them (`... 12 ms over)`).
+fn overrun_ms(detail: &str) -> Option<u64> {
+    let head = detail.strip_suffix(" ms over)")?;
+    head.rsplit(' ').next()?.parse().ok()
 }
 
 /// fastchess's line for a checksummed PGN (`file_writer.hpp`: `File {} has CRC32: {:#x}`, the
@@ -584,5 +607,77 @@ mod tests {
         assert!((elo - 147.19).abs() < 0.01, "{elo}");
         assert!(error > 50.0 && error < 90.0, "{error}");
         assert!(s.los() > 0.999);
+    }
+
+    fn game(white: &str, outcome: Outcome, termination: Termination, detail: &str) -> GameRecord {
+        GameRecord {
+            game: "chess".into(),
+            white: white.into(),
+            black: if white == "a" { "b" } else { "a" }.into(),
+            start_fen: None,
+            moves: Vec::new(),
+            outcome,
+            termination,
+            detail: detail.into(),
+            time_control: "-".into(),
+            duration: std::time::Duration::ZERO,
+            opening: 0,
+            round: 1,
+            date: "2026.12.06".into(),
+            rules: Vec::new(),
+            turnaround_us: Vec::new(),
+            overloaded: false,
+            pv_warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_undefined_ratio_is_nan_as_fastchess_prints_it() {
+        let engines: Vec<EngineConfig> = ["a", "b"]
+            .iter()
+            .map(|n| EngineConfig::parse(&["cmd=x", "depth=1", &format!("name={n}")], &[]).unwrap())
+            .collect();
+        let lines = ToolLines::defaults(Style::Fastchess);
+        let mut printer = Printer::new(lines, &engines, None, None);
+        let totals = crate::tournament::totals::Totals::new(vec!["a".into(), "b".into()]);
+        for (i, white) in ["a", "b"].iter().enumerate() {
+            let record = game(white, Outcome::Draw, Termination::Repetition, "");
+            printer.game(&Progress {
+                game: i as u64 + 1,
+                done: i as u64 + 1,
+                total: 2,
+                record: &record,
+                totals: &totals,
+                llr: None,
+                more_follow: false,
+            });
+        }
+        let end = printer.end(None);
+        assert!(end.contains("PairsRatio: nan"), "{end}");
+        assert!(!end.contains("NaN"), "{end}");
+    }
+
+    #[test]
+    fn endings_are_told_in_the_tools_words() {
+        let ended = |outcome, termination, detail: &str| {
+            annotation(&game("a", outcome, termination, detail))
+        };
+        let draw = |t| ended(Outcome::Draw, t, "Draw by it");
+        assert_eq!(draw(Termination::MoveRule), "Draw by fifty moves rule");
+        assert_eq!(draw(Termination::Repetition), "Draw by 3-fold repetition");
+        assert_eq!(
+            draw(Termination::InsufficientMaterial),
+            "Draw by insufficient mating material"
+        );
+        assert_eq!(draw(Termination::Adjudication), "Draw by it");
+        let late = "white ran out of time (0.212 s for its move, 12 ms over)";
+        assert_eq!(
+            ended(Outcome::BlackWins, Termination::TimeForfeit, late),
+            "White loses on time (12ms overrun)"
+        );
+        assert_eq!(
+            ended(Outcome::WhiteWins, Termination::TimeForfeit, "late"),
+            "Black loses on time"
+        );
     }
 }

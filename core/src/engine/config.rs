@@ -124,6 +124,10 @@ pub struct EngineConfig {
     /// the run, not a setting.
     #[serde(skip)]
     pub hidden: Vec<std::path::PathBuf>,
+    /// How many of `hidden`, from the first, are the run's own files (the rest are the other
+    /// engines' folders): set by the run.
+    #[serde(skip)]
+    pub hidden_run: usize,
     /// What of each search the run's PGN keeps besides score, depth and time: set by the run,
     /// not a setting.
     #[serde(skip)]
@@ -226,6 +230,7 @@ impl EngineConfig {
             book: None,
             bookdepth: None,
             hidden: Vec::new(),
+            hidden_run: 0,
             recorded: Recorded::default(),
         };
         let shared = each.iter().map(|s| (s, true));

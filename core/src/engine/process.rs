@@ -258,10 +258,12 @@ impl Confined {
     }
 }
 
-/// The file `stderr=` names, opened to add to. The engine decides what is written there, so it
-/// may not lie where the engine must not reach (`hidden`: the run's folder, its log, the other
-/// engines' folders) nor be the engine's own program.
+/// The file `stderr=` names, opened to add to, where the user named it (cutechess-cli writes
+/// `stderr=sprterr.txt` beside the programs). The engine decides what is written there, so it
+/// may not be one of the run's files (its folder, its log) nor a program (its own or another
+/// engine's).
 fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, String> {
+    use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
     let refused = |why: &str| format!("stderr={}: {why}", path.display());
     let parent = path
@@ -271,33 +273,29 @@ fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, S
     let target = std::fs::canonicalize(parent)
         .map_err(|e| refused(&e.to_string()))?
         .join(path.file_name().ok_or_else(|| refused("not a file"))?);
-    let program = Path::new(config.dir.as_deref().unwrap_or(".")).join(&config.cmd);
-    // A file in the engine's own folder is its own (cutechess-cli writes `stderr=sprterr.txt`
-    // beside the programs), even where that folder is its opponent's too.
-    let own: Vec<std::path::PathBuf> = [config.dir.as_deref().map(Path::new), program.parent()]
-        .into_iter()
-        .flatten()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .collect();
-    let parent_is_own = target.parent().is_some_and(|p| own.iter().any(|o| o == p));
-    let reaches_run = config
-        .hidden
+    let reaches_run = config.hidden[..config.hidden_run.min(config.hidden.len())]
         .iter()
         .filter_map(|h| std::fs::canonicalize(h).ok())
-        .filter(|h| !(parent_is_own && target.parent() == Some(h.as_path())))
         .any(|h| target.starts_with(h));
-    if reaches_run || std::fs::canonicalize(program).is_ok_and(|p| p == target) {
+    let program = std::fs::metadata(&target)
+        .is_ok_and(|m| !m.is_file() || m.permissions().mode() & 0o111 != 0);
+    if reaches_run || program {
         return Err(refused(
-            "the engine's output would be written into the run's files, another engine's \
-             folder or its own program: give a file elsewhere",
+            "the engine's output would be written into the run's files or over a program: \
+             give another file",
         ));
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&target)
-        .map(Stdio::from)
-        .map_err(|e| refused(&e.to_string()))
+    // A file planted under that name (a link, another user's) is not written through.
+    if let Some(why) = crate::output::not_the_callers(&target) {
+        return Err(refused(&format!("{why}: give a file of your own")));
+    }
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        std::fs::OpenOptions::new().create(true).append(true),
+        libc::O_NOFOLLOW,
+    )
+    .open(&target)
+    .map(Stdio::from)
+    .map_err(|e| refused(&e.to_string()))
 }
 
 /// The engine's command: its program (inside bubblewrap when sandboxed), its clean environment,

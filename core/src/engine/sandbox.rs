@@ -1311,6 +1311,7 @@ pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<En
             }
             EngineConfig {
                 hidden,
+                hidden_run: run.len(),
                 ..engine.clone()
             }
         })

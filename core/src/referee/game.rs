@@ -370,16 +370,22 @@ impl Table {
         }
         self.last_read = Some(thought.read_at);
         // The clock first: a move that comes too late loses even if it is legal.
+        let allowed = self.clocks[side.index()]
+            .as_ref()
+            .map(Clock::remaining)
+            .or(movetime);
         let in_time = match (&mut self.clocks[side.index()], movetime) {
             (Some(c), _) => c.charge(thought.elapsed, timemargin),
             (None, Some(st)) => thought.elapsed <= st + timemargin,
             (None, None) => true,
         };
         if !in_time {
+            let over = thought.elapsed.saturating_sub(allowed.unwrap_or_default());
             let detail = format!(
-                "{} ran out of time ({:.3} s for its move)",
+                "{} ran out of time ({:.3} s for its move, {} ms over)",
                 side_name(side),
-                thought.elapsed.as_secs_f64()
+                thought.elapsed.as_secs_f64(),
+                over.as_millis()
             );
             return Err(loss(side, Termination::TimeForfeit, detail));
         }
