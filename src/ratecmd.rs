@@ -89,6 +89,10 @@ pub fn run(args: RateArgs) -> Result<Exit, Failure> {
     );
     let rated = read.and_then(|totals| {
         print_ratings_of(&args, &totals, &rating)?;
+        // Known where the moves were read (--check, --out); the ratings alone skip them.
+        if let Some(repeats) = totals.repeats_said() {
+            eprintln!("Repeated games: {repeats}.");
+        }
         Ok(totals)
     });
     match (rated, out) {

@@ -22,6 +22,9 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
     say!("Terminations: {}", ends.join(", "));
+    if let Some(repeats) = outcome.totals.repeats_said() {
+        say!("Repeated games: {repeats}.");
+    }
     turnaround(outcome);
     if let Some(s) = sprt {
         let last = outcome.llr.last().copied().unwrap_or(0.0);

@@ -721,3 +721,69 @@ fn a_single_game_says_no_pair_is_complete() {
     assert!(!said.contains("no games played yet"), "{said}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Engines at a fixed depth from a small book replay the same games: a 3-opening book over 12
+/// games gives 6 distinct ones (3 openings, 2 colours). The summary, the report and `rate`
+/// say so and warn that the intervals count the repeats as independent evidence.
+#[test]
+fn repeated_games_are_counted_and_warned_of() {
+    let dir = scratch("repeats");
+    let text = std::fs::read_to_string(common::book("leiserchess")).unwrap();
+    let book: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .take(3)
+        .collect();
+    std::fs::write(dir.join("book3.txt"), book.join("\n") + "\n").unwrap();
+    let e = engine();
+    let args = line(
+        &[
+            "match",
+            "--games",
+            "12",
+            "--openings",
+            "book3.txt",
+            "--out",
+            "r",
+        ],
+        &e,
+        &[("deep", "search"), ("shallow", "greedy")],
+        &["--each", "depth=1"],
+    );
+    let out = common::succeed_in(&dir, &args);
+    let said = stdout(&out);
+    assert!(
+        said.contains("Repeated games: 6 of 12 games distinct; 6 repeat an earlier game")
+            && said.contains("too narrow"),
+        "{said}"
+    );
+    let report = std::fs::read_to_string(dir.join("r/report.md")).unwrap();
+    assert!(report.contains("Distinct games: 6 of 12."), "{report}");
+    let rated = arbiter_in(&dir, &["rate", "--check", "r/games.pgn"]);
+    assert_exit(&rated, 0);
+    assert!(
+        stderr(&rated).contains("Repeated games: 6 of 12 games distinct"),
+        "{}",
+        stderr(&rated)
+    );
+    // From the whole book every game is its own, and nothing is said.
+    let whole = common::book("leiserchess");
+    let args = line(
+        &[
+            "match",
+            "--games",
+            "4",
+            "--openings",
+            &whole,
+            "--out",
+            "whole",
+        ],
+        &e,
+        &[("deep", "search"), ("shallow", "greedy")],
+        &["--each", "depth=1"],
+    );
+    let out = common::succeed_in(&dir, &args);
+    assert!(!stdout(&out).contains("Repeated"), "{}", stdout(&out));
+    let report = std::fs::read_to_string(dir.join("whole/report.md")).unwrap();
+    assert!(report.contains("Distinct games: 4 of 4."), "{report}");
+}

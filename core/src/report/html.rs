@@ -339,6 +339,12 @@ fn endings(h: &mut String, totals: &Totals, story: &Story) {
         .map(|(t, n)| format!("{}: {n}", e(t)))
         .collect();
     let _ = write!(h, "<h2>Terminations</h2><p>{}</p>", ends.join(", "));
+    if let Some((distinct, of)) = totals.repeats() {
+        let _ = write!(h, "<p>Distinct games: {distinct} of {of}.</p>");
+        if let Some(said) = totals.repeats_said() {
+            let _ = write!(h, "<p><strong>Repeated games:</strong> {}.</p>", e(&said));
+        }
+    }
     let mut kinds: Vec<crate::game::Termination> = story
         .endings
         .iter()

@@ -596,6 +596,12 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
         .map(|(t, n)| format!("{t}: {n}"))
         .collect();
     let _ = writeln!(md, "\n## Terminations\n\n{}", ends.join(", "));
+    if let Some((distinct, of)) = totals.repeats() {
+        let _ = writeln!(md, "\nDistinct games: {distinct} of {of}.");
+        if let Some(said) = totals.repeats_said() {
+            let _ = writeln!(md, "\n**Repeated games:** {said}.");
+        }
+    }
     md
 }
 

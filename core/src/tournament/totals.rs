@@ -4,7 +4,8 @@
 use crate::game::Outcome;
 use crate::referee::GameRecord;
 use crate::stats::{rate, Pentanomial, RatingError, RatingOptions, Ratings, Results, Wdl};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 /// Counts one game worth `points` (1, 0.5 or 0) to the player.
 pub(crate) fn tally(wdl: &mut Wdl, points: f64) {
@@ -39,7 +40,14 @@ pub struct Totals {
     half_pairs: HashMap<u64, (f64, (usize, usize))>,
     /// Each name's index: counting a game costs the same with ten engines or ten thousand.
     positions: HashMap<String, usize>,
+    /// Games counted with their moves, and the distinct ones among them (see `repeats`).
+    with_moves: u64,
+    distinct: HashSet<u64>,
 }
+
+/// The share of repeated games above which a run is warned that its intervals overstate
+/// the evidence.
+pub const REPEATS_WARNED: f64 = 0.1;
 
 impl Totals {
     pub fn new(names: Vec<String>) -> Totals {
@@ -61,7 +69,38 @@ impl Totals {
             overloaded: 0,
             half_pairs: HashMap::new(),
             positions: names_index,
+            with_moves: 0,
+            distinct: HashSet::new(),
         }
+    }
+
+    /// How many of the games counted with their moves were distinct, of how many: a game that
+    /// repeats an earlier one (the same players, start, moves and result; deterministic
+    /// engines at fixed nodes or depth from a small book) adds no evidence of its own. `None`
+    /// where no game came with its moves.
+    pub fn repeats(&self) -> Option<(u64, u64)> {
+        (self.with_moves > 0).then_some((self.distinct.len() as u64, self.with_moves))
+    }
+
+    /// The sentence a report or summary gives about repeated games, with the warning when they
+    /// are a sizeable share; `None` where every game was distinct.
+    pub fn repeats_said(&self) -> Option<String> {
+        let (distinct, of) = self.repeats()?;
+        if distinct == of {
+            return None;
+        }
+        let mut said = format!(
+            "{distinct} of {of} games distinct; {} repeat an earlier game move for move",
+            of - distinct
+        );
+        if (of - distinct) as f64 >= REPEATS_WARNED * of as f64 {
+            said.push_str(
+                ". The intervals count every game as independent evidence, so they are too \
+                 narrow: use a bigger book, --random-openings, or a clock instead of fixed \
+                 nodes or depth",
+            );
+        }
+        Some(said)
     }
 
     /// The index of the player `name`, added as a new one if it has not played yet (games read
@@ -89,6 +128,15 @@ impl Totals {
         };
         self.games += 1;
         self.overloaded += u64::from(record.overloaded);
+        if !record.moves.is_empty() {
+            let mut game = std::collections::hash_map::DefaultHasher::new();
+            (w, b, &record.start_fen, record.outcome.to_string()).hash(&mut game);
+            for mv in &record.moves {
+                mv.text.hash(&mut game);
+            }
+            self.with_moves += 1;
+            self.distinct.insert(game.finish());
+        }
         *self
             .terminations
             .entry(record.termination.to_string())
