@@ -206,6 +206,35 @@ impl Setting<'_> {
     }
 }
 
+/// A command line's words as Qt's `QProcess` splits one (cutechess-cli's `cmd=`): at spaces,
+/// with double or single quotes holding a word together.
+fn command_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let (mut quote, mut started) = (None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if started || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 impl EngineConfig {
     /// Builds a config from `key=value` settings; `each` (from `--each`) comes first, so an
     /// engine's own settings override it.
@@ -379,6 +408,16 @@ impl EngineConfig {
         if self.cmd.is_empty() {
             return Err(ConfigError::NoCommand);
         }
+        // cutechess-cli runs `cmd="python3 engine.py --model m.pt"` as a command line (Qt
+        // splits it): a command with spaces that names no program is split the same way.
+        if self.cmd.contains(char::is_whitespace) && !self.names_a_program() {
+            let mut words = command_words(&self.cmd);
+            if !words.is_empty() {
+                self.cmd = words.remove(0);
+                words.append(&mut self.args);
+                self.args = words;
+            }
+        }
         if self.name.is_empty() {
             self.name = std::path::Path::new(&self.cmd)
                 .file_name()
@@ -393,6 +432,17 @@ impl EngineConfig {
             return Err(ConfigError::NodesUnsupported(self.name));
         }
         Ok(self)
+    }
+
+    /// Whether `cmd` as written is a program's path (from `dir`, or found on `PATH`).
+    fn names_a_program(&self) -> bool {
+        use std::path::Path;
+        if self.cmd.contains('/') {
+            let dir = Path::new(self.dir.as_deref().unwrap_or("."));
+            return dir.join(&self.cmd).exists();
+        }
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(&self.cmd).is_file()))
     }
 
     /// The limits as the settings that give them: `tc=2+0.02`, `st=0.5`, `depth=3 nodes=1000`.
@@ -455,6 +505,28 @@ mod tests {
         assert!(err(&["cmd=x", "colour=red"]).contains("unknown engine setting 'colour'"));
         assert!(err(&["cmd=x", "depth"]).contains("not key=value"));
         assert!(err(&["cmd=x", "nodes=5", "proto=leiserchess"]).contains("no node limit"));
+        // cutechess-cli's command lines in cmd=, split as Qt splits them, before arg=.
+        let split = EngineConfig::parse(
+            &[
+                "cmd=python3 'my engine.py' --threads 2",
+                "arg=-v",
+                "depth=1",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(split.cmd, "python3");
+        assert_eq!(split.args, ["my engine.py", "--threads", "2", "-v"]);
+        // A program whose path holds a space is that program.
+        let dir =
+            std::env::temp_dir().join(format!("arbiter-cmd-{}/with space", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("engine"), "").unwrap();
+        let path = format!("cmd={}/engine", dir.display());
+        let kept = EngineConfig::parse(&[path.as_str(), "depth=1"], &[]).unwrap();
+        assert_eq!(kept.cmd, path["cmd=".len()..]);
+        assert!(kept.args.is_empty());
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
         assert!(err(&["cmd=x", "depth=1", "option.Style=a\nquit"]).contains("control character"));
         assert!(err(&["cmd=x", "depth=1", "option.A\nquit=1"]).contains("control character"));
         assert!(err(&["cmd=x", "depth=1", "name=evil\n[Result"]).contains("control character"));
