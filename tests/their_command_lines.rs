@@ -994,6 +994,43 @@ fn stderr_goes_beside_the_programs_where_the_line_names_it() {
     assert!(!dir.join("planted-target").exists());
 }
 
+/// A cutechess-cli user's Python engine, started as its README writes it: `cmd="python3
+/// engine.py --threads 2"`, a command line in one word, which cutechess-cli splits.
+#[test]
+fn a_command_line_in_cmd_starts_as_cutechess_starts_it() {
+    let dir = with_book("cmd-line");
+    std::fs::write(
+        dir.join("engine.py"),
+        format!(
+            "import os, sys\nassert sys.argv[1:] == ['--threads', '2'], sys.argv\n\
+             os.execv({e:?}, [{e:?}])\n",
+            e = bundled_engine()
+        ),
+    )
+    .unwrap();
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=python3 engine.py --threads 2",
+            "name=py",
+            "-engine",
+            "cmd=ENGINE",
+            "name=native",
+            "-each",
+            "depth=1",
+            "-games",
+            "2",
+            "-openings",
+            "file=book.epd",
+            "format=epd",
+        ],
+    );
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("Finished game 1 (py vs native)"), "{text}");
+}
+
 /// cutechess-cli's `-pgnout FILE min fi`: a minimal PGN (no comments) of the finished games,
 /// the same games and moves as the run's own PGN, which keeps the engines' comments.
 #[test]
