@@ -701,7 +701,16 @@ fn default_name(dialect: Dialect, settings: &[String], each: &[String]) -> Optio
     if let Some(name) = setting(settings, each, "name=") {
         return Some(name);
     }
-    let cmd = std::path::PathBuf::from(setting(settings, each, "cmd=")?);
+    let mut cmd = std::path::PathBuf::from(setting(settings, each, "cmd=")?);
+    // A command line in `cmd=` (`python3 engine.py`) is named after its program.
+    let dir = setting(settings, each, "dir=").unwrap_or_else(|| ".".into());
+    let text = cmd.to_string_lossy().into_owned();
+    if text.contains(char::is_whitespace) && !std::path::Path::new(&dir).join(&cmd).exists() {
+        cmd = crate::engine::config::command_words(&text)
+            .into_iter()
+            .next()?
+            .into();
+    }
     let name = match dialect {
         Dialect::Fastchess => cmd.file_stem(),
         Dialect::Cutechess => cmd.file_name(),

@@ -208,7 +208,7 @@ impl Setting<'_> {
 
 /// A command line's words as Qt's `QProcess` splits one (cutechess-cli's `cmd=`): at spaces,
 /// with double or single quotes holding a word together.
-fn command_words(line: &str) -> Vec<String> {
+pub(crate) fn command_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let (mut quote, mut started) = (None, false);
