@@ -117,6 +117,44 @@ pub struct PairSchedule {
     /// second, as the MIT course's tester plays least-played pairings first: any count of
     /// games then spreads over the pairings evenly. Otherwise it plays whole pairs in order.
     pub spread_last_round: bool,
+    /// Each pairing's walk through the book as the MIT course's tester takes it (see
+    /// `course_walk`), in the order of `only`: its round r plays opening (offset + r * skip) mod
+    /// the book's size. `None`: the book's order (or a seeded shuffle).
+    pub course_walks: Option<std::sync::Arc<[(u64, u64)]>>,
+}
+
+/// Java's `String.hashCode` (over UTF-16 code units, wrapping), which the course's tester seeds
+/// its openings with.
+fn java_hash(text: &str) -> i32 {
+    text.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
+}
+
+/// `Harness.java`'s `setOfst` and `setSkip` for the pairing of `lesser` and `greater` (their
+/// names in sort order) over a book of `openings`: where the pairing's walk starts, and its
+/// step, chosen so that the walk visits every opening before it repeats one.
+pub fn course_walk(lesser: &str, greater: &str, openings: u64) -> (u64, u64) {
+    let openings = openings.max(1);
+    let unsigned = |h: i32| u64::from(h as u32);
+    let offset = unsigned(java_hash(&format!("{greater}<->{lesser}"))) % openings;
+    if openings < 3 {
+        return (offset, 1);
+    }
+    // Harness.java's `lcd`: the first i from 2 up to min(x, y) with x % i == y % i, else 0.
+    let lcd = |x: u64, y: u64| (2..=x.min(y)).find(|i| x % i == y % i).unwrap_or(0);
+    let mut skip = unsigned(java_hash(&format!("{lesser}|{greater}")));
+    loop {
+        skip %= openings;
+        if skip == 0 {
+            skip = 1;
+        }
+        let m = openings % skip;
+        if m != 0 && lcd(m, skip) == 0 {
+            return (offset, skip);
+        }
+        skip += 1;
+    }
 }
 
 impl PairSchedule {
@@ -209,13 +247,20 @@ impl Schedule for PairSchedule {
         let (a, b) = self.pairing_at(p);
         // The pairing's games so far, in its rounds' order, grouped by the opening they share.
         let turn = (round.saturating_mul(2) + game) / self.games_per_opening.max(1);
-        let opening = opening_of_round(
-            turn,
-            self.openings as u64,
-            self.random_order,
-            self.seed,
-            self.book_start,
-        ) as usize;
+        let opening = match &self.course_walks {
+            Some(walks) => {
+                let (offset, skip) = walks[p as usize];
+                let count = (self.openings as u64).max(1);
+                ((offset + (round % count) * skip) % count) as usize
+            }
+            None => opening_of_round(
+                turn,
+                self.openings as u64,
+                self.random_order,
+                self.seed,
+                self.book_start,
+            ) as usize,
+        };
         let (white, black) = if self.colours.first_is_white(game) {
             (a, b)
         } else {
@@ -250,6 +295,7 @@ mod tests {
             games_per_opening: 2,
             only: None,
             spread_last_round: false,
+            course_walks: None,
         }
     }
 
@@ -307,6 +353,29 @@ mod tests {
         );
         assert_eq!(pairings(1, false), pairings(1, true));
         assert_eq!(pairings(1, false), [(0, 1), (0, 2), (0, 3), (0, 4)]);
+    }
+
+    #[test]
+    fn the_course_walks_its_book_as_harness_java_does() {
+        // Java: "abc".hashCode() == 96354; "a<->b" and "b|a" as Harness.java builds them.
+        assert_eq!(java_hash("abc"), 96354);
+        assert_eq!(java_hash("polygenelubricants"), i32::MIN);
+        for openings in [3u64, 7, 10, 12, 60, 1000] {
+            let (offset, skip) = course_walk("candidate", "reference", openings);
+            assert!(offset < openings && (1..openings).contains(&skip));
+            let seen: std::collections::BTreeSet<u64> = (0..openings)
+                .map(|r| (offset + r * skip) % openings)
+                .collect();
+            assert_eq!(
+                seen.len() as u64,
+                openings,
+                "{openings}: every opening once"
+            );
+        }
+        assert_eq!(
+            course_walk("a", "b", 2),
+            (java_hash("b<->a") as u32 as u64 % 2, 1)
+        );
     }
 
     #[test]

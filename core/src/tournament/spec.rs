@@ -613,6 +613,7 @@ impl RunSpec {
             games_per_opening: self.games_per_opening,
             only: None,
             spread_last_round: self.course_order,
+            course_walks: None,
         };
         let schedule = if self.engines.iter().all(|e| e.family.is_none()) {
             schedule
@@ -633,8 +634,15 @@ impl RunSpec {
             .map(|p| schedule.pairing_at(p))
             .map(|(a, b)| if named(a) > named(b) { (a, b) } else { (b, a) })
             .collect();
+        let walks: Vec<(u64, u64)> = oriented
+            .iter()
+            .map(|&(greater, lesser)| {
+                super::schedule::course_walk(named(lesser), named(greater), openings as u64)
+            })
+            .collect();
         PairSchedule {
             only: Some(oriented.into()),
+            course_walks: Some(walks.into()),
             ..schedule
         }
     }
