@@ -376,6 +376,43 @@ mod tests {
             course_walk("a", "b", 2),
             (java_hash("b<->a") as u32 as u64 % 2, 1)
         );
+        // The openings of each pairing's first three rounds as the course's own Harness.java
+        // (its Fall 2016 autotester, run on a config of these five players, 54 games, over its
+        // 100-line book.dta) chose them: the lines its games began with (the book repeats some
+        // lines, hence the sets).
+        let a: &[u64] = &[6, 29, 44];
+        let b: &[u64] = &[15, 39, 46, 59, 62, 79, 80, 82, 86, 96];
+        let c: &[u64] = &[21, 33, 52, 64, 72, 78];
+        let d: &[u64] = &[32, 61, 98];
+        let chosen: [(&str, &str, [&[u64]; 3]); 9] = [
+            (
+                "alpha",
+                "beta",
+                [
+                    a,
+                    &[8, 28, 36, 63, 76],
+                    &[2, 17, 23, 30, 34, 37, 47, 48, 90, 91],
+                ],
+            ),
+            ("alpha", "delta", [c, d, &[1, 31, 70]]),
+            ("alpha", "epsilon", [&[87], b, &[60, 69, 85]]),
+            ("alpha", "gamma", [&[12], &[11], &[10, 25]]),
+            ("beta", "delta", [&[53], &[94], &[35]]),
+            ("beta", "epsilon", [&[7], a, &[5]]),
+            ("beta", "gamma", [d, &[97], b]),
+            ("delta", "gamma", [&[66], &[65], c]),
+            ("epsilon", "gamma", [a, &[51], &[58]]),
+        ];
+        for (lesser, greater, rounds) in chosen {
+            let (offset, skip) = course_walk(lesser, greater, 100);
+            for (round, lines) in rounds.iter().enumerate() {
+                let ours = (offset + round as u64 * skip) % 100;
+                assert!(
+                    lines.contains(&ours),
+                    "{lesser} - {greater}, round {round}: {ours}"
+                );
+            }
+        }
     }
 
     #[test]
