@@ -129,6 +129,9 @@ pub fn slurm_script(
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(spec.name.clone().unwrap_or_default()));
     let base = cwd.join(base);
+    if after == AfterTasks::Merge {
+        refuse_a_folder_the_tasks_would_refuse(job, &base)?;
+    }
     let command = task_command(args);
     let base_text = base.display().to_string();
     let common = sbatch_flags(opts, &spec.game);
@@ -192,6 +195,52 @@ array=${{array%%;*}}
         cpus = spec.concurrency,
         command = command.join(" "),
     ))
+}
+
+/// Refuses a script whose every task would be refused: an `--out` folder that holds another
+/// run (a split run with other settings, or a run of one machine), or a folder an earlier
+/// build sealed with its key inside, which must be adopted first.
+fn refuse_a_folder_the_tasks_would_refuse(job: &RunJob, base: &Path) -> Result<(), Failure> {
+    use arbiter::tournament::{claims, journal::JOURNAL_FILE, proof::KEY_FILE, spec};
+    let refused = |why: String| Failure::bad_input(format!("{}: {why}", base.display()));
+    let mut folders = vec![base.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(base) {
+        folders.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    if folders.iter().any(|d| d.join(KEY_FILE).is_file()) {
+        return Err(refused(format!(
+            "an earlier arbiter sealed this folder with its key inside, and every task would \
+             refuse it; adopt it first:\n  arbiter adopt {}",
+            base.display()
+        )));
+    }
+    if base.join(JOURNAL_FILE).is_file() {
+        return Err(refused(
+            "holds a run of one machine, which the tasks of a split run would not join: give \
+             the split run another --out, or continue that run with --resume"
+                .into(),
+        ));
+    }
+    let identity = base.join(claims::CLAIMS_DIR).join(claims::IDENTITY_FILE);
+    let Ok(theirs) = std::fs::read_to_string(&identity) else {
+        return Ok(());
+    };
+    // What each task adds when it starts (the programs' and the book's hashes, the default
+    // book's path) is left out on both sides: the tasks check those themselves.
+    let comparable = |mut run: spec::RunSpec| {
+        run.contents = None;
+        let _ = arbiter::tournament::launch::record_default_book(&mut run);
+        run.identity()
+    };
+    let Ok(theirs) = serde_json::from_str::<spec::RunSpec>(&theirs) else {
+        return Ok(());
+    };
+    spec::same_identity(&comparable(theirs), &comparable(job.spec.clone())).map_err(|how| {
+        refused(format!(
+            "holds a split run with other settings ({how}), and every task would refuse it: \
+             give this run another --out or --name"
+        ))
+    })
 }
 
 /// What each array task runs: the run's command line as a task of a split run, quiet.

@@ -150,6 +150,34 @@ fn a_run_every_task_would_refuse_is_refused_before_the_script() {
     assert!(said.contains("no-such-book.txt"), "{said}");
 }
 
+/// An `--out` folder every task would refuse is refused before the script: one that holds a
+/// split run with other settings, or a run of one machine. A folder of the same split run (a
+/// resubmission, after a task was requeued) gets its script.
+#[test]
+fn an_out_folder_every_task_would_refuse_is_refused_before_the_script() {
+    let dir = scratch("slurm-script", "folder");
+    let book = common::book("leiserchess");
+    let mut task = run_args("split", "e", &book);
+    task.extend(["--shard".into(), "1/2".into(), "--quiet".into()]);
+    let started = arbiter_in(&dir, &task.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(started.status.code(), Some(0), "{}", stderr(&started));
+    let said = refused_before_the_script(&dir, run_args("split", "other event", &book));
+    assert!(
+        said.contains("holds a split run with other settings") && said.contains("event"),
+        "{said}"
+    );
+    let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
+    args.extend(run_args("split", "e", &book));
+    let again = arbiter_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stdout(&again).contains("sbatch"), "{}", stdout(&again));
+    let one = run_args("single", "e", &book);
+    let played = arbiter_in(&dir, &one.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(played.status.code(), Some(0), "{}", stderr(&played));
+    let said = refused_before_the_script(&dir, one);
+    assert!(said.contains("holds a run of one machine"), "{said}");
+}
+
 /// A bisect's versions are all started before the script is printed: a version that cannot
 /// start would otherwise fail its step hours into the job, when the search first reaches it.
 /// Versions are started two at a time, so both a version inside a pair and the last of an odd
