@@ -240,6 +240,70 @@ fn an_engine_over_its_memory_limit_loses_for_that() {
     assert!(pgn.contains("exceeded its memory limit (64 MiB)"), "{pgn}");
 }
 
+/// Where no control group can be had (a normal user on cgroup v1; `nobody` when the test runs
+/// as root), a sandboxed engine's memory is capped per process (RLIMIT_DATA): the hog's
+/// allocations fail and it loses, the referee and its opponent play on, and the banner says
+/// which limits hold.
+#[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
+fn without_a_control_group_memory_is_capped_per_process() {
+    common::needs_bubblewrap();
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("sandbox", "rlimit");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Both programs where the unprivileged user can reach them.
+    let engine = dir.join("engine");
+    std::fs::copy(bundled_engine(), &engine).unwrap();
+    let arbiter = dir.join("arbiter");
+    std::fs::copy(env!("CARGO_BIN_EXE_arbiter"), &arbiter).unwrap();
+    let args = strings(&[
+        "match",
+        "--games",
+        "2",
+        "--each",
+        "depth=2",
+        "--no-book",
+        "--out",
+        "run",
+        "--engine",
+        "cmd=./engine",
+        "name=hog",
+        "arg=--fault",
+        "arg=hog",
+        "memory=64M",
+        "--engine",
+        "cmd=./engine",
+        "name=fair",
+    ]);
+    // SAFETY: geteuid(2) has no preconditions.
+    let mut command = if unsafe { libc::geteuid() } == 0 {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+        c.arg(&arbiter);
+        c
+    } else {
+        std::process::Command::new(&arbiter)
+    };
+    let out = command
+        .args(&args)
+        .current_dir(&dir)
+        .env("HOME", &*dir)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    if said.contains("control groups by") || said.contains("limits by") {
+        // A machine that gives this user control groups keeps memory= there (tested above).
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("memory capped per process"), "{said}");
+    assert_eq!(
+        terminations(&dir.join("run")),
+        ["engine crash", "engine crash"],
+        "{said}"
+    );
+}
+
 /// A two-game match of the bundled engine against itself in `dir/run`, with `sandbox=mode` and
 /// `bwrap` as the bubblewrap to use.
 fn match_with_bwrap(dir: &Path, mode: &str, bwrap: &str) -> std::process::Output {

@@ -992,6 +992,11 @@ fn stderr_goes_beside_the_programs_where_the_line_names_it() {
     std::os::unix::fs::symlink(dir.join("planted-target"), dir.join("sprterr.txt")).unwrap();
     refused(&dir, line, "stderr=sprterr.txt: it is a link");
     assert!(!dir.join("planted-target").exists());
+    // A device is no one's file: `stderr=/dev/null` throws the output away.
+    played(
+        &dir,
+        &line.replace("stderr=sprterr.txt", "stderr=/dev/null"),
+    );
 }
 
 /// A cutechess-cli user's Python engine, started as its README writes it: `cmd="python3

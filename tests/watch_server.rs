@@ -199,9 +199,11 @@ fn trickling_connections_cannot_keep_real_requests_out() {
         })
     };
     std::thread::sleep(Duration::from_secs(3));
+    // Each real request may be tried three times, as a browser's would: on a loaded machine
+    // one can miss its five seconds, where the attack kept every one out for half a minute.
     let mut answered = 0;
     for _ in 0..10 {
-        answered += usize::from(state(&at).is_some());
+        answered += usize::from((0..3).any(|_| state(&at).is_some()));
         std::thread::sleep(Duration::from_millis(500));
     }
     let after = rss_kib(watching.0.id());

@@ -228,8 +228,11 @@ impl Confined {
         let limits_asked =
             asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
         let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
+        // Without any control group, a sandboxed engine's memory= is kept per process by
+        // RLIMIT_DATA (see spawn_command); the other limits need a group.
+        let memory_by_rlimit = sandboxed && cgroup::support().is_none();
         if let Some(refused) = cgroup::refused(
-            asked.memory.is_some(),
+            asked.memory.is_some() && !memory_by_rlimit,
             asked.processes.is_some(),
             asked.threads.is_some(),
         ) {
@@ -277,8 +280,15 @@ fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, S
         .iter()
         .filter_map(|h| std::fs::canonicalize(h).ok())
         .any(|h| target.starts_with(h));
-    let program = std::fs::metadata(&target)
-        .is_ok_and(|m| !m.is_file() || m.permissions().mode() & 0o111 != 0);
+    let kind = std::fs::symlink_metadata(&target).ok();
+    // `stderr=/dev/null` and a terminal are devices, no one's file to plant or overwrite.
+    let device = kind.as_ref().is_some_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_char_device()
+    });
+    let program = kind
+        .as_ref()
+        .is_some_and(|m| m.is_dir() || (m.is_file() && m.permissions().mode() & 0o111 != 0));
     if reaches_run || program {
         return Err(refused(
             "the engine's output would be written into the run's files or over a program: \
@@ -286,7 +296,7 @@ fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, S
         ));
     }
     // A file planted under that name (a link, another user's) is not written through.
-    if let Some(why) = crate::output::not_the_callers(&target) {
+    if let Some(why) = crate::output::not_the_callers(&target).filter(|_| !device) {
         return Err(refused(&format!("{why}: give a file of your own")));
     }
     std::os::unix::fs::OpenOptionsExt::custom_flags(
@@ -351,8 +361,17 @@ fn spawn_command(
     let policy = super::sched::engine_policy();
     let user = sandbox::engine_user().filter(|_| sandboxed);
     let filters: Vec<i32> = confined.seccomp.iter().map(|f| f.as_raw_fd()).collect();
+    // Where no control group holds a sandboxed engine (a normal user on cgroup v1), its memory
+    // is capped per process instead: RLIMIT_DATA fails a memory bomb's allocations.
+    let data_cap = (sandboxed && confined.group.is_none()).then(|| {
+        let bytes = sandbox::limits(config).memory as libc::rlim_t;
+        libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        }
+    });
     // SAFETY: keeper::split, cgroup::join, sched::restore and become_engine_user make only
-    // async-signal-safe calls, as pre_exec requires.
+    // async-signal-safe calls, as pre_exec requires; so is setrlimit(2).
     unsafe {
         let referee = libc::getpid();
         cmd.pre_exec(move || {
@@ -360,6 +379,11 @@ fn spawn_command(
                 super::sched::restore(policy)?;
             }
             super::keeper::split(referee, freezer.as_ref())?;
+            if let Some(cap) = &data_cap {
+                if libc::setrlimit(libc::RLIMIT_DATA, cap) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             // Where memory runs out, the kernel kills an engine before the referee.
             let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
             if fd >= 0 {

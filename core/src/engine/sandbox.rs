@@ -367,8 +367,9 @@ pub fn describe(engines: &[EngineConfig]) -> String {
             }
             said
         }
-        None => "no memory, process or CPU limits (no control group arbiter may make here: \
-                 cgroup v1 as root, or a delegated cgroup v2 group)"
+        None => "memory capped per process at each engine's memory= share (RLIMIT_DATA); no \
+                 process or CPU limits (no control group arbiter may make here: cgroup v1 as \
+                 root, or a delegated cgroup v2 group)"
             .to_string(),
     };
     let user = match engine_user_name() {
