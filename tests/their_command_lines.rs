@@ -1004,12 +1004,15 @@ fn stderr_goes_beside_the_programs_where_the_line_names_it() {
 #[test]
 fn a_command_line_in_cmd_starts_as_cutechess_starts_it() {
     let dir = with_book("cmd-line");
+    // The program it runs lies beside it, where the sandbox shows it.
+    let program = dir.join("uci-engine");
+    std::fs::copy(bundled_engine(), &program).unwrap();
     std::fs::write(
         dir.join("engine.py"),
         format!(
             "import os, sys\nassert sys.argv[1:] == ['--threads', '2'], sys.argv\n\
              os.execv({e:?}, [{e:?}])\n",
-            e = bundled_engine()
+            e = program.display().to_string()
         ),
     )
     .unwrap();
