@@ -370,7 +370,7 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut spec = RunSpec::new(RunKind::Tournament, engines);
-    spec.course_order = true;
+    spec.course_tester = true;
     // The course tester's defaults: the start position without `book`, 1000 games in all
     // without `game_rounds`.
     spec.no_book = true;

@@ -116,6 +116,7 @@ struct Played {
     book: usize,
     outcome: String,
     termination: String,
+    detail: String,
 }
 
 fn journal(run: &Path) -> Vec<Played> {
@@ -131,6 +132,7 @@ fn journal(run: &Path) -> Vec<Played> {
                 .split_whitespace()
                 .collect();
             Played {
+                detail: record["detail"].as_str().unwrap_or_default().to_string(),
                 white: field("white"),
                 black: field("black"),
                 book: moves.iter().take_while(|m| !m.contains('@')).count(),
@@ -286,5 +288,51 @@ fn the_courses_move_rule_draws_where_the_testers_does() {
         if rule == "course" {
             assert_ends_as_the_course_ends(&games, 400);
         }
+    }
+}
+
+/// The course's tester counts every ply from the game's start on the clock: at its first own
+/// move after a book of 10 plies, each side has `fis`'s main time plus five increments
+/// (`fisMain + fisInc * (ctm / 2)`), where a clock started at the book's end has none. The
+/// player answers its first `go` with the move only when it was told 7.5 s, and otherwise with
+/// what it was told, which the referee refuses and names.
+#[test]
+fn book_moves_earn_the_increment_as_the_testers_clock_counts_them() {
+    let dir = course_checkout("book-clock");
+    let tests = dir.join("tests");
+    let line = quiet_line(40);
+    std::fs::write(tests.join("clock-book.txt"), line[..10].join(" ") + "\n").unwrap();
+    common::script(
+        &dir.join("player"),
+        "timed",
+        &format!(
+            "#!/bin/bash\nline=({})\nn=0\nwhile read -r cmd rest; do\n  case $cmd in\n    \
+             uci) echo 'id name timed'; echo uciok ;;\n    isready) echo readyok ;;\n    \
+             position) n=0; after=; for w in $rest; do [ -n \"$after\" ] && n=$((n+1)); \
+             [ \"$w\" = moves ] && after=1; done ;;\n    go) if [ $n -lt 12 ] && \
+             [[ \" $rest \" != *\" 7500 \"* ]]; then echo \"bestmove told:${{rest// /_}}\"; \
+             else echo \"bestmove ${{line[$n]}}\"; fi ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+            line.join(" ")
+        ),
+        0o755,
+    );
+    std::fs::write(
+        tests.join("clock.txt"),
+        "book = clock-book.txt\ngame_rounds = 2\ntitle = clock\nadjudicate = 30\n\n\
+         player = north\ninvoke = ../player/timed\nfis = 5 0.5\n\n\
+         player = south\ninvoke = ../player/timed\nfis = 5 0.5\n",
+    )
+    .unwrap();
+    let out = arbiter_in(&tests, &["run", "clock.txt"]);
+    assert_exit(&out, 0);
+    let games = journal(&tests.join("reports/clock"));
+    assert_eq!(games.len(), 2);
+    for game in &games {
+        assert!(
+            game.moves.len() > 12,
+            "{}: {}",
+            game.termination,
+            game.detail
+        );
     }
 }

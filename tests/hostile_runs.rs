@@ -730,3 +730,57 @@ fn a_run_folder_that_is_not_the_callers_is_refused() {
         assert!(stderr(&adopt).contains(why), "{}", stderr(&adopt));
     }
 }
+
+/// Cause guarded: `--pgnout` and `--log` were opened by name, following whatever was there, so a
+/// link another user planted under that name (on a shared scratch disk) made the run write into
+/// the file it points to. A link there at the start is refused before anything is written; one
+/// planted once the run's files exist, as a cheater waits to plant it, is not written through.
+#[test]
+fn a_planted_link_at_a_copy_or_a_log_is_never_written_through() {
+    let dir = scratch("hostile", "planted-copy");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "the victim's\n").unwrap();
+    let e = format!("cmd={}", bundled_engine());
+    for flag in ["--pgnout", "--log"] {
+        let planted = dir.join("copy");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let out = two_games(
+            &dir,
+            "ultima",
+            &[&e, "name=a"],
+            &[&e, "name=b"],
+            &["--each", "depth=1", "--out", "R", flag, "copy"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is a link"), "{}", stderr(&out));
+        assert!(!dir.join("R").exists(), "{flag}: the run started");
+        std::fs::remove_file(&planted).unwrap();
+    }
+    // Planted once the run is under way: the copy is not written through it.
+    let planter = {
+        let (journal, planted, victim) = (
+            dir.join("R/journal.jsonl"),
+            dir.join("copy"),
+            victim.clone(),
+        );
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !journal.exists() && start.elapsed() < Duration::from_secs(120) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let _ = std::fs::remove_file(&planted);
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        })
+    };
+    let out = arbiter_in(
+        &dir,
+        &[
+            "match", "--game", "ultima", "--games", "6", "--each", "depth=2", "--out", "R",
+            "--pgnout", "copy", "--engine", &e, "name=a", "--engine", &e, "name=b",
+        ],
+    );
+    planter.join().unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the victim's\n");
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a link"), "{}", stderr(&out));
+}

@@ -143,9 +143,7 @@ fn forge_at(path: &Path, at: usize, edit: impl Fn(&str) -> String) {
     let mut all = lines(path);
     let forged = edit(&unsealed(&all[at]));
     assert_ne!(forged, unsealed(&all[at]), "the forgery changed nothing");
-    let key = Key::load(path.parent().unwrap())
-        .unwrap()
-        .expect("the run's key");
+    let key = Key::for_journal(path).expect("the run's key");
     let mut line = forged.into_bytes();
     key.seal(&mut line);
     all[at] = String::from_utf8(line).unwrap();
@@ -440,7 +438,7 @@ fn a_game_recorded_twice_is_read_alike_by_resume_and_merge() {
     let t = other.find("\"termination\":\"").unwrap() + 15;
     let e = t + other[t..].find('"').unwrap();
     let other = format!("{}time forfeit{}", &other[..t], &other[e..]);
-    let key = Key::load(journal.parent().unwrap()).unwrap().unwrap();
+    let key = Key::for_journal(&journal).unwrap();
     let mut line = other.into_bytes();
     key.seal(&mut line);
     *all.last_mut().unwrap() = String::from_utf8(line).unwrap();
@@ -744,4 +742,45 @@ fn a_folder_an_older_build_sealed_is_adopted_only_when_its_own_key_proves_it() {
     assert!(!run.join("run.key").exists());
     let resumed = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+}
+
+/// Cause guarded: a seal covered a line's game only, so between two runs of one owner with the
+/// same settings, whoever could write both folders moved games from one into the other (each
+/// line's bytes and seal intact) and `merge` and `--resume` counted them as the run's own. Now
+/// each run's lines are sealed under a key of that run alone (its random id, proven with its
+/// settings), and a line from another run is refused with its file and line.
+#[test]
+fn a_game_moved_in_from_another_run_of_the_same_settings_is_refused() {
+    let dir = scratch("merge", "moved-in");
+    for name in ["mine", "other"] {
+        succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
+        std::fs::rename(dir.join("run"), dir.join(name)).unwrap();
+    }
+    let mine = dir.join("mine/shard-1-of-1/journal.jsonl");
+    let other = lines(&dir.join("other/shard-1-of-1/journal.jsonl"));
+    let mut all = lines(&mine);
+    let game = |l: &str| l[..l.find(',').unwrap()].to_string();
+    let at = all
+        .iter()
+        .position(|l| game(l) == game(&other[2]))
+        .expect("the other run played the same game");
+    let own = std::mem::replace(&mut all[at], other[2].clone());
+    std::fs::write(&mine, all.join("\n") + "\n").unwrap();
+    std::fs::rename(dir.join("mine"), dir.join("run")).unwrap();
+    let want = format!("shard-1-of-1/journal.jsonl:{}: ", at + 1);
+    let out = arbiter_in(&dir, &["merge", "merged", "run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+    assert!(!dir.join("merged/journal.jsonl").exists(), "nothing merged");
+    let out = arbiter_in(&dir, &["match", "--resume", "run/shard-1-of-1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+    // The run's own line put back: the run merges.
+    all[at] = own;
+    std::fs::write(
+        dir.join("run/shard-1-of-1/journal.jsonl"),
+        all.join("\n") + "\n",
+    )
+    .unwrap();
+    succeed_in(&dir, &["merge", "merged", "run"].map(String::from));
 }

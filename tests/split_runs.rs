@@ -267,8 +267,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     assert_same_files(&dir.join("single"), &dir.join("twice"));
     // The copy says otherwise about one game (as a task run twice with an engine that does not
     // always play alike would: arbiter wrote both, each sealed with the task's key).
-    let key = arbiter::tournament::proof::Key::load(&copy)
-        .unwrap()
+    let key = arbiter::tournament::proof::Key::for_journal(&copy.join("journal.jsonl"))
         .expect("the task's key");
     let changed: Vec<String> = journal_lines(&copy.join("journal.jsonl"))
         .iter()

@@ -48,7 +48,7 @@ pub fn create_new(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-fn random() -> u64 {
+pub(crate) fn random() -> u64 {
     let mut bytes = [0u8; 8];
     // SAFETY: getrandom(2) fills the buffer it is given, up to its length.
     let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
@@ -60,6 +60,46 @@ fn random() -> u64 {
         return now ^ u64::from(std::process::id()).rotate_left(32);
     }
     u64::from_ne_bytes(bytes)
+}
+
+/// A file the user named (`--pgnout`, `--log`) opened to write: made where there is none, never
+/// through a link, and refused where it is another user's file or a second name of one (a hard
+/// link planted in a shared folder), as a planted name would redirect what arbiter writes.
+/// `append` adds to it; otherwise it is opened at its start, to be cut where the caller says.
+pub fn open_own(path: &Path, append: bool) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    match append {
+        true => options.append(true),
+        false => options.write(true),
+    };
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => std::io::Error::other(format!(
+            "{} is a link: arbiter does not write through one (another user may have planted              it); give another file",
+            path.display()
+        )),
+        _ => e,
+    })?;
+    let meta = file.metadata()?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if meta.uid() != me && meta.file_type().is_file() {
+        Some(format!("it belongs to another user (uid {})", meta.uid()))
+    } else if meta.file_type().is_file() && meta.nlink() > 1 {
+        Some("it has another name (a hard link)".to_string())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(std::io::Error::other(format!(
+            "{}: {why}, which another user could have planted to redirect what arbiter writes; \
+             give a file of your own",
+            path.display()
+        ))),
+        None => Ok(file),
+    }
 }
 
 /// Refuses a folder arbiter is to write a run into that is not the caller's own: another
@@ -115,6 +155,18 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's");
         assert!(foreign_folder(&dir).is_none());
+        // A file the user named: never through a link, nor a second name of another file.
+        let named = open_own(&planted, true).unwrap_err().to_string();
+        assert!(named.contains("is a link"), "{named}");
+        let second = dir.join("second");
+        std::fs::hard_link(&victim, &second).unwrap();
+        let named = open_own(&second, false).unwrap_err().to_string();
+        assert!(named.contains("hard link"), "{named}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's");
+        let mine = dir.join("mine");
+        writeln!(open_own(&mine, true).unwrap(), "kept").unwrap();
+        writeln!(open_own(&mine, true).unwrap(), "added").unwrap();
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "kept\nadded\n");
         assert!(foreign_folder(&planted).unwrap().contains("a link"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

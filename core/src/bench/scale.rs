@@ -203,7 +203,7 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
     }
     let pairs = games / 2;
     let blocks = Blocks::of_run(pairs, false);
-    let key = Key::owners().map_err(Failure::bad_input)?;
+    let mut keys = Vec::new();
     let mut writers = Vec::new();
     let mut claims = Vec::new();
     for task in tasks {
@@ -212,6 +212,7 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
             let _ = std::fs::remove_file(folder.join(name));
         }
         let file = std::fs::File::create(folder.join(JOURNAL_FILE)).map_err(|e| io(&folder, &e))?;
+        keys.push(Key::for_journal(&folder.join(JOURNAL_FILE)).map_err(Failure::bad_input)?);
         writers.push(std::io::BufWriter::new(file));
         claims.push(
             Claims::open(split, task, &identity, Duration::from_secs(60), blocks)
@@ -239,7 +240,7 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
             copied += 1;
             entry.index = game;
             entry.record.round = pairing.round;
-            let line = journal::sealed_line(&entry, &key).map_err(|e| io(split, &e))?;
+            let line = journal::sealed_line(&entry, &keys[which]).map_err(|e| io(split, &e))?;
             writers[which].write_all(&line).map_err(|e| io(split, &e))?;
         }
         start = block.end;

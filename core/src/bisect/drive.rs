@@ -535,7 +535,7 @@ fn save_once(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
     }
     let text = serde_json::to_string_pretty(spec).map_err(std::io::Error::other)? + "\n";
     let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
-    std::fs::write(&tmp, &text)?;
+    crate::output::replace(&tmp, text.as_bytes())?;
     let linked = std::fs::hard_link(&tmp, &path);
     let _ = std::fs::remove_file(&tmp);
     match linked {
@@ -548,7 +548,7 @@ fn save_once(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
 fn save(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(spec).map_err(std::io::Error::other)? + "\n";
     let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
-    std::fs::write(&tmp, &text)?;
+    crate::output::replace(&tmp, text.as_bytes())?;
     crate::tournament::proof::seal_spec(dir, SPEC_FILE, text.as_bytes())?;
     std::fs::rename(&tmp, dir.join(SPEC_FILE))
 }

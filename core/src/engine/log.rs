@@ -26,7 +26,11 @@ impl IoLog {
     pub fn create(path: &std::path::Path) -> std::io::Result<IoLog> {
         Ok(IoLog {
             inner: Arc::new(Mutex::new(Writer {
-                out: BufWriter::new(File::create(path)?),
+                out: BufWriter::new({
+                    let file = crate::output::open_own(path, false)?;
+                    file.set_len(0)?;
+                    file
+                }),
                 written: std::collections::HashMap::new(),
             })),
             started: Instant::now(),

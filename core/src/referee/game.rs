@@ -136,6 +136,10 @@ pub struct GameSpec {
     pub check_pvs: Option<super::pv_check::PvChecks>,
     /// The game's rule options chosen for the run (`repetition=fairy-stockfish`).
     pub rules: Vec<(String, String)>,
+    /// Each book move earns its side the increment and counts toward a move-count period, as
+    /// the MIT course's tester counts every ply from the start; otherwise the clocks start when
+    /// the book ends.
+    pub book_on_clock: bool,
 }
 
 fn side_name(c: Color) -> &'static str {
@@ -238,11 +242,17 @@ impl Table {
             pv_warnings: Vec::new(),
         };
         for (i, mv) in spec.opening.iter().enumerate() {
+            let side = table.game.turn();
             let report = table
                 .game
                 .play(mv)
                 .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
             table.record(report.mv, true, Duration::ZERO, Info::default());
+            if spec.book_on_clock {
+                if let Some(clock) = &mut table.clocks[side.index()] {
+                    clock.charge(Duration::ZERO, Duration::ZERO);
+                }
+            }
         }
         table.book_plies = table.moves.len();
         if table.book_plies > 0 {

@@ -29,10 +29,9 @@ pub struct Journal {
 
 impl Journal {
     pub fn open(path: &Path) -> std::io::Result<Journal> {
-        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
         Ok(Journal {
-            key: Key::load_or_make(folder.unwrap_or(Path::new(".")))?,
-            file: OpenOptions::new().create(true).append(true).open(path)?,
+            key: Key::for_journal(path).map_err(std::io::Error::other)?,
+            file: crate::output::open_own(path, true)?,
             staged: Vec::new(),
         })
     }
@@ -177,8 +176,7 @@ pub(crate) fn scan_lines<T>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadSummary::default()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
-    let key = Key::load(folder.unwrap_or(Path::new(".")))?;
+    let key = Some(Key::for_journal(path)?);
     let mut summary = ReadSummary::default();
     let mut reader = BufReader::new(file);
     let mut buffer = Vec::new();
@@ -339,8 +337,7 @@ fn read_batched(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
-    let key = Key::load(folder.unwrap_or(Path::new(".")))?;
+    let key = Some(Key::for_journal(path)?);
     let mut reader = BufReader::new(file);
     let mut number = 0;
     let mut lines: Vec<(Vec<u8>, usize)> = Vec::with_capacity(BATCH);

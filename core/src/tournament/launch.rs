@@ -192,11 +192,7 @@ pub fn write_copies(run_dir: &Path, spec: &RunSpec) -> Result<(), RunError> {
 /// Writes `content` into `path` after its first `base` bytes (fewer if it has been cut since).
 fn write_after(path: &Path, base: u64, content: &mut impl std::io::Read) -> std::io::Result<()> {
     use std::io::{Seek, Write};
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(path)?;
+    let mut file = crate::output::open_own(path, false)?;
     let kept = base.min(file.metadata()?.len());
     file.set_len(kept)?;
     file.seek(std::io::SeekFrom::Start(kept))?;

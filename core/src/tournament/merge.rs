@@ -229,15 +229,23 @@ fn prove_dropped(
     check: &mut RunCheck,
 ) -> Result<(), MergeError> {
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
-    let key = super::proof::Key::owners().map_err(MergeError::Input)?;
+    let keys = run_keys(folders)?;
     let mut batch = Batch::default();
     for line in dropped {
         batch.push(text_at(&mut files, folders, *line)?, *line);
         if batch.len() == BATCH {
-            batch.prove_and_write(folders, &key, check, |_, _| Ok(()))?;
+            batch.prove_and_write(folders, &keys, check, |_, _| Ok(()))?;
         }
     }
-    batch.prove_and_write(folders, &key, check, |_, _| Ok(()))
+    batch.prove_and_write(folders, &keys, check, |_, _| Ok(()))
+}
+
+/// The key that proves each folder's journal: its run's own (see `proof::Key::for_journal`).
+fn run_keys(folders: &[PathBuf]) -> Result<Vec<super::proof::Key>, MergeError> {
+    folders
+        .iter()
+        .map(|f| super::proof::Key::for_journal(&f.join(JOURNAL_FILE)).map_err(MergeError::Input))
+        .collect()
 }
 
 /// The folder a merge writes: locked against a run playing there and a second merge; empty, or
@@ -355,10 +363,14 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let mut check = RunCheck::new(entry, names, schedule.clone(), spec.rules.clone(), book);
     prove_dropped(&folders, &copies, &mut check)?;
     let mut count = CountInOrder::new(&opts);
-    let journal_tmp = write_journal(out, &folders, &kept, &mut check, &mut count)?;
+    // The merged run's id: its own where the merge goes on in its folder, else a new one; its
+    // lines are sealed again under it.
+    let id = super::proof::run_id(out, SPEC_FILE);
+    let journal_tmp = write_journal(out, &folders, &kept, &mut check, &mut count, id.as_deref())?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
-        super::proof::seal_spec(out, super::spec::SPEC_FILE, &std::fs::read(&spec_tmp)?)?;
+        let text = std::fs::read(&spec_tmp)?;
+        super::proof::seal_spec_as(out, SPEC_FILE, &text, id.as_deref())?;
         std::fs::rename(&spec_tmp, out.join(SPEC_FILE))?;
         std::fs::rename(&journal_tmp, out.join(JOURNAL_FILE))
     });
@@ -400,9 +412,16 @@ fn write_journal(
     kept: &Chosen,
     check: &mut RunCheck,
     count: &mut CountInOrder,
+    id: Option<&str>,
 ) -> Result<PathBuf, MergeError> {
-    let tmp = out.join(format!(".{JOURNAL_FILE}.merging"));
-    let written = write_entries(&tmp, folders, kept, check, count);
+    let (tmp, file) =
+        crate::output::create_beside(&out.join(JOURNAL_FILE), 0o644).map_err(|e| {
+            MergeError::Output {
+                path: out.display().to_string(),
+                reason: e.to_string(),
+            }
+        })?;
+    let written = write_entries(&tmp, file, folders, kept, check, count, id);
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -464,11 +483,13 @@ impl Batch {
     fn prove_and_write(
         &mut self,
         folders: &[PathBuf],
-        key: &super::proof::Key,
+        keys: &[super::proof::Key],
         check: &mut RunCheck,
         mut write: impl FnMut(&journal::Entry, &str) -> Result<(), MergeError>,
     ) -> Result<(), MergeError> {
-        let read = crate::parallel::par_map(&self.lines, |text| {
+        let lines: Vec<(&String, &Line)> = self.lines.iter().zip(&self.origins).collect();
+        let read = crate::parallel::par_map(&lines, |(text, origin)| {
+            let key = &keys[origin.folder];
             let (entry, glued) = journal::parse_line(text)?;
             let text = match glued {
                 true => text
@@ -478,6 +499,7 @@ impl Batch {
             };
             Some((entry, key.proves(text).then(|| text.to_string())))
         });
+        drop(lines);
         let mut entries = Vec::with_capacity(read.len());
         let mut texts = Vec::with_capacity(read.len());
         let mut origins = Vec::with_capacity(read.len());
@@ -490,7 +512,7 @@ impl Batch {
                 let path = folders[origin.folder].join(JOURNAL_FILE);
                 let at = journal::line_number(&path, origin.offset);
                 return Err(MergeError::Input(
-                    super::proof::check_line(Some(key), &self.lines[i], &path, at)
+                    super::proof::check_line(Some(&keys[origin.folder]), &self.lines[i], &path, at)
                         .err()
                         .unwrap_or_else(|| {
                             format!("{}:{at}: changed while merged", path.display())
@@ -522,10 +544,12 @@ impl Batch {
 
 fn write_entries(
     tmp: &Path,
+    file: File,
     folders: &[PathBuf],
     kept: &Chosen,
     check: &mut RunCheck,
     count: &mut CountInOrder,
+    id: Option<&str>,
 ) -> Result<(), MergeError> {
     let output = |e: std::io::Error| MergeError::Output {
         path: tmp.display().to_string(),
@@ -533,12 +557,17 @@ fn write_entries(
     };
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
     let folder = tmp.parent().unwrap_or(Path::new("."));
-    let key = super::proof::Key::load_or_make(folder).map_err(output)?;
-    let mut writer = std::io::BufWriter::new(File::create(tmp).map_err(output)?);
+    let key = super::proof::Key::load_or_make(folder)
+        .map_err(output)?
+        .of_run(id);
+    let keys = run_keys(folders)?;
+    let mut writer = std::io::BufWriter::new(file);
     let mut write = |entry: &journal::Entry, text: &str| {
         count.count(entry);
-        writer.write_all(text.as_bytes()).map_err(output)?;
-        writer.write_all(b"\n").map_err(output)
+        let mut line = super::proof::unsealed(text).into_bytes();
+        key.seal(&mut line);
+        line.push(b'\n');
+        writer.write_all(&line).map_err(output)
     };
     let mut batch = Batch::default();
     for index in 0..kept.slots.len() as u64 {
@@ -547,10 +576,10 @@ fn write_entries(
         };
         batch.push(text_at(&mut files, folders, line)?, line);
         if batch.len() == BATCH {
-            batch.prove_and_write(folders, &key, check, &mut write)?;
+            batch.prove_and_write(folders, &keys, check, &mut write)?;
         }
     }
-    batch.prove_and_write(folders, &key, check, &mut write)?;
+    batch.prove_and_write(folders, &keys, check, &mut write)?;
     let file = writer.into_inner().map_err(|e| output(e.into_error()))?;
     file.sync_all().map_err(output)
 }

@@ -144,10 +144,7 @@ impl StartFailed {
     /// Adds what the engine said on stderr to the I/O log at `path`, as the run would have.
     pub fn log_into(&self, path: &std::path::Path) -> std::io::Result<()> {
         use std::io::Write;
-        let mut log = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)?;
+        let mut log = crate::output::open_own(path, true)?;
         for line in &self.stderr {
             writeln!(log, "{:12.6} {} ! {line}", 0.0, self.engine)?;
         }

@@ -147,9 +147,83 @@ impl Key {
         constant_time_eq(self.mac(&text).as_bytes(), mac.as_bytes())
     }
 
-    /// The proof of a file's whole content (`run.json`).
+    /// The proof of a file's whole content (`run.json` of a folder proven before runs had ids).
     pub fn of_file(&self, bytes: &[u8]) -> String {
         self.mac(bytes)
+    }
+
+    /// The proof of a settings file, bound to its run's id: a proof with an id cannot be made
+    /// into one without, nor the other way, without the key.
+    fn of_spec(&self, text: &[u8], id: Option<&str>) -> String {
+        match id {
+            Some(id) => {
+                let mut bound = format!("arbiter run {id}\n").into_bytes();
+                bound.extend_from_slice(text);
+                self.mac(&bound)
+            }
+            None => self.mac(text),
+        }
+    }
+
+    /// The key of one run: this key and the run's id, so that what it seals proves nothing in
+    /// another run.
+    pub fn of_run(&self, id: Option<&str>) -> Key {
+        match id {
+            Some(id) => {
+                let mut mac =
+                    <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("any key length");
+                mac.update(format!("arbiter run key {id}").as_bytes());
+                let mut derived = [0u8; 32];
+                derived.copy_from_slice(&mac.finalize().into_bytes());
+                Key(derived)
+            }
+            None => self.clone(),
+        }
+    }
+
+    /// The key that seals and proves the journal at `path`: the owner's, bound to the id of
+    /// the run whose settings are beside it (`run.json`, or `tune.json` for a tune's pairs), as
+    /// their proof names it. A settings file its proof does not prove gives no key: every line
+    /// of that folder is refused.
+    pub fn for_journal(path: &Path) -> Result<Key, String> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Key::load(dir)?.ok_or("no key")?.bound_to_run_of(path)
+    }
+
+    /// This key bound to the run of the journal at `path` (see [`Key::for_journal`]).
+    fn bound_to_run_of(self, path: &Path) -> Result<Key, String> {
+        let owner = self;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = match path.file_name().and_then(|n| n.to_str()) {
+            Some(crate::tune::PAIRS_FILE) => "tune.json",
+            _ => super::spec::SPEC_FILE,
+        };
+        let proof_path = dir.join(proof_file(name));
+        let Ok(proof) = std::fs::read_to_string(&proof_path) else {
+            // Nothing here to bind to (a journal with no run beside it): the owner's key
+            // proves nothing an engine wrote, and the run's own checks refuse the folder.
+            return Ok(owner);
+        };
+        let (mac, id) = read_proof(&proof);
+        let text = std::fs::read(dir.join(name)).unwrap_or_default();
+        if !constant_time_eq(
+            owner.of_spec(&text, id.as_deref()).as_bytes(),
+            mac.as_bytes(),
+        ) {
+            return Err(format!(
+                "{}: changed since arbiter wrote it (its proof in {} does not match your key); \
+                 refused, with every game its folder holds",
+                dir.join(name).display(),
+                proof_path.display()
+            ));
+        }
+        Ok(owner.of_run(id.as_deref()))
     }
 }
 
@@ -206,11 +280,12 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
     for dir in &legacy {
         plans.push(check_legacy(dir)?);
     }
-    let owner = Key::owners()?;
     let mut done = Vec::new();
     for (dir, plan) in legacy.iter().zip(plans) {
         let failed = |e: std::io::Error| format!("{}: {e}", dir.display());
         let mut lines = 0;
+        // The settings come first in a plan: sealed, they give the run the id its journals
+        // are sealed under.
         for (path, kept) in plan {
             if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
                 if name == "run.json" || name == "tune.json" {
@@ -219,6 +294,7 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
                     continue;
                 }
             }
+            let owner = Key::owners()?.bound_to_run_of(&path)?;
             let mut out = Vec::new();
             for line in kept {
                 match line {
@@ -405,12 +481,58 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Writes the proof of the settings file `name` (`run.json`, `tune.json`) beside it: its MAC,
-/// and the fingerprint of the key that made it.
+/// the fingerprint of the key that made it, and the run's id (see [`run_id`]).
 pub fn seal_spec(dir: &Path, name: &str, text: &[u8]) -> std::io::Result<()> {
+    seal_spec_as(dir, name, text, run_id(dir, name).as_deref())
+}
+
+/// [`seal_spec`] under a run id the caller chose with [`run_id`] (`None`: a folder proven before
+/// runs had ids, kept so).
+pub fn seal_spec_as(dir: &Path, name: &str, text: &[u8], id: Option<&str>) -> std::io::Result<()> {
     let key = Key::load_or_make(dir)?;
     let proof = proof_file(name);
-    let body = format!("{}\nkey {}\n", key.of_file(text), key.fingerprint());
+    let mut body = format!("{}\nkey {}\n", key.of_spec(text, id), key.fingerprint());
+    if let Some(id) = id {
+        body.push_str(&format!("run {id}\n"));
+    }
     crate::output::replace(&dir.join(proof), body.as_bytes())
+}
+
+/// The id of the run whose settings file `name` is in `dir`: the one its proof names where the
+/// settings there are proven with it (the run goes on), else a new random one (a new run; a
+/// proof planted or left by another run names no id this run takes). `None` for a run proven
+/// before runs had ids, which goes on so. Every journal line is sealed under a key made from it
+/// (see [`Key::for_journal`]), so a line moved in from another run, even one of the same owner
+/// and settings, is refused.
+pub fn run_id(dir: &Path, name: &str) -> Option<String> {
+    let fresh = || {
+        use crate::output::random;
+        Some(format!("{:016x}{:016x}", random(), random()))
+    };
+    let (Ok(text), Ok(proof)) = (
+        std::fs::read(dir.join(name)),
+        std::fs::read_to_string(dir.join(proof_file(name))),
+    ) else {
+        return fresh();
+    };
+    let Ok(key) = Key::owners() else {
+        return fresh();
+    };
+    let (mac, id) = read_proof(&proof);
+    if constant_time_eq(key.of_spec(&text, id.as_deref()).as_bytes(), mac.as_bytes()) {
+        return id;
+    }
+    fresh()
+}
+
+/// A proof file's MAC and the run id it names (none in a proof made before runs had ids).
+fn read_proof(proof: &str) -> (String, Option<String>) {
+    let mut lines = proof.lines();
+    let mac = lines.next().unwrap_or("").trim().to_string();
+    let id = lines
+        .find_map(|l| l.strip_prefix("run "))
+        .map(|id| id.trim().to_string());
+    (mac, id)
 }
 
 /// Checks the settings file `name`'s text against its proof under the owner's key: a folder
@@ -430,9 +552,11 @@ pub fn check_spec(dir: &Path, name: &str, text: &[u8]) -> Result<(), String> {
             ))
         }
     };
-    let mut lines = proof.lines();
-    let mac = lines.next().unwrap_or("").trim();
-    let sealed_by = lines.find_map(|l| l.strip_prefix("key ")).map(str::trim);
+    let (mac, id) = read_proof(&proof);
+    let sealed_by = proof
+        .lines()
+        .find_map(|l| l.strip_prefix("key "))
+        .map(str::trim);
     let mine = key.fingerprint();
     if let Some(theirs) = sealed_by.filter(|theirs| *theirs != mine) {
         return Err(format!(
@@ -443,7 +567,7 @@ pub fn check_spec(dir: &Path, name: &str, text: &[u8]) -> Result<(), String> {
             key_path().unwrap_or_default().display()
         ));
     }
-    if constant_time_eq(key.of_file(text).as_bytes(), mac.as_bytes()) {
+    if constant_time_eq(key.of_spec(text, id.as_deref()).as_bytes(), mac.as_bytes()) {
         return Ok(());
     }
     Err(format!(

@@ -117,11 +117,17 @@ pub struct RunSpec {
     pub seeds_meet: bool,
     /// Rounds: in each, every pairing plays one game pair.
     pub rounds: u64,
-    /// Pairings as the MIT course's tester plays them: each pairing's first game gives White to
-    /// the engine whose name sorts later, and a last round cut short gives every pairing one
-    /// game before any plays its second (`PairSchedule::spread_last_round`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub course_order: bool,
+    /// Games as the MIT course's tester plays them. Its pairings: each pairing's first game
+    /// gives White to the engine whose name sorts later, and a last round cut short gives every
+    /// pairing one game before any plays its second (`PairSchedule::spread_last_round`). Its
+    /// clocks: each book move earns its side the increment and counts toward a move-count
+    /// period, as the tester's `PlayGame.java` counts every ply from the game's start.
+    #[serde(
+        default,
+        alias = "course_tester",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub course_tester: bool,
     /// Stop after this many games in all, even mid-round or mid-pair.
     pub games: Option<u64>,
     pub concurrency: usize,
@@ -317,7 +323,7 @@ impl RunSpec {
             seeds: 1,
             seeds_meet: false,
             rounds: 4,
-            course_order: false,
+            course_tester: false,
             games: None,
             concurrency: 1,
             affinity: super::Affinity::default(),
@@ -612,7 +618,7 @@ impl RunSpec {
             colours: self.colours,
             games_per_opening: self.games_per_opening,
             only: None,
-            spread_last_round: self.course_order,
+            spread_last_round: self.course_tester,
             course_walks: None,
         };
         let schedule = if self.engines.iter().all(|e| e.family.is_none()) {
@@ -624,7 +630,7 @@ impl RunSpec {
             };
             schedule.without(|a, b| family(a) == family(b))
         };
-        if !self.course_order {
+        if !self.course_tester {
             return schedule;
         }
         // `Harness.java`'s getNextMatch: the name that sorts later has White first.
@@ -677,7 +683,7 @@ impl RunSpec {
     /// Writes the spec to `path`, as `save` writes it into a run folder.
     pub fn save_as(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(path, text + "\n")
+        crate::output::replace(path, (text + "\n").as_bytes())
     }
 
     /// The settings that may differ between the tasks of one split run (which task, where its
@@ -928,11 +934,8 @@ fn check_output_file(path: &Path) -> Result<(), String> {
     }
     // Opening is the only test that holds for every user (root included) and file system
     // (read-only mounts, /proc): a file that did not exist is removed again at once.
-    let probe = if path.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
+    let probe = if std::fs::symlink_metadata(path).is_ok() {
+        crate::output::open_own(path, true).map(drop)
     } else {
         std::fs::OpenOptions::new()
             .write(true)

@@ -76,7 +76,7 @@ impl PairJournal {
                 file.write_all(b"\n")?;
             }
         }
-        let key = Key::load_or_make(path.parent().unwrap_or(Path::new(".")))?;
+        let key = Key::for_journal(path).map_err(std::io::Error::other)?;
         Ok(PairJournal { file, key })
     }
 

@@ -214,7 +214,7 @@ impl TuneSpec {
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         let tmp = dir.join(format!(".{TUNE_FILE}.{}", std::process::id()));
-        std::fs::write(&tmp, text + "\n")?;
+        crate::output::replace(&tmp, (text + "\n").as_bytes())?;
         crate::tournament::proof::seal_spec(dir, TUNE_FILE, &std::fs::read(&tmp)?)?;
         std::fs::rename(&tmp, dir.join(TUNE_FILE))
     }

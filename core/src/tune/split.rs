@@ -134,8 +134,8 @@ impl TuneSplit {
 /// The whole lines of `path` from byte `from` that its folder's key proves, and where the next
 /// read starts.
 fn read_from(path: &Path, from: u64) -> std::io::Result<(Vec<PairEntry>, u64)> {
-    let key = crate::tournament::proof::Key::load(path.parent().unwrap_or(Path::new(".")))
-        .map_err(std::io::Error::other)?;
+    let key =
+        Some(crate::tournament::proof::Key::for_journal(path).map_err(std::io::Error::other)?);
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(from))?;
     let mut bytes = Vec::new();
