@@ -12,6 +12,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// What the banner says about a run.
+/// The default a started engine (by its index in the run) gave an option.
+pub type OfferedDefault<'a> = dyn Fn(usize, &str) -> Option<String> + 'a;
+
 pub struct Plan<'a> {
     pub kind: &'a str,
     pub game: &'a str,
@@ -30,6 +33,8 @@ pub struct Plan<'a> {
     pub sprt: Option<arbiter::stats::Sprt>,
     /// The game's rule options the run chose (`name=value`).
     pub rules: &'a [(String, String)],
+    /// The default a started engine (by its index) gave an option.
+    pub offered: Box<OfferedDefault<'a>>,
 }
 
 pub fn banner(plan: &Plan) -> String {
@@ -121,6 +126,7 @@ impl Reporter {
             Printer::new(
                 *lines,
                 plan.engines,
+                &*plan.offered,
                 plan.sprt,
                 plan.openings.map(|(book, _)| book),
             )

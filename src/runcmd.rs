@@ -191,6 +191,7 @@ fn plan<'a>(opened: &'a OpenRun, kind: &'a str) -> Plan<'a> {
         out_dir: &run.dir,
         sprt: spec.sprt,
         rules: &spec.rules,
+        offered: Box::new(|engine, name| opened.offered_default(engine, name)),
     }
 }
 

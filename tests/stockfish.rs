@@ -415,3 +415,39 @@ fn stockfish_passes_the_compliance_check_as_fastchess_runs_it() {
     );
     assert_eq!(text.matches("Passed step").count(), 17, "{text}");
 }
+
+/// fastchess's closing block names each engine's threads and hash, from the line where it sets
+/// them and otherwise from the defaults the engine offered (stockfish: `Threads` 1, `Hash` 16),
+/// as fishtest's and OpenBench's readers of it expect; only an engine without such an option
+/// is `NULL`.
+#[test]
+#[ignore = "needs stockfish: .ci/run installs it and runs this with --ignored"]
+fn a_fastchess_line_shows_the_threads_and_hash_stockfish_offers() {
+    let sf = stockfish();
+    let dir = scratch("stockfish", "offered");
+    let cmd = format!("cmd={sf}");
+    let out = arbiter_in(
+        &dir,
+        &[
+            "-engine",
+            &cmd,
+            "name=a",
+            "-engine",
+            &cmd,
+            "name=b",
+            "option.Hash=8",
+            "-each",
+            "nodes=2000",
+            "-rounds",
+            "1",
+            "-games",
+            "2",
+        ],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Results of a vs b (2000 nodes, 1t, 16MB - 8MB):"),
+        "{text}"
+    );
+}

@@ -186,14 +186,24 @@ pub struct Printer {
 }
 
 impl Printer {
+    /// `offered(engine, option)` is the default the started engine gave an option, which
+    /// fastchess shows where the line sets none.
     pub fn new(
         lines: ToolLines,
         engines: &[EngineConfig],
+        offered: &dyn Fn(usize, &str) -> Option<String>,
         sprt: Option<Sprt>,
         book: Option<&std::path::Path>,
     ) -> Printer {
-        let both = |f: &dyn Fn(&EngineConfig) -> String| {
-            let (a, b) = (f(&engines[0]), engines.get(1).map(f).unwrap_or_default());
+        let both = |f: &dyn Fn(usize) -> String| {
+            let (a, b) = (
+                f(0),
+                if engines.len() > 1 {
+                    f(1)
+                } else {
+                    String::new()
+                },
+            );
             if a == b {
                 a
             } else {
@@ -201,17 +211,20 @@ impl Printer {
             }
         };
         let option = |name: &'static str, unit: &'static str| {
-            move |e: &EngineConfig| {
-                e.options
+            move |i: usize| {
+                engines[i]
+                    .options
                     .iter()
                     .find(|(k, _)| k == name)
-                    .map(|(_, v)| format!("{v}{unit}"))
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| offered(i, name))
+                    .map(|v| format!("{v}{unit}"))
                     .unwrap_or_else(|| "NULL".into())
             }
         };
         let mut setup = format!(
             "{}, {}, {}",
-            both(&time_control),
+            both(&|i| time_control(&engines[i])),
             both(&option("Threads", "t")),
             both(&option("Hash", "MB"))
         );
@@ -638,7 +651,7 @@ mod tests {
             .map(|n| EngineConfig::parse(&["cmd=x", "depth=1", &format!("name={n}")], &[]).unwrap())
             .collect();
         let lines = ToolLines::defaults(Style::Fastchess);
-        let mut printer = Printer::new(lines, &engines, None, None);
+        let mut printer = Printer::new(lines, &engines, &|_, _| None, None, None);
         let totals = crate::tournament::totals::Totals::new(vec!["a".into(), "b".into()]);
         for (i, white) in ["a", "b"].iter().enumerate() {
             let record = game(white, Outcome::Draw, Termination::Repetition, "");

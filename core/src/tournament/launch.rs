@@ -351,6 +351,23 @@ pub struct OpenRun {
 }
 
 impl OpenRun {
+    /// The default engine `engine` (its index in the run) gave its option `name` when the
+    /// start-up check started it, or started the same program for another engine (none when
+    /// nothing was started: a run with nothing left).
+    pub fn offered_default(&self, engine: usize, name: &str) -> Option<String> {
+        let checked = self.checked.as_ref()?;
+        let engines = &self.run.spec.engines;
+        let wanted = engines.get(engine)?;
+        let same_program = |e: &crate::engine::EngineConfig| {
+            (&e.cmd, &e.args, &e.dir, e.proto)
+                == (&wanted.cmd, &wanted.args, &wanted.dir, wanted.proto)
+        };
+        (0..engines.len())
+            .filter(|&j| same_program(&engines[j]))
+            .find_map(|j| checked.offered_default(j, name))
+            .map(String::from)
+    }
+
     /// Games already in the journal.
     pub fn games_before(&self) -> u64 {
         self.folder.games_before

@@ -182,15 +182,18 @@ impl Checked {
     /// set no `Threads`, by the default the started engine offered.
     pub fn each_searches_with_one_cpu(&self, configs: &[EngineConfig]) -> bool {
         configs.iter().enumerate().all(|(i, config)| {
-            let offered_default = self
-                .engines
-                .iter()
-                .filter(|(at, _)| *at == i)
-                .flat_map(|(_, engine)| engine.offered())
-                .find(|o| o.name.eq_ignore_ascii_case("Threads"))
-                .and_then(|o| o.default.as_deref());
-            crate::engine::sandbox::cpus_searched(config, offered_default) == 1
+            crate::engine::sandbox::cpus_searched(config, self.offered_default(i, "Threads")) == 1
         })
+    }
+
+    /// The default the started engine `engine` (its index in the run) gave its option `name`.
+    pub fn offered_default(&self, engine: usize, name: &str) -> Option<&str> {
+        self.engines
+            .iter()
+            .filter(|(at, _)| *at == engine)
+            .flat_map(|(_, started)| started.offered())
+            .find(|o| o.name.eq_ignore_ascii_case(name))
+            .and_then(|o| o.default.as_deref())
     }
 
     /// Ends the engines politely, on their own runtime (not from inside another).
