@@ -157,14 +157,40 @@ pub struct Clock {
     tc: TimeControl,
     remaining: Duration,
     moves_made: u32,
+    /// Whether a move's own increment counts toward the time it may take. cutechess-cli adds
+    /// it before it looks for a flag, and fastchess holds it on the clock in advance, so an
+    /// engine's time manager, written against them, may plan to spend it; a harness that
+    /// forfeits such a move decides games those tools would let be played. The MIT course's
+    /// tester, as FIDE's rules, adds it only after the move.
+    increment_first: bool,
 }
 
 impl Clock {
+    /// A clock as cutechess-cli and fastchess keep it: a move loses on time only when it took
+    /// longer than the time left plus its increment.
     pub fn new(tc: TimeControl) -> Clock {
         Clock {
             tc,
             remaining: tc.base,
             moves_made: 0,
+            increment_first: true,
+        }
+    }
+
+    /// A clock as the MIT course's tester keeps it: the increment comes after the move, which
+    /// must fit in the time left.
+    pub fn increment_after(tc: TimeControl) -> Clock {
+        Clock {
+            increment_first: false,
+            ..Clock::new(tc)
+        }
+    }
+
+    /// The longest a move may take before it loses on time (a margin aside).
+    pub fn allowance(&self) -> Duration {
+        match self.increment_first {
+            true => self.remaining + self.tc.inc,
+            false => self.remaining,
         }
     }
 
@@ -209,11 +235,14 @@ impl Clock {
     /// Charges a move's thinking time. Returns false, leaving the clock at zero, if the time ran
     /// out by more than `margin`.
     pub fn charge(&mut self, elapsed: Duration, margin: Duration) -> bool {
-        if elapsed > self.remaining + margin {
+        if elapsed > self.allowance() + margin {
             self.remaining = Duration::ZERO;
             return false;
         }
-        self.remaining = self.remaining.saturating_sub(elapsed) + self.tc.inc;
+        self.remaining = match self.increment_first {
+            true => (self.remaining + self.tc.inc).saturating_sub(elapsed),
+            false => self.remaining.saturating_sub(elapsed) + self.tc.inc,
+        };
         self.moves_made += 1;
         if self.moves_to_go() == self.moves_to_go_at_start_of_period() {
             self.remaining += self.tc.then.map_or(self.tc.base, |then| then.base);
@@ -273,7 +302,8 @@ mod tests {
         assert_eq!(c.moves_to_go(), Some(1));
         assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
         assert_eq!(c.remaining(), Duration::from_secs(16));
-        assert!(!c.charge(Duration::from_secs(17), Duration::ZERO));
+        // 16 s left and the move's own 1 s of increment.
+        assert!(!c.charge(Duration::from_secs(18), Duration::ZERO));
         // Two periods: 10 s for the first 2 moves, then 5 s more for every 3 after them.
         let mut two = Clock::new(TimeControl::parse("2/10:3/5").unwrap());
         assert_eq!(TimeControl::parse("2/10:3/5").unwrap().pgn(), "2/10:3/5");
@@ -302,5 +332,21 @@ mod tests {
             m.charge(Duration::from_millis(1050), Duration::from_millis(100)),
             "within the margin"
         );
+    }
+
+    /// cutechess-cli and fastchess count a move's own increment toward it; the course's tester
+    /// adds it only after the move.
+    #[test]
+    fn a_moves_increment_counts_toward_it_but_on_the_courses_clock() {
+        let tc = TimeControl::parse("1+0.01").unwrap();
+        let over = Duration::from_millis(1005);
+        let mut theirs = Clock::new(tc);
+        assert_eq!(theirs.allowance(), Duration::from_millis(1010));
+        assert!(theirs.charge(over, Duration::ZERO));
+        assert_eq!(theirs.remaining(), Duration::from_millis(5));
+        assert!(!theirs.charge(Duration::from_millis(16), Duration::ZERO));
+        let mut course = Clock::increment_after(tc);
+        assert_eq!(course.allowance(), Duration::from_secs(1));
+        assert!(!course.charge(over, Duration::ZERO));
     }
 }

@@ -136,10 +136,11 @@ pub struct GameSpec {
     pub check_pvs: Option<super::pv_check::PvChecks>,
     /// The game's rule options chosen for the run (`repetition=fairy-stockfish`).
     pub rules: Vec<(String, String)>,
-    /// Each book move earns its side the increment and counts toward a move-count period, as
-    /// the MIT course's tester counts every ply from the start; otherwise the clocks start when
-    /// the book ends.
-    pub book_on_clock: bool,
+    /// Clocks as the MIT course's tester keeps them: each book move earns its side the increment
+    /// and counts toward a move-count period (it counts every ply from the start), and a move's
+    /// increment comes only after it (`Clock::increment_after`). Otherwise the clocks start
+    /// when the book ends, and keep time as cutechess-cli and fastchess do.
+    pub course_clock: bool,
 }
 
 fn side_name(c: Color) -> &'static str {
@@ -234,7 +235,13 @@ impl Table {
             moves: Vec::with_capacity(room),
             scores: Vec::with_capacity(room),
             book_plies: 0,
-            clocks: configs.map(|c| c.limits.tc.map(Clock::new)),
+            clocks: configs.map(|c| {
+                let clock = match spec.course_clock {
+                    true => Clock::increment_after,
+                    false => Clock::new,
+                };
+                c.limits.tc.map(clock)
+            }),
             last_read: None,
             turnaround_us: Vec::with_capacity(room),
             book_draw: spec.round.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ spec.opening_number as u64,
@@ -248,7 +255,7 @@ impl Table {
                 .play(mv)
                 .map_err(|e| GameError::BadStart(format!("opening move {} '{mv}': {e}", i + 1)))?;
             table.record(report.mv, true, Duration::ZERO, Info::default());
-            if spec.book_on_clock {
+            if spec.course_clock {
                 if let Some(clock) = &mut table.clocks[side.index()] {
                     clock.charge(Duration::ZERO, Duration::ZERO);
                 }
@@ -345,7 +352,7 @@ impl Table {
         let (movetime, timemargin) = (cfg.limits.movetime, cfg.timemargin);
         let clock_limited = self.clocks[side.index()].is_some() || movetime.is_some();
         let allowed = match (&self.clocks[side.index()], movetime) {
-            (Some(c), _) => c.remaining() + timemargin,
+            (Some(c), _) => c.allowance() + timemargin,
             (None, Some(st)) => st + timemargin,
             (None, None) => cfg.stall,
         };
@@ -382,7 +389,7 @@ impl Table {
         // The clock first: a move that comes too late loses even if it is legal.
         let allowed = self.clocks[side.index()]
             .as_ref()
-            .map(Clock::remaining)
+            .map(Clock::allowance)
             .or(movetime);
         let in_time = match (&mut self.clocks[side.index()], movetime) {
             (Some(c), _) => c.charge(thought.elapsed, timemargin),

@@ -112,7 +112,7 @@ impl RunOptions {
             affinity: self.spec.affinity.clone(),
             live: Some(Arc::new(Live::new(&self.folder.dir))),
             strict: self.spec.strict,
-            book_on_clock: self.spec.course_tester,
+            course_clock: self.spec.course_tester,
         }
     }
 }

@@ -50,9 +50,8 @@ pub struct RunSettings {
     pub live: Option<Arc<Live>>,
     /// fastchess's `-strict`: no game starts once one has ended by an engine's fault.
     pub strict: bool,
-    /// Book moves earn the increment, as the MIT course's tester counts them (see
-    /// `RunSpec::course_tester`).
-    pub book_on_clock: bool,
+    /// Clocks as the MIT course's tester keeps them (see `GameSpec::course_clock`).
+    pub course_clock: bool,
 }
 
 /// What a worker does next.
@@ -546,7 +545,7 @@ fn game_spec(settings: &RunSettings, pairing: &Pairing) -> GameSpec {
         adjudication: settings.adjudication.clone(),
         check_pvs: settings.check_pvs,
         rules: settings.rules.clone(),
-        book_on_clock: settings.book_on_clock,
+        course_clock: settings.course_clock,
     }
 }
 

@@ -121,7 +121,8 @@ pub struct RunSpec {
     /// gives White to the engine whose name sorts later, and a last round cut short gives every
     /// pairing one game before any plays its second (`PairSchedule::spread_last_round`). Its
     /// clocks: each book move earns its side the increment and counts toward a move-count
-    /// period, as the tester's `PlayGame.java` counts every ply from the game's start.
+    /// period, as the tester's `PlayGame.java` counts every ply from the game's start, and a
+    /// move's increment comes after it.
     #[serde(
         default,
         alias = "course_tester",

@@ -133,7 +133,7 @@ async fn play_pair(shared: &Shared, k: u64, probe: Probe) -> Result<PairEntry, G
         adjudication: opts.spec.run.adjudication(),
         check_pvs: opts.spec.run.check_pvs,
         rules: opts.spec.run.rules.clone(),
-        book_on_clock: opts.spec.run.course_tester,
+        course_clock: opts.spec.run.course_tester,
     };
     let mut games = Vec::new();
     let mut result = 0;
