@@ -1059,3 +1059,67 @@ fn a_watched_engine_that_rests_off_its_turn_is_never_frozen_there() {
     assert_eq!(refrozen("watch"), Vec::<String>::new());
     assert!(!refrozen("on").is_empty(), "freeze=on froze no engine");
 }
+
+/// The parent of a process, from `/proc/<pid>/status`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|p| p.trim().parse().ok())
+}
+
+/// Cause guarded: each engine's keeper (a fork of arbiter that never execs) carried arbiter's
+/// whole command line, so `ps` and `pgrep -f 'arbiter tournament'` took it for a second copy of
+/// the run. It names itself after what it keeps.
+#[test]
+fn each_keeper_is_named_for_the_engine_it_keeps() {
+    let _one_at_a_time = one_at_a_time();
+    let dir = engines_dir("keeper-names");
+    let mut args: Vec<String> = [
+        "tournament",
+        "--rounds",
+        "100",
+        "--each",
+        "tc=10+0.1",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(faulty(&dir, "north", "none"));
+    args.extend(faulty(&dir, "south", "none"));
+    args.extend(["--out".into(), dir.join("run").display().to_string()]);
+    let mut arbiter = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let keepers = || {
+        let mut names: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+            .filter(|&pid| parent_of(pid) == Some(arbiter.id()))
+            .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let started = Instant::now();
+    let want = vec!["arbiter-keeper north", "arbiter-keeper south"];
+    while keepers() != want && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let seen = keepers();
+    arbiter.kill().unwrap();
+    let _ = arbiter.wait();
+    assert_eq!(seen, want);
+    assert_eq!(gone(&dir), Vec::new(), "outlived arbiter");
+}

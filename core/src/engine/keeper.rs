@@ -26,8 +26,49 @@ use std::time::Duration;
 /// referee's cost, not the engines'.
 static SPENT: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Maps the shared page that keepers report their CPU time in; call before starting one.
+/// Where this process's command line lies in its memory (`/proc/self/stat`'s `arg_start` and
+/// `arg_end`), read before any fork: a keeper writes its own name there, so that `ps` and
+/// `pgrep -f` show it as what it is, not as a copy of the arbiter command that started it.
+static ARGS: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+
+fn command_line_memory() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the name (which may hold spaces) are numbers; arg_start and arg_end are
+    // the 48th and 49th of the line.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let field = |n: usize| fields.get(n - 3)?.trim().parse::<usize>().ok();
+    let (start, end) = (field(48)?, field(49)?);
+    (start < end).then_some((start, end))
+}
+
+/// Writes `title` over this process's command line and names its thread after it (what `ps`
+/// and `top` show), cut to what fits; the rest of the line is zeroed.
+///
+/// # Safety
+/// Only in a keeper, after `fork` (the memory written is this process's own copy); plain
+/// stores and `prctl`, both safe there.
+unsafe fn take_name(title: &[u8]) {
+    let mut comm = [0u8; 16];
+    let n = title.len().min(15);
+    comm[..n].copy_from_slice(&title[..n]);
+    libc::prctl(libc::PR_SET_NAME, comm.as_ptr());
+    let Some(Some((start, end))) = ARGS.get().copied() else {
+        return;
+    };
+    let room = end - start;
+    let line = std::slice::from_raw_parts_mut(start as *mut u8, room);
+    let n = title.len().min(room - 1);
+    line[..n].copy_from_slice(&title[..n]);
+    for byte in &mut line[n..] {
+        *byte = 0;
+    }
+}
+
+/// Maps the shared page that keepers report their CPU time in, and finds where a keeper's name
+/// goes; call before starting one.
 pub fn prepare() {
+    ARGS.get_or_init(command_line_memory);
     if !SPENT.load(Ordering::Acquire).is_null() {
         return;
     }
@@ -80,11 +121,12 @@ const MAX_TREE: usize = 1024;
 /// the engine is forked from it, and only in the engine does this return (to `exec`).
 ///
 /// `thaw` is the engine's `freezer.state`, when it has one: a frozen process dies only once
-/// thawed, so the keeper thaws it before it ends the tree.
+/// thawed, so the keeper thaws it before it ends the tree. `title` is the keeper's name in the
+/// process list (`arbiter-keeper <engine>`), made before the fork.
 ///
 /// # Safety
 /// Only between `fork` and `exec` of a child of the process `referee`.
-pub unsafe fn split(referee: pid_t, thaw: Option<&CString>) -> std::io::Result<()> {
+pub unsafe fn split(referee: pid_t, thaw: Option<&CString>, title: &[u8]) -> std::io::Result<()> {
     // Signals are blocked from the first moment: this process inherited the referee's handlers
     // (tokio's write to a pipe the referee reads), and a signal taken by one of them here would
     // look to the referee like its own.
@@ -108,7 +150,10 @@ pub unsafe fn split(referee: pid_t, thaw: Option<&CString>) -> std::io::Result<(
             }
             Ok(())
         }
-        engine => keep(referee, engine, thaw),
+        engine => {
+            take_name(title);
+            keep(referee, engine, thaw)
+        }
     }
 }
 

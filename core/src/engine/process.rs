@@ -355,6 +355,7 @@ fn spawn_command(
         .unwrap_or_default();
     let freezer = confined.group.as_ref().and_then(EngineGroup::freezer_state);
     super::keeper::prepare();
+    let title = format!("arbiter-keeper {}", config.name).into_bytes();
     if cgroup::support().is_none() {
         super::orphans::adopt();
     }
@@ -378,7 +379,7 @@ fn spawn_command(
             if let Some(policy) = policy {
                 super::sched::restore(policy)?;
             }
-            super::keeper::split(referee, freezer.as_ref())?;
+            super::keeper::split(referee, freezer.as_ref(), &title)?;
             if let Some(cap) = &data_cap {
                 if libc::setrlimit(libc::RLIMIT_DATA, cap) != 0 {
                     return Err(std::io::Error::last_os_error());
