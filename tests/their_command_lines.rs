@@ -1746,3 +1746,84 @@ fn reported_lines_are_checked_as_fastchess_checks_them() {
     let out = played(&dir, &line(""));
     assert!(!stdout(&out).contains("Warning;"), "{}", stdout(&out));
 }
+
+/// fastchess says when each game starts, and warns that an engine is not responsive when one
+/// dies or stalls in a game (its `isready` goes unanswered); fishtest's worker posts that warning
+/// to its log. Under a fastchess line arbiter says both, the warning before the game's line.
+#[test]
+fn a_fastchess_line_says_each_start_and_an_engine_that_stopped_answering() {
+    let dir = scratch("theirs", "not-responsive");
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=ENGINE",
+            "name=good",
+            "-engine",
+            "cmd=ENGINE",
+            "name=crasher",
+            "args=--fault crash --fault-after 3",
+            "-each",
+            "depth=1",
+            "-rounds",
+            "1",
+            "-games",
+            "2",
+            "-recover",
+        ],
+    );
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    for (game, white, black) in [(1, "good", "crasher"), (2, "crasher", "good")] {
+        let started = format!("Started game {game} of 2 ({white} vs {black})");
+        let at = text
+            .find(&started)
+            .unwrap_or_else(|| panic!("{started}: {text}"));
+        let finished = text
+            .find(&format!("Finished game {game} ("))
+            .unwrap_or_else(|| panic!("game {game} finished: {text}"));
+        assert!(at < finished, "{text}");
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("Finished game ") && line.contains("disconnects") {
+            assert_eq!(
+                lines[i - 1],
+                "Warning; Engine crasher is not responsive",
+                "{text}"
+            );
+        }
+    }
+    assert!(text.contains("disconnects"), "{text}");
+}
+
+/// fastchess compares the last PV with a move the rules allow only: an illegal move is warned
+/// of as one ("Warning; Illegal move", which stops a fishtest run), never first as a move that
+/// does not match its PV.
+#[test]
+fn an_illegal_move_is_warned_of_as_illegal_not_as_a_pv_mismatch() {
+    let dir = scratch("theirs", "illegal-pv");
+    let out = play_words(
+        &dir,
+        &[
+            "-engine",
+            "cmd=ENGINE",
+            "name=good",
+            "-engine",
+            "cmd=ENGINE",
+            "name=bad",
+            "args=--fault illegal --fault-after 3",
+            "-each",
+            "depth=2",
+            "-rounds",
+            "1",
+            "-games",
+            "1",
+            "-check-mate-pvs",
+        ],
+    );
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("Warning; Illegal move "), "{text}");
+    assert!(!text.contains("Bestmove does not match"), "{text}");
+}

@@ -58,6 +58,17 @@ impl ToolLines {
 /// Set when the command line was read as a tool's: the run prints its lines.
 pub static TOOL_LINES: std::sync::OnceLock<ToolLines> = std::sync::OnceLock::new();
 
+/// Under a tool's line, the line both tools print as a game starts (`Started game 3 of 8 (A
+/// vs B)`), which their users' scripts count; written whole by the worker that starts it.
+pub fn say_started(game: u64, of: u64, white: &str, black: &str) {
+    use std::io::Write;
+    if TOOL_LINES.get().is_some() {
+        let line = format!("Started game {game} of {of} ({white} vs {black})\n");
+        // A closed stdout is no reason to stop a game.
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+    }
+}
+
 const Z95: f64 = 1.959963984540054;
 
 /// A sample of results (value, count): a game's 1, ½, 0, or a pair's 1, ¾, ½, ¼, 0.
@@ -262,6 +273,14 @@ impl Printer {
             if r.termination == Termination::IllegalMove {
                 let mv = quoted(&r.detail).unwrap_or("<none>");
                 out += &format!("Warning; Illegal move {mv} played by {loser}\n");
+            }
+            // fastchess finds a dead or stalled engine by an `isready` it does not answer
+            // (uci_engine.cpp), and says so; fishtest's worker logs it.
+            if matches!(
+                r.termination,
+                Termination::EngineCrash | Termination::EngineStall
+            ) {
+                out += &format!("Warning; Engine {loser} is not responsive\n");
             }
             self.count_loss(loser, r.termination);
         }

@@ -425,10 +425,15 @@ impl Table {
             let detail = format!("{} claimed to have no legal move", side_name(side));
             return Err(loss(side, Termination::IllegalMove, detail));
         };
-        if let Some((checks, chess960)) = self.check_pvs {
-            self.check_lines(&thought.info.pv_lines, &text, name, checks, chess960);
+        // The lines are checked against the position searched; a move the rules refuse is
+        // not compared with them (as fastchess compares only a legal one).
+        let searched = self.check_pvs.map(|_| self.game.fen());
+        let played = self.game.play(&text);
+        if let (Some((checks, chess960)), Some(fen)) = (self.check_pvs, searched) {
+            let legal = if played.is_ok() { text.as_str() } else { "" };
+            self.check_lines(&fen, &thought.info.pv_lines, legal, name, checks, chess960);
         }
-        match self.game.play(&text) {
+        match played {
             Ok(report) => {
                 self.record(report.mv, false, thought.elapsed, thought.info);
                 Ok(())
@@ -451,6 +456,7 @@ impl Table {
     /// searched, keeping fastchess's warnings with the game's start and moves.
     fn check_lines(
         &mut self,
+        searched: &str,
         lines: &[String],
         played: &str,
         name: &str,
@@ -461,7 +467,7 @@ impl Table {
             return;
         }
         let mates = checks == super::pv_check::PvChecks::Mates;
-        let found = super::pv_check::check(&self.game.fen(), chess960, lines, played, name, mates);
+        let found = super::pv_check::check(searched, chess960, lines, played, name, mates);
         for (warning, info) in found {
             let position = match &self.start_fen {
                 Some(fen) => format!("Position; fen {fen}"),

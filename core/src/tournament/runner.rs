@@ -334,6 +334,12 @@ async fn worker(
             white: white.config.name.clone(),
             black: black.config.name.clone(),
         };
+        crate::compat::tool_lines::say_started(
+            index + 1,
+            shared.schedule.len(),
+            &header.white,
+            &header.black,
+        );
         // The game's live file outlives the game: the journal takes its result up to a group
         // commit later, and until then the page must still show it. The watcher hides it once it
         // is counted; the worker's next game or the run's end replaces it.
