@@ -218,7 +218,9 @@ fn a_result_its_moves_do_not_reach_is_refused_for_a_games_own_ending() {
     let end = moves + first[moves..].find('"').unwrap();
     let cut = moves + first[moves..end].rfind(' ').unwrap();
     let mut forged = format!("{}{}", &first[..cut], &first[end..]).into_bytes();
-    Key::load(&shard).unwrap().unwrap().seal(&mut forged);
+    Key::for_journal(&shard.join("journal.jsonl"))
+        .unwrap()
+        .seal(&mut forged);
     lines[0] = String::from_utf8(forged).unwrap();
     std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
     let merged = dir.join("merged");
