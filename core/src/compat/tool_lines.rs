@@ -576,6 +576,7 @@ fn annotation(r: &GameRecord) -> String {
                 Termination::MoveRule => "Draw by fifty moves rule".into(),
                 Termination::InsufficientMaterial => "Draw by insufficient mating material".into(),
                 Termination::Stalemate => "Draw by stalemate".into(),
+                Termination::Adjudication if !by_tables(r) => "Draw by adjudication".into(),
                 _ => r.detail.clone(),
             };
         }
@@ -594,8 +595,17 @@ fn annotation(r: &GameRecord) -> String {
             let winner = if loser == "Black" { "White" } else { "Black" };
             format!("{winner} mates")
         }
+        Termination::Adjudication if !by_tables(r) => {
+            let winner = if loser == "Black" { "White" } else { "Black" };
+            format!("{winner} wins by adjudication")
+        }
         _ => r.detail.clone(),
     }
+}
+
+/// Whether the tablebases adjudicated the game (their words are already the tools').
+fn by_tables(r: &GameRecord) -> bool {
+    r.detail.ends_with("SyzygyTB")
 }
 
 /// The milliseconds a time forfeit's move took beyond the clock, as the referee's detail says
@@ -701,7 +711,20 @@ mod tests {
             draw(Termination::InsufficientMaterial),
             "Draw by insufficient mating material"
         );
-        assert_eq!(draw(Termination::Adjudication), "Draw by it");
+        assert_eq!(draw(Termination::Adjudication), "Draw by adjudication");
+        let tables = "Draw by adjudication: SyzygyTB";
+        assert_eq!(
+            ended(Outcome::Draw, Termination::Adjudication, tables),
+            tables
+        );
+        assert_eq!(
+            ended(
+                Outcome::BlackWins,
+                Termination::Adjudication,
+                "White resigns"
+            ),
+            "Black wins by adjudication"
+        );
         let late = "white ran out of time (0.212 s for its move, 12 ms over)";
         assert_eq!(
             ended(Outcome::BlackWins, Termination::TimeForfeit, late),
