@@ -31,7 +31,13 @@ impl Journal {
     pub fn open(path: &Path) -> std::io::Result<Journal> {
         Ok(Journal {
             key: Key::for_journal(path).map_err(std::io::Error::other)?,
-            file: crate::output::open_own(path, true)?,
+            // Never through a link; the folder is the caller's own (checked when it is opened),
+            // so a second name of the journal (a snapshot made with hard links) is no plant.
+            file: std::os::unix::fs::OpenOptionsExt::custom_flags(
+                OpenOptions::new().create(true).append(true),
+                libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+            .open(path)?,
             staged: Vec::new(),
         })
     }
