@@ -1,19 +1,27 @@
 //! The unified hierarchy (cgroup v2), where every current distribution keeps its control groups:
 //! one folder per engine holds its limits (`memory.max`, `pids.max`, `cpu.max`, `cpuset.cpus`)
-//! and its freezer (`cgroup.freeze`), for whoever may make groups in arbiter's own group — root,
-//! or a user to whom the system delegates it (`systemd-run --user --scope -p Delegate=yes`).
+//! and its freezer (`cgroup.freeze`), for whoever may make groups — root, or a user to whom the
+//! system delegates a group (`systemd-run --user --scope -p Delegate=yes`).
 //!
-//! A controller holds only where the group above has it enabled for its children, which the
-//! kernel allows only in a group without processes of its own: when arbiter is alone in its
-//! delegated group it steps into a leaf of its own (`arbiter-<pid>-referee`) to free the group
-//! for its engines' controllers. What could not be enabled is said in the banner, never assumed.
+//! The kernel gives a group's children controllers only while the group holds no process of
+//! its own, and a group that holds processes and enables even one controller (`pids`, `cpu`)
+//! turns its children into groups no process may join (EOPNOTSUPP). So controllers are enabled
+//! only in a group emptied first:
+//! - arbiter alone in a group it may write (a delegated scope started for it) steps into a leaf
+//!   of that group, `arbiter-leaf`, and the group holds its engines;
+//! - root elsewhere (a login shell's session, a service) keeps its engines in the top-level
+//!   group `arbiter`, beside the system's slices, and leaves the processes around it alone;
+//! - a user whose delegated group holds other processes too (a shell in the scope) moves them
+//!   all into the leaf: the group is theirs, and the delegation asks for just that.
+//!
+//! What could not be enabled is said in the banner, never assumed.
 
 use std::path::{Path, PathBuf};
 
 /// What the unified hierarchy gives arbiter here.
 #[derive(Debug)]
 pub struct Unified {
-    /// arbiter's own group, where the engines' groups are made.
+    /// Where the engines' groups are made.
     pub parent: PathBuf,
     pub memory: bool,
     pub pids: bool,
@@ -21,26 +29,18 @@ pub struct Unified {
     pub cpuset: bool,
 }
 
+/// The leaf that holds the processes of a group arbiter keeps its engines in.
+const LEAF: &str = "arbiter-leaf";
+/// The controllers arbiter's limits use.
+const WANTED: [&str; 4] = ["memory", "pids", "cpu", "cpuset"];
+
 /// The unified hierarchy arbiter may make groups in, with the controllers it could enable.
 pub fn find(sweep: impl Fn(&Path), writable: impl Fn(&Path) -> bool) -> Option<Unified> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let parent = own_group(&mountinfo, &membership)?;
+    let (mount, own) = own_group(&mountinfo, &membership)?;
+    let parent = choose(&mount, &own, &writable)?;
     sweep(&parent);
-    if !writable(&parent) {
-        return None;
-    }
-    let wanted = ["memory", "pids", "cpu", "cpuset"];
-    if !enable(&parent, &wanted) && alone_in(&parent) {
-        let leaf = parent.join(format!("arbiter-{}-referee", std::process::id()));
-        let moved = std::fs::create_dir(&leaf).is_ok()
-            && std::fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).is_ok();
-        if moved {
-            enable(&parent, &wanted);
-        } else {
-            let _ = std::fs::remove_dir(&leaf);
-        }
-    }
     let on = std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap_or_default();
     let has = |c: &str| on.split_whitespace().any(|w| w == c);
     Some(Unified {
@@ -52,17 +52,67 @@ pub fn find(sweep: impl Fn(&Path), writable: impl Fn(&Path) -> bool) -> Option<U
     })
 }
 
-/// Enables for the children of `group` each controller it has; whether all of them are.
-fn enable(group: &Path, wanted: &[&str]) -> bool {
-    let offered = std::fs::read_to_string(group.join("cgroup.controllers")).unwrap_or_default();
-    let control = group.join("cgroup.subtree_control");
-    let mut all = true;
-    for c in wanted {
-        if offered.split_whitespace().any(|o| o == *c) {
-            all &= std::fs::write(&control, format!("+{c}")).is_ok();
+/// The group to keep the engines' groups in, emptied of processes and with the controllers it
+/// is offered enabled for its children; `None` where arbiter may make no group.
+fn choose(mount: &Path, own: &Path, writable: &impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    // An arbiter started from a leaf an earlier one made: the group above is already freed.
+    if own.file_name().is_some_and(|n| n == LEAF) {
+        let group = own.parent()?;
+        if writable(group) {
+            enable(group);
+            return Some(group.to_path_buf());
         }
     }
-    all
+    let mine = writable(own);
+    if mine && alone_in(own) && empty_into_leaf(own) {
+        return Some(own.to_path_buf());
+    }
+    // The true top of the hierarchy (it alone has no `cgroup.type`) may hold processes and
+    // still give its children controllers.
+    let top = mount.join("arbiter");
+    let made = top.is_dir() || std::fs::create_dir(&top).is_ok();
+    if !mount.join("cgroup.type").exists() && made && writable(&top) {
+        enable(&top);
+        return Some(top);
+    }
+    if mine && empty_into_leaf(own) {
+        return Some(own.to_path_buf());
+    }
+    None
+}
+
+/// Moves every process of `group` into its leaf, then enables the controllers for its
+/// children; whether the group was emptied.
+fn empty_into_leaf(group: &Path) -> bool {
+    let leaf = group.join(LEAF);
+    if !leaf.is_dir() && std::fs::create_dir(&leaf).is_err() {
+        return false;
+    }
+    // A process forked while the others move lands in the group: a few passes catch it.
+    for _ in 0..10 {
+        let procs = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
+        if procs.trim().is_empty() {
+            enable(group);
+            return true;
+        }
+        for pid in procs.split_whitespace() {
+            // One that has just exited cannot be moved, nor needs to be.
+            let _ = std::fs::write(leaf.join("cgroup.procs"), pid);
+        }
+    }
+    false
+}
+
+/// Enables for the children of `group` (which holds no process) each wanted controller it is
+/// offered; what could not be is read back from `cgroup.subtree_control` by the caller.
+fn enable(group: &Path) {
+    let offered = std::fs::read_to_string(group.join("cgroup.controllers")).unwrap_or_default();
+    let control = group.join("cgroup.subtree_control");
+    for c in WANTED {
+        if offered.split_whitespace().any(|o| o == c) {
+            let _ = std::fs::write(&control, format!("+{c}"));
+        }
+    }
 }
 
 /// Whether arbiter's process is the only one in `group`.
@@ -72,8 +122,8 @@ fn alone_in(group: &Path) -> bool {
     procs.lines().all(|p| p.trim() == me)
 }
 
-/// The folder of this process's own group in the unified hierarchy.
-fn own_group(mountinfo: &str, membership: &str) -> Option<PathBuf> {
+/// The unified hierarchy's mount point, and the folder of this process's own group in it.
+fn own_group(mountinfo: &str, membership: &str) -> Option<(PathBuf, PathBuf)> {
     let path = membership
         .lines()
         .find_map(|line| line.strip_prefix("0::"))?;
@@ -85,7 +135,11 @@ fn own_group(mountinfo: &str, membership: &str) -> Option<PathBuf> {
         let fields: Vec<&str> = left.split(' ').collect();
         let (root, mountpoint) = (fields.get(3)?, fields.get(4)?);
         let inside = path.strip_prefix(root.trim_end_matches('/'))?;
-        Some(Path::new(mountpoint).join(inside.trim_start_matches('/')))
+        let mount = Path::new(mountpoint);
+        Some((
+            mount.to_path_buf(),
+            mount.join(inside.trim_start_matches('/')),
+        ))
     })
 }
 
@@ -100,8 +154,9 @@ mod tests {
         let membership = "4:memory:/api/42\n0::/user.slice/user-1000.slice/run.scope\n";
         assert_eq!(
             own_group(mountinfo, membership),
-            Some(PathBuf::from(
-                "/sys/fs/cgroup/unified/user.slice/user-1000.slice/run.scope"
+            Some((
+                PathBuf::from("/sys/fs/cgroup/unified"),
+                PathBuf::from("/sys/fs/cgroup/unified/user.slice/user-1000.slice/run.scope")
             ))
         );
         assert_eq!(own_group(mountinfo, "4:memory:/api/42\n"), None);

@@ -13,7 +13,8 @@ use std::path::Path;
 
 /// Where the sealing key of this user's runs is kept: `ARBITER_KEY` (a cluster with a home per
 /// node names one file every node reads), else `$XDG_DATA_HOME/arbiter/key`, else
-/// `~/.local/share/arbiter/key`. Never inside a run folder: whoever can write the folder could
+/// `~/.local/share/arbiter/key`, the home being the password database's where `HOME` is unset
+/// (a system service, a bare `env -i`). Never inside a run folder: whoever can write the folder could
 /// then make a key of their own and seal what they like.
 pub fn key_path() -> Option<std::path::PathBuf> {
     use std::path::PathBuf;
@@ -26,9 +27,36 @@ pub fn key_path() -> Option<std::path::PathBuf> {
         .or_else(|| {
             std::env::var_os("HOME")
                 .filter(|p| !p.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/share"))
+                .map(PathBuf::from)
+                .or_else(home_of_this_user)
+                .map(|h| h.join(".local/share"))
         })?;
     Some(data.join("arbiter").join("key"))
+}
+
+/// This user's home folder as the password database has it.
+fn home_of_this_user() -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    let mut found = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes only into `entry` and `buffer`, whose sizes it is given.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points into `buffer`, NUL-terminated by getpwuid_r.
+    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+    let dir = std::path::Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    (dir.is_absolute() && dir != std::path::Path::new("/")).then(|| dir.to_path_buf())
 }
 
 /// The key's file in a run folder.
