@@ -49,7 +49,19 @@ fn resume_mends_cut_glued_and_garbage_lines_and_plays_each_game_once() {
     let out = arbiter_in(&dir, &match_args(&e, "10", "run"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let journal = dir.join("run/journal.jsonl");
-    let text = std::fs::read_to_string(&journal).unwrap();
+    // Sealed without their places, as an older arbiter wrote them: only an older resume glued
+    // a line to a cut one, and a line cut in the middle of a journal of this build's is a
+    // line deleted (see `a_game_deleted_from_a_journal_or_lines_moved_are_refused`).
+    let key = arbiter::tournament::proof::Key::for_journal(&journal).unwrap();
+    let text: String = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut line = arbiter::tournament::proof::unsealed(l).into_bytes();
+            key.seal(&mut line);
+            String::from_utf8(line).unwrap() + "\n"
+        })
+        .collect();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 10);
     // Line 5 cut and glued to line 6; garbage after line 2; the last line torn without newline.
@@ -84,6 +96,35 @@ fn resume_mends_cut_glued_and_garbage_lines_and_plays_each_game_once() {
     let again = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
     assert!(!stderr(&again).contains("cut off"), "{}", stderr(&again));
     assert_eq!(ids(&dir.join("run")), (1..=10).collect::<Vec<_>>());
+}
+
+/// In a journal of this build's, whose lines seal their places: garbage between lines and a
+/// last line torn by a crash are mended as before, and every game is played once.
+#[test]
+fn resume_mends_garbage_and_a_torn_end_of_placed_lines() {
+    let dir = scratch("repair", "placed");
+    let e = format!("cmd={}", bundled_engine());
+    let out = arbiter_in(&dir, &match_args(&e, "6", "run"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let journal = dir.join("run/journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut damaged = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        if i == 2 {
+            damaged.push_str("garbage{{\n");
+        }
+        match i {
+            5 => damaged.push_str(&l[..l.len() / 2]),
+            _ => damaged.push_str(&format!("{l}\n")),
+        }
+    }
+    std::fs::write(&journal, damaged).unwrap();
+    let out = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ids(&dir.join("run")), (1..=6).collect::<Vec<_>>());
+    let again = arbiter_in(&dir, &["match", "--resume", "run", "--quiet"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
 }
 
 /// A tmpfs mounted for the test, unmounted when dropped.

@@ -784,3 +784,53 @@ fn a_game_moved_in_from_another_run_of_the_same_settings_is_refused() {
     .unwrap();
     succeed_in(&dir, &["merge", "merged", "run"].map(String::from));
 }
+
+/// Cause guarded: a line's seal covered its game alone, so whoever could write a run's folder
+/// could delete the games they disliked from the middle of its journal (`--resume` played them
+/// again, a second draw at the result) or move lines about, unseen. Each line now seals its
+/// place (the whole lines before it): a line deleted or moved is refused at the next line
+/// read, by `--resume` and by `merge`, with its file and line, and the merge does not offer to
+/// play the "missing" games again. Only the last lines can go unseen, as a crash leaves them.
+#[test]
+fn a_game_deleted_from_a_journal_or_lines_moved_are_refused() {
+    let dir = scratch("merge", "deleted");
+    succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
+    let journal = dir.join("run/shard-1-of-1/journal.jsonl");
+    let kept = lines(&journal);
+    assert!(kept.len() >= 4, "{kept:?}");
+    let refused = |edited: Vec<String>, line: usize| {
+        std::fs::write(&journal, edited.join("\n") + "\n").unwrap();
+        let want = format!("shard-1-of-1/journal.jsonl:{line}: this line is out of its place");
+        for args in [
+            &["merge", "merged", "run"][..],
+            &["match", "--resume", "run/shard-1-of-1", "--quiet"][..],
+        ] {
+            let out = arbiter_in(&dir, args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(&want), "{args:?}: {}", stderr(&out));
+            assert!(!stderr(&out).contains("again"), "{}", stderr(&out));
+            assert!(!dir.join("merged").exists(), "nothing merged");
+        }
+    };
+    // The second game deleted: the third line is found out.
+    let mut deleted = kept.clone();
+    deleted.remove(1);
+    refused(deleted, 2);
+    // The second and third swapped.
+    let mut swapped = kept.clone();
+    swapped.swap(1, 2);
+    refused(swapped, 2);
+    // A line written twice.
+    let mut doubled = kept.clone();
+    doubled.insert(2, kept[1].clone());
+    refused(doubled, 3);
+    // The journal as arbiter wrote it, and as a crash leaves it (its last game gone): both go on.
+    let mut cut = kept.clone();
+    cut.pop();
+    std::fs::write(&journal, cut.join("\n") + "\n").unwrap();
+    succeed_in(
+        &dir,
+        &["match", "--resume", "run/shard-1-of-1", "--quiet"].map(String::from),
+    );
+    succeed_in(&dir, &["merge", "merged", "run"].map(String::from));
+}

@@ -248,7 +248,9 @@ fn pinned_match_in(
         .map(String::from)
         .to_vec();
     args.extend(affinity.iter().map(|a| a.to_string()));
-    args.extend(["--each".into(), "st=0.4".into()]);
+    // A generous margin: on a loaded machine a move over its time would lose the game and
+    // start the engine again, which is not what this counts.
+    args.extend(["--each".into(), "st=0.4".into(), "timemargin=5000".into()]);
     // The bundled engine behind a script that counts its starts.
     let counted = common::script(
         &dir,

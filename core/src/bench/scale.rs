@@ -223,6 +223,7 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
     let mut start = 0;
     let mut copied = 0usize;
     let mut which = 0;
+    let mut written = [0u64; 2];
     while start < last {
         let block = claims[which]
             .claim(start)
@@ -240,7 +241,9 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
             copied += 1;
             entry.index = game;
             entry.record.round = pairing.round;
-            let line = journal::sealed_line(&entry, &keys[which]).map_err(|e| io(split, &e))?;
+            let line = journal::sealed_line(&entry, &keys[which], written[which])
+                .map_err(|e| io(split, &e))?;
+            written[which] += 1;
             writers[which].write_all(&line).map_err(|e| io(split, &e))?;
         }
         start = block.end;

@@ -25,11 +25,14 @@ pub struct Journal {
     key: Key,
     /// Games staged for the next sync, as journal lines.
     staged: Vec<u8>,
+    /// The place of the next line: how many whole lines the journal holds before it.
+    next: u64,
 }
 
 impl Journal {
     pub fn open(path: &Path) -> std::io::Result<Journal> {
         Ok(Journal {
+            next: whole_lines(path, parse_game_number)?,
             key: Key::for_journal(path).map_err(std::io::Error::other)?,
             // Never through a link; the folder is the caller's own (checked when it is opened),
             // so a second name of the journal (a snapshot made with hard links) is no plant.
@@ -46,7 +49,8 @@ impl Journal {
     /// for all the games that share a sync. A game counts only once synced; a run killed before
     /// then plays it again when resumed.
     pub fn stage(&mut self, entry: &Entry) -> std::io::Result<()> {
-        let line = sealed_line(entry, &self.key)?;
+        let line = sealed_line(entry, &self.key, self.next)?;
+        self.next += 1;
         self.staged.extend_from_slice(&line);
         Ok(())
     }
@@ -60,7 +64,8 @@ impl Journal {
     /// Appends one game without waiting for the disk: it counts only after a [`Journal::sync`]
     /// (several games written together share one sync).
     pub fn write(&mut self, entry: &Entry) -> std::io::Result<()> {
-        let line = sealed_line(entry, &self.key)?;
+        let line = sealed_line(entry, &self.key, self.next)?;
+        self.next += 1;
         self.file.write_all(&line)
     }
 
@@ -75,13 +80,35 @@ impl Journal {
     }
 }
 
-/// An entry's journal line, sealed with `key`, with its newline (a run's games and a tune's
-/// pairs are journalled alike).
-pub fn sealed_line(entry: &impl Serialize, key: &Key) -> std::io::Result<Vec<u8>> {
+/// An entry's journal line, sealed with `key` at place `at` (the whole lines before it), with
+/// its newline (a run's games and a tune's pairs are journalled alike).
+pub fn sealed_line(entry: &impl Serialize, key: &Key, at: u64) -> std::io::Result<Vec<u8>> {
     let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-    key.seal(&mut line);
+    key.seal_at(&mut line, at);
     line.push(b'\n');
     Ok(line)
+}
+
+/// How many whole lines (lines `parse` reads) the journal at `path` holds: the place of the
+/// next line written.
+pub(crate) fn whole_lines<T>(
+    path: &Path,
+    parse: impl Fn(&str) -> Option<(T, bool)>,
+) -> std::io::Result<u64> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut reader = BufReader::new(file);
+    let (mut buffer, mut whole) = (Vec::new(), 0);
+    while reader.read_until(b'\n', &mut buffer)? > 0 {
+        if parse(text_of(&buffer).trim()).is_some() {
+            whole += 1;
+        }
+        buffer.clear();
+    }
+    Ok(whole)
 }
 
 /// What reading a journal found besides its entries.
@@ -211,6 +238,8 @@ pub(crate) fn scan_lines<T>(
                     false => line,
                 };
                 super::proof::check_line(key.as_ref(), read, path, number)?;
+                let place = super::proof::place(read);
+                super::proof::check_place(place, summary.entries, path, number)?;
                 if glued {
                     summary.glued.push(number);
                 }
@@ -345,7 +374,7 @@ fn read_batched(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> 
     };
     let key = Some(Key::for_journal(path)?);
     let mut reader = BufReader::new(file);
-    let mut number = 0;
+    let (mut number, mut whole) = (0, 0u64);
     let mut lines: Vec<(Vec<u8>, usize)> = Vec::with_capacity(BATCH);
     loop {
         lines.clear();
@@ -371,10 +400,14 @@ fn read_batched(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> 
                 true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
                 false => line,
             };
-            Some(super::proof::check_line(key.as_ref(), sealed, path, *number).map(|()| entry))
+            let checked = super::proof::check_line(key.as_ref(), sealed, path, *number);
+            Some(checked.map(|()| (entry, super::proof::place(sealed), *number)))
         });
-        for entry in read.into_iter().flatten() {
-            each(entry?);
+        for read in read.into_iter().flatten() {
+            let (entry, at, number) = read?;
+            super::proof::check_place(at, whole, path, number)?;
+            whole += 1;
+            each(entry);
         }
     }
 }
@@ -503,7 +536,10 @@ mod tests {
 
     fn sealed(e: &Entry) -> String {
         let key = Key::owners().unwrap();
-        String::from_utf8(sealed_line(e, &key).unwrap()).unwrap()
+        let mut line = serde_json::to_vec(e).unwrap();
+        key.seal(&mut line);
+        line.push(b'\n');
+        String::from_utf8(line).unwrap()
     }
 
     /// A journal's path in a folder of the test's own, removed with it.

@@ -562,10 +562,12 @@ fn write_entries(
         .of_run(id);
     let keys = run_keys(folders)?;
     let mut writer = std::io::BufWriter::new(file);
+    let mut written = 0;
     let mut write = |entry: &journal::Entry, text: &str| {
         count.count(entry);
         let mut line = super::proof::unsealed(text).into_bytes();
-        key.seal(&mut line);
+        key.seal_at(&mut line, written);
+        written += 1;
         line.push(b'\n');
         writer.write_all(&line).map_err(output)
     };

@@ -79,6 +79,8 @@ fn proof_file(name: &str) -> &'static str {
 
 /// What ends a proven journal line: `,"mac":"<32 hex digits>"}`.
 const MARK: &str = ",\"mac\":\"";
+/// A journal line's place, sealed with it (see [`Key::seal_at`]).
+const AT: &str = ",\"at\":";
 const HEX: usize = 32;
 
 #[derive(Clone)]
@@ -162,6 +164,17 @@ impl Key {
         json.extend_from_slice(MARK.as_bytes());
         json.extend_from_slice(mac.as_bytes());
         json.extend_from_slice(b"\"}");
+    }
+
+    /// Adds a journal line's place (`"at"`: the number of whole lines before it in its
+    /// journal) and then the MAC, so that a line deleted or moved shows at the next line.
+    pub fn seal_at(&self, json: &mut Vec<u8>, at: u64) {
+        debug_assert_eq!(json.last(), Some(&b'}'));
+        json.pop();
+        json.extend_from_slice(AT.as_bytes());
+        json.extend_from_slice(at.to_string().as_bytes());
+        json.push(b'}');
+        self.seal(json);
     }
 
     /// Whether `line` (a JSON object) ends with the MAC this key gives the rest of it.
@@ -324,11 +337,13 @@ pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
             }
             let owner = Key::owners()?.bound_to_run_of(&path)?;
             let mut out = Vec::new();
+            let mut whole = 0;
             for line in kept {
                 match line {
                     Kept::Seal(body) => {
                         let mut sealed = body.into_bytes();
-                        owner.seal(&mut sealed);
+                        owner.seal_at(&mut sealed, whole);
+                        whole += 1;
                         out.extend_from_slice(&sealed);
                         lines += 1;
                     }
@@ -491,11 +506,49 @@ fn split(line: &str) -> Option<(&str, &str)> {
     Some((body.strip_suffix(MARK)?, mac))
 }
 
-/// A sealed line's JSON object without its MAC (the line itself where it has none).
+/// A sealed line's JSON object without its MAC and place (the line itself where it has none).
 pub fn unsealed(line: &str) -> String {
     match split(line) {
-        Some((body, _)) => format!("{body}}}"),
+        Some((body, _)) => {
+            let body = placed(body).map_or(body, |(body, _)| body);
+            format!("{body}}}")
+        }
         None => line.to_string(),
+    }
+}
+
+/// A sealed body's text before its place, and the place; `None` for a line sealed without one
+/// (by an earlier build).
+fn placed(body: &str) -> Option<(&str, u64)> {
+    let (before, at) = body.rsplit_once(AT)?;
+    let digits = !at.is_empty() && at.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| at.parse().ok().map(|at| (before, at)))?
+}
+
+/// The place sealed in a journal line, where it has one.
+pub fn place(line: &str) -> Option<u64> {
+    split(line)
+        .and_then(|(body, _)| placed(body))
+        .map(|(_, at)| at)
+}
+
+/// Checks that line `line` of the journal `path`, whose seal is already proven and gave the
+/// place `at`, is where it was written: `whole_before` whole lines precede it. A line sealed
+/// without a place (by an earlier build) is where it may be.
+pub fn check_place(
+    at: Option<u64>,
+    whole_before: u64,
+    path: &Path,
+    line: usize,
+) -> Result<(), String> {
+    match at {
+        Some(at) if at != whole_before => Err(format!(
+            "{}:{line}: this line is out of its place: arbiter wrote it after {at} whole line(s) \
+             of this journal, and {whole_before} come before it here; refused: a line before it \
+             was deleted, or lines were moved",
+            path.display()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -643,5 +696,32 @@ mod tests {
         // The entry still reads as JSON, the MAC an extra field.
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["index"], 3);
+    }
+
+    #[test]
+    fn a_placed_line_carries_its_place_under_the_seal() {
+        let key = Key([7; 32]);
+        let body = r#"{"index":3,"record":{"outcome":"1-0"}}"#;
+        let mut line = body.as_bytes().to_vec();
+        key.seal_at(&mut line, 12);
+        let text = String::from_utf8(line).unwrap();
+        assert!(key.proves(&text), "{text}");
+        assert_eq!(place(&text), Some(12));
+        assert_eq!(unsealed(&text), body);
+        assert!(
+            !key.proves(&text.replace("\"at\":12", "\"at\":11")),
+            "the place is sealed"
+        );
+        let mut legacy = body.as_bytes().to_vec();
+        key.seal(&mut legacy);
+        assert_eq!(place(&String::from_utf8(legacy).unwrap()), None);
+        let path = Path::new("j");
+        assert!(check_place(Some(12), 12, path, 13).is_ok());
+        assert!(check_place(None, 5, path, 6).is_ok());
+        let moved = check_place(Some(12), 11, path, 12).unwrap_err();
+        assert!(
+            moved.starts_with("j:12: this line is out of its place"),
+            "{moved}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! the result), synced before the pair counts, so that `--resume` plays exactly the pairs that
 //! are missing and a split tune's tasks read each other's results.
 
-use crate::tournament::journal::{scan_lines, sealed_line};
+use crate::tournament::journal::{scan_lines, sealed_line, whole_lines};
 use crate::tournament::proof::Key;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -57,6 +57,8 @@ pub struct PairJournal {
     file: File,
     /// The folder's key: every line is sealed with it, as a run's journal is.
     key: Key,
+    /// The place of the next line (see `Journal`).
+    next: u64,
 }
 
 impl PairJournal {
@@ -77,14 +79,24 @@ impl PairJournal {
             }
         }
         let key = Key::for_journal(path).map_err(std::io::Error::other)?;
-        Ok(PairJournal { file, key })
+        let next = whole_lines(path, parse)?;
+        Ok(PairJournal { file, key, next })
     }
 
     /// Appends one pair; returns once it is on disk.
     pub fn append(&mut self, entry: &PairEntry) -> std::io::Result<()> {
-        self.file.write_all(&sealed_line(entry, &self.key)?)?;
+        self.file
+            .write_all(&sealed_line(entry, &self.key, self.next)?)?;
+        self.next += 1;
         self.file.sync_data()
     }
+}
+
+/// A whole line's pair (never glued: a pair's line is rewritten whole by `open`).
+fn parse(line: &str) -> Option<(PairEntry, bool)> {
+    serde_json::from_str::<PairEntry>(line)
+        .ok()
+        .map(|e| (e, false))
 }
 
 /// The pairs in a journal (none if it is not there), and the lines (1-based) that held no whole
@@ -92,11 +104,6 @@ impl PairJournal {
 /// does not prove is an error naming it: no engine's line counts. Read as a run's journal is.
 pub fn read(path: &Path) -> Result<(Vec<PairEntry>, Vec<usize>), String> {
     let mut entries = Vec::new();
-    let parse = |line: &str| {
-        serde_json::from_str::<PairEntry>(line)
-            .ok()
-            .map(|e| (e, false))
-    };
     let summary = scan_lines(path, parse, |entry, _| entries.push(entry))?;
     Ok((entries, summary.damaged))
 }
