@@ -229,11 +229,13 @@ impl Confined {
             asked.memory.is_some() || asked.processes.is_some() || asked.threads.is_some();
         let limits = (sandboxed || limits_asked).then(|| sandbox::limits(config));
         // Without any control group, a sandboxed engine's memory= is kept per process by
-        // RLIMIT_DATA (see spawn_command); the other limits need a group.
+        // RLIMIT_DATA (see spawn_command) and its processes= by RLIMIT_NPROC in its sandbox;
+        // threads= needs a group.
         let memory_by_rlimit = sandboxed && cgroup::support().is_none();
+        let processes_by_rlimit = sandboxed && sandbox::processes_capped_by_rlimit().is_some();
         if let Some(refused) = cgroup::refused(
             asked.memory.is_some() && !memory_by_rlimit,
-            asked.processes.is_some(),
+            asked.processes.is_some() && !processes_by_rlimit,
             asked.threads.is_some(),
         ) {
             return Err(refused);

@@ -367,10 +367,17 @@ pub fn describe(engines: &[EngineConfig]) -> String {
             }
             said
         }
-        None => "memory capped per process at each engine's memory= share (RLIMIT_DATA); no \
-                 process or CPU limits (no control group arbiter may make here: cgroup v1 as \
-                 root, or a delegated cgroup v2 group)"
-            .to_string(),
+        None => format!(
+            "memory capped per process at each engine's memory= share (RLIMIT_DATA); {} (no \
+             control group arbiter may make here: cgroup v1 as root, or a delegated cgroup v2 \
+             group)",
+            match processes_capped_by_rlimit() {
+                Some(_) =>
+                    "processes and threads capped per engine at processes= in its own \
+                            user namespace (RLIMIT_NPROC); no CPU limit",
+                None => "no process or CPU limits",
+            }
+        ),
     };
     let user = match engine_user_name() {
         Some(name) => format!(" as {name}"),
@@ -724,6 +731,14 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     }
     args.mount_one("--remount-ro", Path::new("/"));
     args.mount_one("--chdir", &work);
+    if let Some(prlimit) = processes_capped_by_rlimit() {
+        // Set inside the engine's own user namespace, where the kernel counts only its
+        // processes: the same limit set outside would count every process of the user.
+        let cap = limits(config).processes;
+        args.0.push(prlimit.into_os_string());
+        args.0.push(format!("--nproc={cap}:{cap}").into());
+        args.0.push("--".into());
+    }
     args.0.push(program.into_os_string());
     let writable_space = vec![work, PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
     let scratch = super::scratch::Scratch::new(writable_space, scratch_size(config));
@@ -734,6 +749,20 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
         scratch,
         stage: stage.filter(|s| !s.is_empty()),
     })
+}
+
+/// Where no control group counts an engine's processes (a normal user on cgroup v1): the
+/// `prlimit` that caps them with RLIMIT_NPROC inside its sandbox, in a system folder the
+/// sandbox shows. Each sandbox has a user namespace of its own, and the kernel counts
+/// RLIMIT_NPROC per namespace, so the cap is the engine's alone.
+pub fn processes_capped_by_rlimit() -> Option<PathBuf> {
+    if super::cgroup::support().is_some() {
+        return None;
+    }
+    ["/usr/bin/prlimit", "/bin/prlimit"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
 }
 
 /// Where an engine whose working folder is a system folder works.
