@@ -51,7 +51,8 @@ banner() {
 
 # A user outside any group of their own (started from a system service here, as from a job
 # whose group belongs to root): no control group, so memory is capped per process and the
-# banner says which limits do not hold; freezing, which needs a group, is refused.
+# banner says which limits hold (memory and processes by rlimits); freezing, which needs a
+# group, is refused.
 undelegated() {
   local dir
   dir=$(runuser -u player -- mktemp -d)
@@ -60,7 +61,7 @@ undelegated() {
       --each depth=1 --out run --engine cmd=./e name=a memory=256M --engine cmd=./e name=b) \
       > "$dir.out" 2>&1 || { tail -5 "$dir.out"; return 1; }
   grep -E '^sandbox' "$dir.out"
-  grep -q 'RLIMIT_DATA' "$dir.out" && grep -q 'no process or CPU limits' "$dir.out" || return 1
+  grep -q 'RLIMIT_DATA' "$dir.out" && grep -q 'RLIMIT_NPROC' "$dir.out" || return 1
   (cd "$dir" && runuser -u player -- env HOME=/home/player "$arbiter" match --games 2 \
       --each depth=1 --out run2 --engine cmd=./e name=a freeze=on --engine cmd=./e name=b) \
       > "$dir.out" 2>&1
