@@ -181,24 +181,15 @@ fn cut_blocks<R: Read>(
     let mut buffer: Vec<u8> = Vec::with_capacity(block * 2);
     let mut ended = false;
     while !ended {
-        let wanted = buffer.len() + block;
-        while buffer.len() < wanted {
-            let old = buffer.len();
-            buffer.resize(wanted, 0);
-            match source.read(&mut buffer[old..]) {
-                Ok(0) => {
-                    buffer.truncate(old);
-                    ended = true;
-                    break;
-                }
-                Ok(n) => buffer.truncate(old + n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buffer.truncate(old),
-                Err(e) => {
-                    buffer.truncate(old);
-                    hand_over(std::mem::take(&mut buffer), slots, work);
-                    let _ = slots.send(Slot::Failed(e));
-                    return;
-                }
+        // Read into the buffer's spare room as it is: zeroing it first cost more than the
+        // reading of results.
+        buffer.reserve_exact(block);
+        match (&mut source).take(block as u64).read_to_end(&mut buffer) {
+            Ok(n) => ended = n < block,
+            Err(e) => {
+                hand_over(std::mem::take(&mut buffer), slots, work);
+                let _ = slots.send(Slot::Failed(e));
+                return;
             }
         }
         let cut = if ended {
