@@ -103,12 +103,22 @@ fn journal_lines(path: &Path) -> Vec<String> {
 
 /// Removes the entries of these games (0-based) from a journal.
 fn drop_games(journal: &Path, games: &[u64]) {
+    use arbiter::tournament::proof::{unsealed, Key};
+    // Each line sealed again at its new place, as a task that never played those games would
+    // have written it (a line taken out of a journal of arbiter's is refused).
+    let key = Key::for_journal(journal).expect("the task's key");
     let kept: Vec<String> = journal_lines(journal)
         .into_iter()
         .filter(|l| {
             !games
                 .iter()
                 .any(|i| l.starts_with(&format!("{{\"index\":{i},")))
+        })
+        .enumerate()
+        .map(|(at, l)| {
+            let mut line = unsealed(&l).into_bytes();
+            key.seal_at(&mut line, at as u64);
+            String::from_utf8(line).unwrap()
         })
         .collect();
     std::fs::write(journal, kept.join("\n") + "\n").unwrap();
