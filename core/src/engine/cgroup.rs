@@ -465,7 +465,7 @@ impl EngineGroup {
         let Some(dir) = &self.cpuset else {
             return Ok(());
         };
-        let cpus = crate::tournament::allowed_cpus()
+        let cpus = super::sched::allowed_cpus()
             .iter()
             .map(usize::to_string)
             .collect::<Vec<_>>()

@@ -595,7 +595,7 @@ impl EngineProcess {
             let _ = group.pin_here();
         }
         if let Some(root) = self.io.pgid {
-            crate::tournament::bring_tree_here(root);
+            super::sched::bring_tree_here(root);
         }
     }
 

@@ -1,6 +1,10 @@
 //! CPU pinning for `--affinity`: which CPUs the run may use, and pinning the calling thread.
 
 use crate::engine::procfs::{children, process_ticks, processes, threads, ticks_per_second};
+use crate::engine::sched::MAX_TREE;
+pub use crate::engine::sched::{
+    allowed_cpus, bring_tree_here, pin_current_thread, unpin_current_thread,
+};
 use serde::{Deserialize, Serialize};
 
 /// Whether each concurrent game (its referee thread and both engines) is pinned to a CPU, and
@@ -293,63 +297,6 @@ fn lock_cpu(dir: &std::path::Path, cpu: usize) -> Result<std::fs::File, String> 
     Ok(file)
 }
 
-/// The CPUs this process may run on, in order.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: sched_getaffinity fills the set it is given; CPU_ISSET only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-            .collect()
-    }
-}
-
-/// Pins the calling thread (and the processes it starts from now on) to `cpu`. A refusal (a
-/// CPU taken away meanwhile) leaves the thread where it was: pinning only ever saves time.
-pub fn pin_current_thread(cpu: usize) -> bool {
-    // SAFETY: the set is built locally and passed by pointer with its size; pid 0 is this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// Moves a running process tree (`root` and every descendant, all their threads) onto the CPUs
-/// of the calling thread, as if the calling thread had started it: the start-up check's engines,
-/// started unpinned, then play pinned instead of being started again. Threads the tree makes
-/// later inherit the mask of the thread that makes them. Returns how many threads were moved.
-pub fn bring_tree_here(root: u32) -> usize {
-    // SAFETY: sched_getaffinity fills the set it is given; sched_setaffinity only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        if libc::sched_getaffinity(0, size, &mut set) != 0 {
-            return 0;
-        }
-        let mut moved = 0;
-        let mut pending = vec![root];
-        let mut seen = 0;
-        while let Some(pid) = pending.pop() {
-            seen += 1;
-            if seen > MAX_TREE {
-                break;
-            }
-            for tid in threads(pid) {
-                if libc::sched_setaffinity(tid as libc::pid_t, size, &set) == 0 {
-                    moved += 1;
-                }
-                // Each thread lists the children it forked.
-                pending.extend(children(pid, tid));
-            }
-        }
-        moved
-    }
-}
-
 /// Time on a CPU and time waiting for one while runnable, in nanoseconds (the kernel's
 /// `schedstat`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -447,21 +394,6 @@ pub fn own_threads_ran_on(cpu: usize) -> u64 {
         .map(|tid| CpuTime::read(&format!("/proc/{me}/task/{tid}/schedstat")).ran)
         .sum()
 }
-
-/// Lets the calling thread run on every CPU in `cpus` again.
-pub fn unpin_current_thread(cpus: &[usize]) -> bool {
-    // SAFETY: the set is built locally and passed by pointer with its size; pid 0 is this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// Processes a tree may hold before the rest is left where it is.
-const MAX_TREE: usize = 4096;
 
 #[cfg(test)]
 mod tests {
