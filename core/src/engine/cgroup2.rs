@@ -70,8 +70,8 @@ fn choose(mount: &Path, own: &Path, writable: &impl Fn(&Path) -> bool) -> Option
     // The true top of the hierarchy (it alone has no `cgroup.type`) may hold processes and
     // still give its children controllers.
     let top = mount.join("arbiter");
-    let made = top.is_dir() || std::fs::create_dir(&top).is_ok();
-    if !mount.join("cgroup.type").exists() && made && writable(&top) {
+    let true_top = !mount.join("cgroup.type").exists();
+    if true_top && (top.is_dir() || std::fs::create_dir(&top).is_ok()) && writable(&top) {
         enable(&top);
         return Some(top);
     }
