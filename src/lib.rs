@@ -562,19 +562,6 @@ fn run_job(command: Command, matches: &clap::ArgMatches) -> Result<runargs::RunJ
 
 /// Carries out a command; returns the exit code.
 fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failure> {
-    if matches!(
-        command,
-        Command::Run { .. }
-            | Command::Match(_)
-            | Command::Tournament(_)
-            | Command::Tune(_)
-            | Command::Bisect(_)
-            | Command::Bench(_)
-    ) {
-        // Before any thread starts: what a ply's code and tables cost after each search (the
-        // bench's rows in its own process measure what a run pays).
-        arbiter::huge_text::move_to_huge_pages();
-    }
     match command {
         Command::Perft {
             game,

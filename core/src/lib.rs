@@ -12,7 +12,6 @@ pub mod bench;
 pub mod bisect;
 pub mod compat;
 pub mod engine;
-pub mod huge_text;
 pub mod input;
 pub mod output;
 pub mod pgn;
