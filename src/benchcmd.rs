@@ -3,8 +3,8 @@
 use super::exit::Exit;
 use super::Failure;
 
-impl From<arbiter::bench::BenchError> for Failure {
-    fn from(e: arbiter::bench::BenchError) -> Failure {
+impl From<arbiter_bench::BenchError> for Failure {
+    fn from(e: arbiter_bench::BenchError) -> Failure {
         Failure::bad_input(e.0)
     }
 }
@@ -14,30 +14,30 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
     if args.bisect_sim {
         let setup =
             arbiter::bisect::simulate::Setup::new(args.versions as usize, args.elo, args.alpha);
-        return arbiter::bench::bisect_sim::table(&setup, args.runs.unwrap_or(200))
+        return arbiter_bench::bisect_sim::table(&setup, args.runs.unwrap_or(200))
             .map(|_| Exit::Success)
             .map_err(Failure::from);
     }
     if args.watch_cost {
-        return arbiter::bench::watch_cost(args.runs.unwrap_or(3))
+        return arbiter_bench::watch_cost(args.runs.unwrap_or(3))
             .map(|_| Exit::Success)
             .map_err(Failure::from);
     }
     if !args.scale.is_empty() {
-        return arbiter::bench::scale_bench(&args.scale)
+        return arbiter_bench::scale_bench(&args.scale)
             .map(|_| Exit::Success)
             .map_err(Failure::from);
     }
     match (&args.sprt_sim, args.shards, &args.peer) {
-        (Some(bounds), _, _) => arbiter::bench::sprt_simulation(bounds, args.runs.unwrap_or(1000)),
-        (None, Some(shards), _) => arbiter::bench::shard_simulation(shards, args.games),
+        (Some(bounds), _, _) => arbiter_bench::sprt_simulation(bounds, args.runs.unwrap_or(1000)),
+        (None, Some(shards), _) => arbiter_bench::shard_simulation(shards, args.games),
         (None, None, Some(peer)) => {
-            let peer = arbiter::bench::peer::Peer::parse(peer)?;
+            let peer = arbiter_bench::peer::Peer::parse(peer)?;
             let stockfish = args
                 .stockfish
                 .clone()
-                .unwrap_or_else(arbiter::bench::peer::default_stockfish);
-            let work = arbiter::bench::peer::Work {
+                .unwrap_or_else(arbiter_bench::peer::default_stockfish);
+            let work = arbiter_bench::peer::Work {
                 games: args.peer_games,
                 nodes: args.peer_nodes,
                 affinity: args.peer_affinity,
@@ -47,9 +47,9 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
                 tc: args.peer_tc.clone(),
                 concurrency: args.peer_concurrency,
             };
-            arbiter::bench::peer::peer_bench(&peer, &stockfish, &work)
+            arbiter_bench::peer::peer_bench(&peer, &stockfish, &work)
         }
-        (None, None, None) => arbiter::bench::run_bench(
+        (None, None, None) => arbiter_bench::run_bench(
             args.full,
             args.game.as_deref(),
             args.csv.as_deref(),
@@ -139,9 +139,10 @@ pub struct BenchArgs {
     /// the machine's load as much as the harnesses.
     #[arg(long, default_value_t = 1, requires = "peer", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub peer_runs: u32,
-    /// Keep N processes of other work running through the --peer matches (busy loops, loops
-    /// of short-lived processes as a build's, other sandboxed arbiter matches, in turn): a
-    /// shared machine's load, under which wall time and games lost on time are compared.
+    /// Keep N processes of other work running through the --peer matches: loops of `cc -O2`
+    /// compiles, another sandboxed arbiter match and busy loops (7: four compiles, a match, two
+    /// loops). A shared machine's load, under which games lost on time and the delay engines
+    /// did not see are compared; each row prints the load average while that harness played.
     #[arg(long, default_value_t = 0, requires = "peer", value_name = "N")]
     pub peer_load: u32,
     /// Play the --peer match with this clock (cutechess/fastchess `tc=`, e.g. 1+0.01) instead

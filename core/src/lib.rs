@@ -8,7 +8,6 @@
 pub mod out;
 pub mod parallel;
 
-pub mod bench;
 pub mod bisect;
 pub mod compat;
 pub mod engine;

@@ -12,8 +12,8 @@
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
 use super::BenchError as Failure;
-use crate::engine::watchdog::{poll_then_read, read_until, Read};
-use crate::referee::clock::{Clock, TimeControl};
+use arbiter::engine::watchdog::{poll_then_read, read_until, Read};
+use arbiter::referee::clock::{Clock, TimeControl};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -163,14 +163,14 @@ fn relay_here(
     pinned: bool,
 ) -> Result<Relayed, Failure> {
     if pinned {
-        if let Some(&cpu) = crate::tournament::allowed_cpus().first() {
-            crate::tournament::pin_current_thread(cpu);
+        if let Some(&cpu) = arbiter::tournament::allowed_cpus().first() {
+            arbiter::tournament::pin_current_thread(cpu);
         }
     }
     // Started before the thread yields, so that the engines keep the normal policy.
     let mut engines = [Engine::start(stockfish)?, Engine::start(stockfish)?];
     if pinned {
-        crate::engine::sched::referee_yields_to_engines();
+        arbiter::engine::sched::referee_yields_to_engines();
     }
     let mut chunk = vec![0u8; 1 << 16];
     for engine in &mut engines {

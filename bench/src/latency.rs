@@ -4,7 +4,7 @@
 //! decides which games are lost on time. Both harnesses are measured alike, in whole
 //! milliseconds: fastchess truncates its clock to them, and arbiter's times are truncated so.
 
-use crate::tournament::journal;
+use arbiter::tournament::journal;
 use std::path::Path;
 
 /// Moves delayed by more than this are counted apart: stockfish's default `Move Overhead` is

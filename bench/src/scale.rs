@@ -10,10 +10,10 @@
 //! run is resumed. Each of the three is a process of its own, measured by `wait4`.
 
 use super::Failure;
-use crate::tournament::claims::{Blocks, Claims, CLAIMS_DIR, CLAIM_LOG, IDENTITY_FILE};
-use crate::tournament::journal::{self, Entry, JOURNAL_FILE};
-use crate::tournament::proof::Key;
-use crate::tournament::runner::Schedule;
+use arbiter::tournament::claims::{Blocks, Claims, CLAIMS_DIR, CLAIM_LOG, IDENTITY_FILE};
+use arbiter::tournament::journal::{self, Entry, JOURNAL_FILE};
+use arbiter::tournament::proof::Key;
+use arbiter::tournament::runner::Schedule;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -174,16 +174,16 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
             std::fs::remove_file(&path).map_err(|e| io(&path, &e))?;
         }
     }
-    let spec = crate::tournament::RunSpec::load(&split.join(tasks[0]))
+    let spec = arbiter::tournament::RunSpec::load(&split.join(tasks[0]))
         .ok()
         .flatten()
         .ok_or_else(|| Failure::bad_input("the real tasks left no run.json"))?;
     let book = match spec.openings.as_deref() {
         Some(path) => {
-            let entry = crate::game::find_game(&spec.game)
+            let entry = arbiter::game::find_game(&spec.game)
                 .ok_or_else(|| Failure::bad_input("the run's game is unknown"))?;
-            let format = crate::tournament::launch::book_format(&spec, path);
-            crate::tournament::openings::load_book_as(path, format, entry, spec.book_plies)
+            let format = arbiter::tournament::launch::book_format(&spec, path);
+            arbiter::tournament::openings::load_book_as(path, format, entry, spec.book_plies)
                 .map_err(|e| io(path, &e))?
                 .len()
         }

@@ -1,6 +1,9 @@
-//! `arbiter bench`: perft speed of every game, and the referee's own cost with engines that reply
+//! `arbiter bench`, a tool beside the library rather than part of it: perft speed of every game, and the referee's own cost with engines that reply
 //! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory; SPRT
 //! and claim simulations; and the comparison with another harness (`peer`).
+
+#[macro_use]
+extern crate arbiter;
 
 pub mod bisect_sim;
 pub mod cold;
@@ -26,13 +29,13 @@ impl BenchError {
 
 type Failure = BenchError;
 
-use crate::engine::EngineConfig;
-use crate::game::{find_game, games, GameEntry};
-use crate::stats::percentiles;
-use crate::tournament::launch::Run;
-use crate::tournament::{Progress, RunKind, RunOutcome, RunSpec};
+use arbiter::engine::EngineConfig;
+use arbiter::game::{find_game, games, GameEntry};
+use arbiter::stats::percentiles;
+use arbiter::tournament::launch::Run;
+use arbiter::tournament::{Progress, RunKind, RunOutcome, RunSpec};
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub struct Row {
     pub(crate) benchmark: String,
@@ -73,18 +76,7 @@ fn perft_rows(entry: &'static GameEntry, full: bool) -> Result<Vec<Row>, Failure
 
 /// CPU time of this process alone (all its threads; child processes are not included), to the
 /// microsecond (`/proc` counts clock ticks).
-pub(crate) fn own_cpu() -> Duration {
-    // SAFETY: getrusage fills the struct it is given and nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
+pub(crate) use arbiter::engine::overhead::own_cpu;
 
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -131,7 +123,7 @@ fn instant_match_in(
     spec.rounds = games.div_ceil(2);
     spec.games = Some(games);
     spec.concurrency = concurrency;
-    spec.affinity = crate::tournament::Affinity::Pinned(affinity);
+    spec.affinity = arbiter::tournament::Affinity::Pinned(affinity);
     spec.max_plies = 300;
     spec.event = Some("bench".into());
     spec.viewer_games = 0;
@@ -144,7 +136,7 @@ fn instant_match_in(
 /// Plays a run as `arbiter match` does: prepared (checked, completed, nothing written), opened
 /// (engines started, folder locked) and played, telling `on_game` after each game.
 fn play(spec: RunSpec, on_game: impl FnMut(Progress)) -> Result<RunOutcome, Failure> {
-    let failed = |e: crate::tournament::RunError| Failure::bad_input(e.to_string());
+    let failed = |e: arbiter::tournament::RunError| Failure::bad_input(e.to_string());
     Run::prepare(spec, None)
         .and_then(Run::open)
         .map_err(failed)?
@@ -220,8 +212,8 @@ fn referee_rows_with(
 /// The CPU time of writing a finished run's reports again from its journal, as `--resume` of a
 /// finished run or `merge` does, the game viewer included (the run itself showed none).
 fn report_cpu(mut spec: RunSpec, dir: &std::path::Path) -> Result<f64, Failure> {
-    spec.viewer_games = crate::report::viewer::MAX_SHOWN;
-    let failed = |e: crate::tournament::RunError| Failure::bad_input(e.to_string());
+    spec.viewer_games = arbiter::report::viewer::MAX_SHOWN;
+    let failed = |e: arbiter::tournament::RunError| Failure::bad_input(e.to_string());
     let before = own_cpu();
     Run::prepare(spec, Some(dir))
         .and_then(Run::open)
@@ -251,7 +243,7 @@ fn sandbox_rows(games: u64) -> Result<Vec<Row>, Failure> {
         for _ in 0..20 {
             let started = Instant::now();
             let process = runtime
-                .block_on(crate::engine::EngineProcess::start(
+                .block_on(arbiter::engine::EngineProcess::start(
                     &engine,
                     "leiserchess",
                     None,
@@ -354,13 +346,13 @@ pub fn run_bench(
 
 /// `arbiter bench --sprt-sim`: measured error rates and average sample numbers of an SPRT.
 pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
-    use crate::stats::simulate::{at_elo, simulate, standard_error, SHAPES};
-    let sprt = crate::stats::Sprt::parse(bounds)
+    use arbiter::stats::simulate::{at_elo, simulate, standard_error, SHAPES};
+    let sprt = arbiter::stats::Sprt::parse(bounds)
         .map_err(|e| Failure::bad_input(format!("--sprt-sim: {e}")))?;
     if runs == 0 {
         return Err(Failure::bad_input("--runs must be at least 1"));
     }
-    if sprt.model == crate::stats::SprtModel::Bayesian {
+    if sprt.model == arbiter::stats::SprtModel::Bayesian {
         return Err(Failure::bad_input(
             "--sprt-sim simulates game pairs, which the logistic and normalized models read; \
              the Bayesian model reads single games",
@@ -418,8 +410,8 @@ pub fn sprt_simulation(bounds: &str, runs: u64) -> Result<(), Failure> {
 /// do. Every pair must be claimed by exactly one task; timed, with the files touched per pair
 /// (the claim protocol's cost on a shared file system).
 pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
-    use crate::tournament::claims::{owner_in, Blocks, CLAIMS_DIR};
-    use crate::tournament::spec::MAX_SHARDS;
+    use arbiter::tournament::claims::{owner_in, Blocks, CLAIMS_DIR};
+    use arbiter::tournament::spec::MAX_SHARDS;
     if games == 0 || shards == 0 || shards > MAX_SHARDS {
         return Err(Failure::bad_input(
             "--shards and --games must be at least 1 (shards at most 100,000)",
@@ -493,11 +485,11 @@ pub fn shard_simulation(shards: u64, games: u64) -> Result<(), Failure> {
 fn claim_all_one_can(
     root: &std::path::Path,
     me: &str,
-    blocks: crate::tournament::claims::Blocks,
+    blocks: arbiter::tournament::claims::Blocks,
 ) -> Result<(Vec<u64>, u64), String> {
     std::fs::create_dir_all(root.join(me)).map_err(|e| e.to_string())?;
     let lease = std::time::Duration::from_secs(60);
-    let mut claims = crate::tournament::claims::Claims::open(root, me, "{bench}", lease, blocks)?;
+    let mut claims = arbiter::tournament::claims::Claims::open(root, me, "{bench}", lease, blocks)?;
     let (mut cursor, mut mine) = (0, Vec::new());
     while let Some(block) = claims
         .claim_lowest(&mut cursor, blocks.pairs, |_| false)

@@ -10,7 +10,7 @@
 
 use super::BenchError as Failure;
 use super::{row, Row};
-use crate::game::{GameEntry, Status};
+use arbiter::game::{GameEntry, Status};
 use std::time::{Duration, Instant};
 
 /// Bytes written between plies: more than a core's second-level cache on the machines at hand
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn random_games_replay_and_both_figures_are_measured() {
-        let entry = crate::game::find_game("chess").unwrap();
+        let entry = arbiter::game::find_game("chess").unwrap();
         let lines = playouts(entry, 2, 30).unwrap();
         assert_eq!(
             lines,

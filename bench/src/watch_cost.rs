@@ -73,7 +73,7 @@ fn one_run(run: u64, watching: bool) -> Result<f64, Failure> {
             "the watcher never showed a game in progress: the watched run was not watched",
         ));
     }
-    let (median, _, _) = crate::stats::percentiles(&outcome.latency_us)
+    let (median, _, _) = arbiter::stats::percentiles(&outcome.latency_us)
         .ok_or_else(|| Failure::bad_input("the bench's match played no move"))?;
     Ok(median as f64)
 }
@@ -90,9 +90,9 @@ impl Watcher {
     /// Started before the run, which then finds itself watched from its first game: the
     /// watcher's file is laid in the folder the run will take.
     fn start(out: &std::path::Path) -> Result<Watcher, Failure> {
-        let live = out.join(crate::tournament::live::LIVE_DIR);
+        let live = out.join(arbiter::tournament::live::LIVE_DIR);
         std::fs::create_dir_all(&live)
-            .and_then(|()| crate::tournament::live::touch_watching(out))
+            .and_then(|()| arbiter::tournament::live::touch_watching(out))
             .map_err(|e| Failure::bad_input(format!("{}: {e}", live.display())))?;
         let exe = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
         let mut process = Command::new(exe)

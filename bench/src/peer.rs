@@ -11,11 +11,12 @@
 use super::latency::{self, Latency};
 use super::relay_floor::{Limit, Relayed};
 use super::BenchError as Failure;
-use crate::engine::procfs;
-use crate::game::find_game;
-use crate::pgn::read_games;
-use crate::referee::clock::TimeControl;
-use crate::tournament::bookgen::{generate, BookSpec};
+use arbiter::engine::overhead::HARNESS_CPU_FILE;
+use arbiter::engine::procfs;
+use arbiter::game::find_game;
+use arbiter::pgn::read_games;
+use arbiter::referee::clock::TimeControl;
+use arbiter::tournament::bookgen::{generate, BookSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -51,34 +52,6 @@ impl Peer {
             name: name.to_string(),
             program,
         })
-    }
-}
-
-/// The environment variable naming the file where an arbiter run under the bench writes its
-/// own CPU time as `getrusage` gives it (microseconds, where `/proc` counts clock ticks), and
-/// the CPU time of its own processes that the kernel counts with its children's: the keepers,
-/// what the start-up check ran and ended, and the sandboxes' start (four numbers on one line).
-const HARNESS_CPU_FILE: &str = "ARBITER_HARNESS_CPU";
-
-/// Under the bench, engine starts measure their sandbox's cost from the start.
-pub fn measure_if_asked() {
-    if std::env::var_os(HARNESS_CPU_FILE).is_some() {
-        crate::engine::overhead::measure_from_now();
-    }
-}
-
-/// Writes arbiter's own CPU time and its processes' beside the engines' where the bench asked
-/// (nothing when it did not).
-pub fn report_harness_cpu() {
-    if let Some(path) = std::env::var_os(HARNESS_CPU_FILE) {
-        let line = format!(
-            "{} {} {} {}\n",
-            super::own_cpu().as_micros(),
-            crate::engine::keeper::spent().as_micros(),
-            crate::tournament::preflight_cpu().as_micros(),
-            crate::engine::overhead::sandbox_spent().as_micros(),
-        );
-        let _ = std::fs::write(path, line);
     }
 }
 
@@ -123,6 +96,8 @@ struct Measured {
     turnaround: Option<String>,
     /// The delay its engines did not see, where their moves say it.
     latency: Option<Latency>,
+    /// The 1-minute load average while it played, least and most.
+    load: String,
 }
 
 /// What a harness's PGN says was played.
@@ -314,7 +289,9 @@ fn measure(
     std::fs::create_dir_all(dir).map_err(|e| Failure::bad_input(e.to_string()))?;
     let report = dir.join("harness-cpu.txt");
     let env = arbiter.then_some((HARNESS_CPU_FILE, report.as_path()));
+    let sampler = super::load::LoadSampler::start();
     let (mut own_cpu, mut engines_cpu, wall) = run_measured(program, args, dir, env)?;
+    let load = sampler.finish();
     let counted_apart = if arbiter {
         // Its own time as getrusage gives it, where /proc rounds down to clock ticks.
         let cpu = read_harness_cpu(&report)?;
@@ -344,6 +321,7 @@ fn measure(
         wall,
         played,
         counted_apart,
+        load,
     })
 }
 
@@ -423,6 +401,10 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     let load = super::load::Load::start(work.load, stockfish, &root);
     if work.load > 0 {
         say!("load: {}", load.describe());
+        // The load average follows new work over a minute: the first harness would otherwise
+        // play on a machine less busy than the second.
+        eprintln!("letting the load settle for 60 s ...");
+        std::thread::sleep(Duration::from_secs(60));
     }
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let runs = work.runs.max(1);
@@ -508,7 +490,7 @@ fn show_run(
     modes: Modes,
 ) -> f64 {
     say!(
-        "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10} {:>8}",
+        "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10} {:>8} {:>10}",
         "harness",
         "games",
         "plies",
@@ -517,11 +499,12 @@ fn show_run(
         "engines CPU",
         "wall s",
         "sf-a W-L-D",
-        "on time"
+        "on time",
+        "load avg"
     );
     for (name, m) in [("arbiter", ours), (peer.name.as_str(), theirs)] {
         say!(
-            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10} {:>8}",
+            "{:<12} {:>6} {:>7} {:>10.2} {:>14.1} {:>12.2} {:>9.2} {:>10} {:>8} {:>10}",
             name,
             m.played.games,
             m.played.plies,
@@ -533,7 +516,8 @@ fn show_run(
                 "{}-{}-{}",
                 m.played.score.0, m.played.score.1, m.played.score.2
             ),
-            m.played.forfeits
+            m.played.forfeits,
+            m.load
         );
     }
     let mut floor_rows = vec![(modes.arbiter_pinned, floors.ours)];

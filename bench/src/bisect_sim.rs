@@ -1,9 +1,9 @@
 //! `arbiter bench --bisect-sim`: the posterior search's error rate and games against the hand
-//! method's, over simulated series (`crate::bisect::simulate`).
+//! method's, over simulated series (`arbiter::bisect::simulate`).
 
 use super::BenchError;
-use crate::bisect::simulate::{compare, information_bound, Scenario, Setup, Tally};
-use crate::stats::simulate::standard_error;
+use arbiter::bisect::simulate::{compare, information_bound, Scenario, Setup, Tally};
+use arbiter::stats::simulate::standard_error;
 
 /// Prints one row per scenario, the scenarios simulated on threads of their own.
 pub fn table(setup: &Setup, runs: u64) -> Result<(), BenchError> {
