@@ -44,6 +44,7 @@ pub fn command(args: BenchArgs) -> Result<Exit, Failure> {
                 unpinned: args.peer_unpinned,
                 runs: args.peer_runs,
                 load: args.peer_load,
+                settle: std::time::Duration::from_secs(args.peer_settle),
                 tc: args.peer_tc.clone(),
                 concurrency: args.peer_concurrency,
             };
@@ -145,6 +146,15 @@ pub struct BenchArgs {
     /// did not see are compared; each row prints the load average while that harness played.
     #[arg(long, default_value_t = 0, requires = "peer", value_name = "N")]
     pub peer_load: u32,
+    /// Seconds the --peer-load work runs before the first match, so that the load average
+    /// printed beside each harness has caught up with it.
+    #[arg(
+        long,
+        default_value_t = 60,
+        requires = "peer_load",
+        value_name = "SECS"
+    )]
+    pub peer_settle: u64,
     /// Play the --peer match with this clock (cutechess/fastchess `tc=`, e.g. 1+0.01) instead
     /// of the node limit: the "on time" column then counts games lost on time.
     #[arg(long, requires = "peer", value_name = "TC")]

@@ -328,8 +328,8 @@ fn the_peer_bench_plays_one_match_under_both_harnesses() {
     );
 }
 
-/// `bench --peer` under load, as users run it: with other work running (a busy loop, a loop of
-/// short-lived processes, another sandboxed arbiter match), a clock, and every CPU in use. The
+/// `bench --peer` under load, as users run it: with other work running (a loop of compiles,
+/// another sandboxed arbiter match, a busy loop), a clock, and every CPU in use. The
 /// table says how many games each harness lost on time, the load is named, and nothing of it
 /// outlives the bench.
 #[test]
@@ -347,6 +347,8 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
         "4",
         "--peer-load",
         "3",
+        "--peer-settle",
+        "0",
         "--peer-tc",
         "5+0.05",
         "--peer-concurrency",
@@ -358,7 +360,7 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(
-        text.contains("load: 3 processes of other work: 1 busy loops, 1 loops of short-lived processes (as a build's), 1 sandboxed arbiter matches"),
+        text.contains("load: 3 processes of other work: 1 loops of `cc -O2` compiles, 1 sandboxed arbiter matches, 1 busy loops"),
         "{text}"
     );
     assert!(
@@ -366,7 +368,7 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
         "{text}"
     );
     let header = text.lines().find(|l| l.starts_with("harness ")).unwrap();
-    assert!(header.ends_with("on time"), "{header}");
+    assert!(header.ends_with("on time   load avg"), "{header}");
     for name in ["arbiter", "twin"] {
         let row: Vec<&str> = text
             .lines()
@@ -377,6 +379,10 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
         assert_eq!(row[1], "4", "{text}");
         // A count of games, as the tools' PGN Termination tags say them.
         assert!(row[8].parse::<usize>().is_ok(), "{text}");
+        // The least and the most load average read while that harness played.
+        let (least, most) = row[9].split_once('-').unwrap_or_else(|| panic!("{text}"));
+        let (least, most): (f64, f64) = (least.parse().unwrap(), most.parse().unwrap());
+        assert!(least <= most, "{text}");
     }
     // The delay arbiter's engines did not see, read from its journal: every engine move of
     // stockfish reports a time, so the count is the plies less the book's.
@@ -390,13 +396,16 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{delay}"));
     assert!(counted > 0, "{delay}");
-    // The load's processes are gone: no other arbiter match is left running.
+    // The load's processes are gone: no other arbiter match or compile is left running.
     std::thread::sleep(std::time::Duration::from_millis(200));
     let left = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains("load-match-"))
+        .filter(|c| {
+            let line = String::from_utf8_lossy(c);
+            line.contains("load-match-") || line.contains("load.c")
+        })
         .count();
     assert_eq!(left, 0, "the load outlived the bench");
 }

@@ -224,3 +224,85 @@ fn a_wrapper_that_cannot_see_its_program_says_which_and_how_to_show_it() {
         "with readable=",
     );
 }
+
+/// An engine that takes 90 ms to set up each position it is given (a wrapper that sleeps on
+/// every `position` line before passing it on), on the clock: it reads its position and
+/// answers `isready` before its `go` is written, so that setting up is the referee's time, not
+/// the engine's. Charged from one write of `position` and `go`, as before, each of its moves
+/// would cost it 90 ms and more, and 1 s would not last the game.
+#[test]
+fn an_engine_sets_up_its_position_off_its_own_clock() {
+    let dir = scratch("wrappers", "slow-position");
+    // A copy beside the wrapper: the sandbox, where there is one, hides the build's folder.
+    let engine = dir.join("arbiter-engine");
+    std::fs::copy(bundled_engine(), &engine).unwrap();
+    let slow = script(
+        &dir,
+        "slow.sh",
+        &format!(
+            "#!/bin/bash\n{{ while IFS= read -r l; do case $l in position*) sleep 0.09 ;; esac; \
+             printf '%s\\n' \"$l\"; done; }} | exec {}\n",
+            engine.display()
+        ),
+        0o755,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args([
+            "match",
+            "--games",
+            "2",
+            "--no-book",
+            "--each",
+            "tc=1+0",
+            "depth=1",
+        ])
+        .args(["--engine", &format!("cmd={slow}"), "name=slow"])
+        .args([
+            "--engine",
+            &format!("cmd={}", engine.display()),
+            "name=plain",
+        ])
+        .args(["--out", "run"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    played_games(&out, 2);
+    let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
+    let mut slow_moves = Vec::new();
+    for line in journal.lines() {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(record) = entry.get("record") else {
+            continue;
+        };
+        assert_ne!(record["termination"], "time forfeit", "{line}");
+        // The slow engine's plies: White's when it is White, Black's otherwise.
+        let first = usize::from(record["white"] != "slow");
+        let moves = record["moves"].as_str().unwrap();
+        for word in moves.split_whitespace().skip(first).step_by(2) {
+            let us: u64 = word
+                .split_once('@')
+                .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{word}"));
+            slow_moves.push(us);
+        }
+    }
+    assert!(slow_moves.len() >= 4, "{journal}");
+    slow_moves.sort_unstable();
+    let median = slow_moves[slow_moves.len() / 2];
+    assert!(
+        median < 45_000,
+        "the slow engine was charged a median {median} us a move: {slow_moves:?}"
+    );
+}
+
+fn played_games(out: &Output, games: usize) {
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(out), stderr(out));
+    assert!(
+        stdout(out).contains(&format!("{games} games")),
+        "{}",
+        stdout(out)
+    );
+}

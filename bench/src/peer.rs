@@ -242,6 +242,8 @@ pub struct Work {
     pub runs: u32,
     /// Processes of other work kept running through every match (see `Load`).
     pub load: u32,
+    /// How long that work runs before the first match.
+    pub settle: Duration,
     /// A clock for the match instead of the node limit (`1+0.01`): games can then be lost on
     /// time, which a loaded machine decides.
     pub tc: Option<String>,
@@ -403,8 +405,11 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
         say!("load: {}", load.describe());
         // The load average follows new work over a minute: the first harness would otherwise
         // play on a machine less busy than the second.
-        eprintln!("letting the load settle for 60 s ...");
-        std::thread::sleep(Duration::from_secs(60));
+        eprintln!(
+            "letting the load settle for {} s ...",
+            work.settle.as_secs()
+        );
+        std::thread::sleep(work.settle);
     }
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let runs = work.runs.max(1);

@@ -611,11 +611,11 @@ impl EngineProcess {
         self.io.drain();
         // Woken before its clock starts: the thaw is the referee's time, not the engine's.
         self.io.confined.wake();
-        // On the clock, a UCI engine is made to answer `isready` before its `go`, as fastchess
-        // does: an engine the scheduler of a busy machine left asleep is woken on the
-        // referee's time, not its own. Past `SYNC_GRACE` the wait is charged: an engine that
-        // delays its `readyok` to think on gains nothing by it. An engine that never answers
-        // is caught as stalled.
+        // On the clock, a UCI engine is made to read its position and answer `isready` before
+        // its `go`, as fastchess does: an engine the scheduler of a busy machine left asleep is
+        // woken, and sets the position up, on the referee's time, not its own. Past
+        // `SYNC_GRACE` the wait is charged: an engine that delays its `readyok` to think on
+        // gains nothing by it. An engine that never answers is caught as stalled.
         let clocked = turn.own_clock().is_some() || self.io.config.limits.movetime.is_some();
         let speaks_uci = matches!(self.io.config.proto, Proto::Uci | Proto::Leiserchess);
         let synced = speaks_uci
@@ -624,23 +624,22 @@ impl EngineProcess {
                 SyncBeforeGo::Never => false,
                 SyncBeforeGo::Every => true,
             };
-        let mut charged = Duration::ZERO;
-        if synced {
-            let asked = Instant::now();
-            let limit = self.io.config.ping.unwrap_or(self.io.config.handshake);
-            let answered = super::dialect::uci::ready_within(&mut self.io, limit).await;
-            answered.map_err(|e| match e {
-                EngineError::Timeout { name, .. } => EngineError::Stalled { name },
+        let asked = Instant::now();
+        let limit = self.io.config.ping.unwrap_or(self.io.config.handshake);
+        let sent = self
+            .dialect
+            .ask_move(&mut self.io, turn, synced.then_some(limit))
+            .await
+            .map_err(|e| match e {
+                EngineError::Timeout { name, .. } if synced => EngineError::Stalled { name },
                 other => other,
             })?;
-            charged = asked.elapsed().saturating_sub(SYNC_GRACE);
-        }
-        // The engine's time runs from before the write when it was not just synced: once
-        // written, the request may let the engine run first, up to its reply, before this
-        // thread looks at the clock again. A synced engine is awake: its time runs from the
-        // moment the request is written, as fastchess counts it.
-        let written = self.dialect.ask_move(&mut self.io, turn).await?;
-        let sent = if synced { Instant::now() } else { written };
+        let charged = match synced {
+            true => sent
+                .saturating_duration_since(asked)
+                .saturating_sub(SYNC_GRACE),
+            false => Duration::ZERO,
+        };
         let dialect = &self.dialect;
         let allowed = allowed.saturating_sub(charged);
         let mut thought = self

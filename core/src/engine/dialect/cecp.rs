@@ -7,7 +7,7 @@ use crate::engine::config::EngineConfig;
 use crate::engine::options::{check_options, OfferedOption};
 use crate::engine::process::{EngineError, EngineIo, MAX_OFFERED_OPTIONS};
 use crate::engine::protocol::{EngineLine, Info, Score};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 pub struct Cecp {
@@ -85,6 +85,8 @@ impl Dialect for Cecp {
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
+        // Never asked: CECP has no `isready`, and `ping` would answer before a move's search.
+        _sync: Option<Duration>,
     ) -> Result<Instant, EngineError> {
         let lines = self.board.turn(turn);
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();

@@ -7,7 +7,7 @@ use super::{millis, push_number, Dialect, Turn};
 use crate::engine::config::EngineConfig;
 use crate::engine::process::{EngineError, EngineIo};
 use crate::engine::protocol::{parse_owned_line, EngineLine};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The games the MIT players play.
 pub const GAMES: [&str; 2] = ["leiserchess", "leiserchess2012"];
@@ -45,8 +45,9 @@ impl Dialect for Mit {
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
+        sync: Option<Duration>,
     ) -> Result<Instant, EngineError> {
-        self.request.send(io, turn, write_go_command).await
+        self.request.send(io, turn, write_go_command, sync).await
     }
 
     fn read_reply(&self, line: String) -> EngineLine {

@@ -85,12 +85,15 @@ pub(super) trait Dialect {
     async fn sync(&mut self, io: &mut EngineIo) -> Result<(), EngineError>;
     /// Readies the engine for a new game, and waits until it is.
     async fn new_game(&mut self, io: &mut EngineIo) -> Result<(), EngineError>;
-    /// Writes the request for a move on this turn: returns the moment just before the write,
-    /// from which the engine's time runs.
+    /// Writes the request for a move on this turn: returns the moment from which the engine's
+    /// time runs. With `sync`, the engine is first made to read the position and answer
+    /// `isready` within that limit, and its time runs from the moment `go` is written;
+    /// without, from just before the one write of both.
     async fn ask_move(
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
+        sync: Option<Duration>,
     ) -> Result<Instant, EngineError>;
     /// One line the engine wrote while searching.
     fn read_reply(&self, line: String) -> EngineLine;
@@ -130,8 +133,9 @@ impl Dialect for Speaker {
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
+        sync: Option<Duration>,
     ) -> Result<Instant, EngineError> {
-        each!(self, d => d.ask_move(io, turn).await)
+        each!(self, d => d.ask_move(io, turn, sync).await)
     }
 
     fn read_reply(&self, line: String) -> EngineLine {

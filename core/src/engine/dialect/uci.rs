@@ -34,8 +34,9 @@ impl Dialect for Uci {
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
+        sync: Option<Duration>,
     ) -> Result<Instant, EngineError> {
-        self.request.send(io, turn, write_go_command).await
+        self.request.send(io, turn, write_go_command, sync).await
     }
 
     fn read_reply(&self, line: String) -> EngineLine {
@@ -55,18 +56,27 @@ impl Request {
         self.position.reset();
     }
 
-    /// Writes both in one write, the `go` command as `go_words` words it.
+    /// Writes both, the `go` command as `go_words` words it; see `Dialect::ask_move`.
     pub(super) async fn send(
         &mut self,
         io: &mut EngineIo,
         turn: &Turn<'_>,
         go_words: fn(&EngineConfig, &Turn, &mut String),
+        sync: Option<Duration>,
     ) -> Result<Instant, EngineError> {
         go_words(&io.config, turn, &mut self.go);
         let position = self.position.update(turn);
-        let sent = Instant::now();
-        io.send_lines(&[position, &self.go]).await?;
-        Ok(sent)
+        let Some(limit) = sync else {
+            let sent = Instant::now();
+            io.send_lines(&[position, &self.go]).await?;
+            return Ok(sent);
+        };
+        // `position` and `isready` in one write: one round trip, after which the engine is
+        // awake and has set the position up (replaying a long game's moves) on the referee's
+        // time, not its own. fastchess takes two (`isready`, `position`, `isready`).
+        ready_before(io, &[position], limit).await?;
+        io.send_lines(&[&self.go]).await?;
+        Ok(Instant::now())
     }
 }
 
@@ -222,12 +232,6 @@ async fn read_options(
 pub(super) async fn ready(io: &mut EngineIo, before: &[&str]) -> Result<(), EngineError> {
     let limit = io.config.handshake;
     ready_before(io, before, limit).await
-}
-
-/// `isready` until `readyok` within `limit`: the sync before a `go` (see
-/// `EngineProcess::think`), bounded by `ping=` where it is given.
-pub(crate) async fn ready_within(io: &mut EngineIo, limit: Duration) -> Result<(), EngineError> {
-    ready_before(io, &[], limit).await
 }
 
 /// `isready`, `before` written in the same write, until `readyok` within `limit`.
