@@ -54,12 +54,12 @@ pub fn game_defaulted() -> bool {
     GAME_DEFAULTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// `sync=`: when an engine is made to answer `isready` before its `go`.
+/// `sync=`: when an engine is made to read its position and answer `isready` before its `go`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncBeforeGo {
-    /// `on`: before a `go` on the clock, so that a sleeping engine is woken on the referee's
-    /// time.
+    /// `on`: before a `go` on the clock, so that a sleeping engine is woken, and sets its
+    /// position up, on the referee's time.
     #[default]
     Clocked,
     /// `off`: never (an engine slow to answer `isready`, or a measurement of what it gives).
