@@ -19,7 +19,6 @@ pub mod live;
 pub mod merge;
 pub mod openings;
 pub mod overload;
-mod own_load;
 mod pooled_sprt;
 pub mod proof;
 pub mod rules_check;

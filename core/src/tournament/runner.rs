@@ -121,9 +121,6 @@ struct Shared {
 pub struct Workers {
     threads: Vec<std::thread::JoinHandle<()>>,
     cancel: watch::Sender<bool>,
-    /// When the run started (seconds since boot) and how many CPUs' worth of work it keeps
-    /// running, for the note it leaves when it ends (see `own_load`).
-    load: Option<(f64, f64)>,
 }
 
 impl Workers {
@@ -141,9 +138,6 @@ impl Workers {
             }
         })
         .await;
-        if let (Some((started, busy)), Ok(dir)) = (self.load, affinity::cpu_lock_dir()) {
-            super::own_load::note_ended(&dir, started, busy);
-        }
     }
 }
 
@@ -231,11 +225,9 @@ pub fn start_workers(
         clocked,
     });
     let (cancel, cancelled) = watch::channel(false);
-    let busy = shared.settings.concurrency.clamp(1, wide.len().max(1)) as f64;
     let mut workers = Workers {
         threads: Vec::new(),
         cancel,
-        load: super::own_load::started().map(|at| (at, busy)),
     };
     // The start-up check's engines go to the first worker, with the runtime that reads them.
     let mut checked = checked;
@@ -448,25 +440,16 @@ impl Pinned {
 /// those set `freeze=on` or `freeze=watch` (`frozen_anyway`: there are some).
 fn busy_machine(cpus: usize, frozen_anyway: bool) -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let whole: f64 = text.split_whitespace().next()?.parse().ok()?;
-    // Not other work: arbiter's own runs that have just ended.
-    let own = affinity::cpu_lock_dir().map_or(0.0, |dir| super::own_load::echo(&dir));
-    let average = (whole - own).max(0.0);
+    let average: f64 = text.split_whitespace().next()?.parse().ok()?;
     let now = runnable_now().unwrap_or(0);
     let load = average.max(now as f64);
     let busy = load > cpus.max(1) as f64;
     if busy {
-        let mut what = if now as f64 > average {
+        let what = if now as f64 > average {
             format!("{now} other tasks running on {cpus} CPUs")
         } else {
             format!("load average {average:.1} on {cpus} CPUs")
         };
-        if own >= 0.05 {
-            what += &format!(
-                ", leaving out the {own:.1} that arbiter's own runs which just ended left in the \
-                 load average of {whole:.1}"
-            );
-        }
         let but = match frozen_anyway {
             true => " (but those set freeze=on or freeze=watch)",
             false => "",
