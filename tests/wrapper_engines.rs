@@ -250,7 +250,7 @@ fn an_engine_sets_up_its_position_off_its_own_clock() {
         .args([
             "match",
             "--games",
-            "2",
+            "1",
             "--no-book",
             "--each",
             "tc=1+0",
@@ -266,7 +266,7 @@ fn an_engine_sets_up_its_position_off_its_own_clock() {
         .current_dir(&dir)
         .output()
         .unwrap();
-    played_games(&out, 2);
+    played(&out, "an engine slow to set up its position");
     let journal = std::fs::read_to_string(dir.join("run/journal.jsonl")).unwrap();
     let mut slow_moves = Vec::new();
     for line in journal.lines() {
@@ -295,14 +295,5 @@ fn an_engine_sets_up_its_position_off_its_own_clock() {
     assert!(
         median < 45_000,
         "the slow engine was charged a median {median} us a move: {slow_moves:?}"
-    );
-}
-
-fn played_games(out: &Output, games: usize) {
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(out), stderr(out));
-    assert!(
-        stdout(out).contains(&format!("{games} games")),
-        "{}",
-        stdout(out)
     );
 }
