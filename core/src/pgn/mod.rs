@@ -276,6 +276,9 @@ impl PgnGame {
     }
 }
 
+/// Tags a game is given room for at its first: cutechess-cli and fastchess write 12 – 19.
+const TAGS_EXPECTED: usize = 20;
+
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("line {line}: {reason}")]
 pub struct PgnError {
@@ -372,6 +375,9 @@ pub(crate) struct Progress {
     moves: bool,
     /// Whether the game in progress has a move, kept or not.
     has_move: bool,
+    /// Whether its tags decide its outcome (a `Result` tag that parses): then, reading results
+    /// alone, its movetext matters only for where its comments end. `None` until asked.
+    outcome_tagged: Option<bool>,
 }
 
 impl Progress {
@@ -421,67 +427,74 @@ impl<R: std::io::BufRead> PgnReader<R> {
         self.at.moves = false;
         self
     }
+}
 
+impl Progress {
     /// Reads one line into the game in progress; returns the game a tag line closed.
     fn read_line(&mut self, line: &str) -> Result<Option<PgnGame>, PgnError> {
-        let line_no = self.at.line_no;
-        let line = line.trim();
-        if self.at.comment_depth == 0 && line.starts_with('[') {
-            let finished = self
-                .at
-                .in_moves
-                .then(|| std::mem::take(&mut self.at.current));
+        let line_no = self.line_no;
+        // Most lines start and end with a visible ASCII byte: nothing to trim, no char decoded.
+        let line = match line.as_bytes() {
+            [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => line,
+            _ => line.trim(),
+        };
+        if self.comment_depth == 0 && line.starts_with('[') {
+            let finished = self.in_moves.then(|| std::mem::take(&mut self.current));
             if finished.is_some() {
-                self.at.has_move = false;
+                self.has_move = false;
             }
-            self.at.in_moves = false;
-            if self.at.current.tags.is_empty() {
-                self.at.current.line = line_no;
+            // A variation left open ends with its game.
+            self.variation_depth = 0;
+            self.outcome_tagged = None;
+            self.in_moves = false;
+            if self.current.tags.is_empty() {
+                self.current.line = line_no;
+                // Room for the tags engine games carry, grown once rather than five times.
+                self.current.tags.reserve(TAGS_EXPECTED);
             }
-            self.at.current.tags.push(parse_tag(line, line_no)?);
+            self.current.tags.push(parse_tag(line, line_no)?);
             return Ok(finished);
         }
-        if self.at.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
+        if self.comment_depth == 0 && (line.is_empty() || line.starts_with('%')) {
             return Ok(None);
         }
-        if self.plain_moves(line) || self.at.results_through_comments(line) {
+        if self.plain_moves(line) || self.results_through_comments(line) {
             return Ok(None);
         }
-        if !self.at.in_moves && self.at.current.tags.is_empty() {
-            self.at.current.line = line_no;
+        if !self.in_moves && self.current.tags.is_empty() {
+            self.current.line = line_no;
         }
-        self.at.in_moves = true;
+        self.in_moves = true;
         // Every character that ends a token is ASCII, so tokens are slices of the line.
         let mut start = None;
         for (i, b) in line.bytes().enumerate() {
-            if self.at.comment_depth > 0 {
+            if self.comment_depth > 0 {
                 if b == b'}' {
-                    self.at.comment_depth = 0;
+                    self.comment_depth = 0;
                 }
                 continue;
             }
             let ends_token = matches!(b, b'{' | b';' | b'(' | b')') || b.is_ascii_whitespace();
             if ends_token {
                 if let Some(s) = start.take() {
-                    self.at.has_move |=
-                        take_token(&line[s..i], &mut self.at.current, self.at.moves);
+                    self.has_move |= take_token(&line[s..i], &mut self.current, self.moves);
                 }
             }
             match b {
                 b'{' => {
-                    self.at.comment_depth = 1;
-                    self.at.comment_start = line_no;
+                    self.comment_depth = 1;
+                    self.comment_start = line_no;
                 }
                 b';' => return Ok(None),
-                b'(' => self.at.variation_depth += 1,
-                b')' => self.at.variation_depth = self.at.variation_depth.saturating_sub(1),
+                b'(' => self.variation_depth += 1,
+                b')' => self.variation_depth = self.variation_depth.saturating_sub(1),
                 _ if ends_token => {}
-                _ if self.at.variation_depth == 0 && start.is_none() => start = Some(i),
+                _ if self.variation_depth == 0 && start.is_none() => start = Some(i),
                 _ => {}
             }
         }
         if let Some(s) = start {
-            self.at.has_move |= take_token(&line[s..], &mut self.at.current, self.at.moves);
+            self.has_move |= take_token(&line[s..], &mut self.current, self.moves);
         }
         Ok(None)
     }
@@ -492,10 +505,10 @@ impl<R: std::io::BufRead> PgnReader<R> {
     /// result token holds `-` or is `*`: a line with neither has none, and is passed over
     /// without looking at its tokens (most of a file's bytes). Returns whether it was so read.
     fn plain_moves(&mut self, line: &str) -> bool {
-        let quick = !self.at.moves
-            && self.at.comment_depth == 0
-            && self.at.variation_depth == 0
-            && !self.at.current.tags.is_empty();
+        let quick = !self.moves
+            && self.comment_depth == 0
+            && self.variation_depth == 0
+            && !self.current.tags.is_empty();
         let bytes = line.as_bytes();
         if !quick
             || memchr::memchr3(b'{', b';', b'(', bytes).is_some()
@@ -503,21 +516,19 @@ impl<R: std::io::BufRead> PgnReader<R> {
         {
             return false;
         }
-        self.at.in_moves = true;
+        self.in_moves = true;
         if memchr::memchr2(b'-', b'*', bytes).is_some() {
             // The last result on the line is the one kept; it usually ends the line.
             let last = line
                 .rsplit(|c: char| c.is_ascii_whitespace())
                 .find(|t| matches!(*t, "1-0" | "0-1" | "1/2-1/2" | "*"));
             if let Some(result) = last {
-                self.at.current.result = Some(result.to_string());
+                self.current.result = Some(result.to_string());
             }
         }
         true
     }
-}
 
-impl Progress {
     /// Reads a line of moves with comments or variations the quick way where only its result
     /// can matter (results alone, a game with tags): one pass over its bytes steps over the
     /// comments and variations, and only text between them that holds `-` or `*` is looked at
@@ -602,63 +613,187 @@ const BYTE_CLASS: [u8; 256] = {
     class
 };
 
-/// Reads one line, with its newline, onto `line`; the bytes read (0 at the end). `BufRead`'s
-/// own looks for the newline a byte at a time, and most of a PGN's bytes are in long lines.
-fn read_line(source: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut read = 0;
+impl Progress {
+    /// Reads one line of the source, its newline included if it has one.
+    fn take_line(&mut self, raw: &[u8]) -> Result<Option<PgnGame>, PgnError> {
+        self.line_no += 1;
+        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if self.movetext_passed_over(raw) {
+            return Ok(None);
+        }
+        let Ok(text) = std::str::from_utf8(raw) else {
+            return Err(PgnError {
+                line: self.line_no,
+                reason: "stream did not contain valid UTF-8".into(),
+            });
+        };
+        let line = if self.line_no == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
+        self.read_line(line)
+    }
+
+    /// Passes over a line of movetext where nothing in it can matter but where its comments
+    /// end: reading results alone, of a game whose tags decide its outcome. Without a
+    /// rest-of-line comment (`;`), a line left outside a comment ends inside one exactly when
+    /// its last `{` has no `}` after it (comments do not nest), so three vectorised searches
+    /// read it; its bytes are not even checked to be UTF-8, since none of them is kept.
+    /// Returns whether it was so read.
+    fn movetext_passed_over(&mut self, raw: &[u8]) -> bool {
+        if self.moves {
+            return false;
+        }
+        if self.comment_depth == 0 {
+            // A tag, an escape or a blank line, or one that may start with a wide space.
+            match raw.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'[' | b'%') | None => return false,
+                Some(b) if !b.is_ascii() => return false,
+                Some(_) => {}
+            }
+        }
+        if !self.outcome_tagged() {
+            return false;
+        }
+        let mut rest = raw;
+        if self.comment_depth > 0 {
+            match memchr::memchr(b'}', rest) {
+                Some(end) => rest = &rest[end + 1..],
+                None => {
+                    self.in_moves = true;
+                    return true;
+                }
+            }
+        }
+        if memchr::memchr(b';', rest).is_some() {
+            return false;
+        }
+        let opened = memchr::memrchr(b'{', rest);
+        let closed = memchr::memrchr(b'}', rest);
+        let ends_inside = matches!((opened, closed), (Some(o), c) if c.is_none_or(|c| c < o));
+        self.in_moves = true;
+        self.comment_depth = usize::from(ends_inside);
+        if ends_inside {
+            self.comment_start = self.line_no;
+        }
+        true
+    }
+
+    /// Passes over the lines of movetext at the start of `text` up to the next line that starts
+    /// with `[`, where they can only be plain movetext of a game whose tags decide its outcome
+    /// (as `movetext_passed_over` reads them, one search for the run instead of several a
+    /// line): the run starts outside a comment and ends outside one, holds no `;`, and none of
+    /// its lines starts with a space, `%`, `[` or a byte that is not ASCII. Returns the bytes
+    /// passed over, `None` where the run is not such (or no tag line follows in `text`).
+    fn movetext_run(&mut self, text: &[u8]) -> Option<usize> {
+        let first = *text.first()?;
+        if self.moves || self.comment_depth > 0 || plain_start(first).is_none() {
+            return None;
+        }
+        if !self.outcome_tagged() {
+            return None;
+        }
+        let end = next_tag_line(text)?;
+        let run = &text[..end];
+        if memchr::memchr(b';', run).is_some() {
+            return None;
+        }
+        if let Some(opened) = memchr::memrchr(b'{', run) {
+            if memchr::memrchr(b'}', run).is_none_or(|closed| closed < opened) {
+                return None;
+            }
+        }
+        let mut lines = 0;
+        let mut start = 0;
+        for newline in memchr::memchr_iter(b'\n', run) {
+            if start < newline {
+                plain_start(run[start])?;
+            }
+            lines += 1;
+            start = newline + 1;
+        }
+        self.line_no += lines;
+        // A run of blank lines alone leaves the tags open to more tags.
+        if run.len() > lines {
+            self.in_moves = true;
+        }
+        Some(end)
+    }
+
+    /// Whether the game in progress has tags whose `Result` decides its outcome.
+    fn outcome_tagged(&mut self) -> bool {
+        *self.outcome_tagged.get_or_insert_with(|| {
+            !self.current.tags.is_empty()
+                && self
+                    .current
+                    .tag("Result")
+                    .and_then(Outcome::parse)
+                    .is_some()
+        })
+    }
+}
+
+/// `Some` where a line starting with `byte` is movetext wherever it lies: not a tag, an escape
+/// or blank, and not perhaps starting with a space that is not ASCII.
+fn plain_start(byte: u8) -> Option<()> {
+    let special = byte.is_ascii_whitespace() || matches!(byte, b'%' | b'[') || !byte.is_ascii();
+    (!special).then_some(())
+}
+
+/// Where the first line of `text` after its first that starts with `[` begins. A `[` is rare
+/// in movetext: a search for it beats a search for the pair.
+fn next_tag_line(text: &[u8]) -> Option<usize> {
+    let mut from = 1;
     loop {
-        let buffer = match source.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buffer.is_empty() {
-            return Ok(read);
+        let at = from + memchr::memchr(b'[', text.get(from..)?)?;
+        if text[at - 1] == b'\n' {
+            return Some(at);
         }
-        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
-            Some(at) => (at + 1, true),
-            None => (buffer.len(), false),
-        };
-        line.extend_from_slice(&buffer[..taken]);
-        source.consume(taken);
-        read += taken;
-        if ended {
-            return Ok(read);
-        }
+        from = at + 1;
     }
 }
 
 impl<R: std::io::BufRead> PgnReader<R> {
     /// The next game the source closes; `None` at the source's end, where the game in
-    /// progress is left open for whatever text follows.
+    /// progress is left open for whatever text follows. A line held whole in the source's
+    /// buffer is read where it lies; one that crosses the buffer's end is gathered first.
     pub(crate) fn next_in_source(&mut self) -> Option<Result<PgnGame, PgnError>> {
         while !self.done {
-            let mut raw = std::mem::take(&mut self.raw);
-            raw.clear();
-            let result = match read_line(&mut self.source, &mut raw) {
-                Ok(0) => return None,
-                Ok(_) => {
-                    self.at.line_no += 1;
-                    match std::str::from_utf8(&raw) {
-                        Ok(text) => {
-                            let mut line = text.strip_suffix('\n').unwrap_or(text);
-                            if self.at.line_no == 1 {
-                                line = line.strip_prefix('\u{feff}').unwrap_or(line);
-                            }
-                            self.read_line(line)
-                        }
-                        Err(_) => Err(PgnError {
-                            line: self.at.line_no,
-                            reason: "stream did not contain valid UTF-8".into(),
-                        }),
-                    }
+            let buffer = match self.source.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(PgnError {
+                        line: self.at.line_no + 1,
+                        reason: e.to_string(),
+                    }));
                 }
-                Err(e) => Err(PgnError {
-                    line: self.at.line_no + 1,
-                    reason: e.to_string(),
-                }),
             };
-            self.raw = raw;
+            if self.raw.is_empty() {
+                if let Some(passed) = self.at.movetext_run(buffer) {
+                    self.source.consume(passed);
+                    continue;
+                }
+            }
+            let (result, taken) = match memchr::memchr(b'\n', buffer) {
+                Some(end) if self.raw.is_empty() => (self.at.take_line(&buffer[..=end]), end + 1),
+                Some(end) => {
+                    self.raw.extend_from_slice(&buffer[..=end]);
+                    (self.at.take_line(&self.raw), end + 1)
+                }
+                None if buffer.is_empty() && self.raw.is_empty() => return None,
+                None if buffer.is_empty() => (self.at.take_line(&self.raw), 0),
+                None => {
+                    self.raw.extend_from_slice(buffer);
+                    let taken = buffer.len();
+                    self.source.consume(taken);
+                    continue;
+                }
+            };
+            self.source.consume(taken);
+            self.raw.clear();
             match result {
                 Ok(Some(game)) => return Some(Ok(game)),
                 Ok(None) => {}
@@ -857,23 +992,31 @@ mod tests {
                         proptest::strategy::Just("("), proptest::strategy::Just(")"),
                         proptest::strategy::Just(";"), proptest::strategy::Just("\n"),
                         proptest::strategy::Just("\n[Note \"x\"]\n"), proptest::strategy::Just("12."),
+                        proptest::strategy::Just("\n  [Note \"y\"]\n"),
+                        proptest::strategy::Just("\n%{\n"), proptest::strategy::Just("\n\u{a0}[N \"z\"]\n"),
                     ],
                     0..24,
                 ),
                 1..5,
             ),
             glued in proptest::collection::vec(proptest::bool::ANY, 5),
+            tagged in proptest::collection::vec(
+                proptest::sample::select(vec!["*", "1-0", "1/2-1/2", "?"]), 5),
         ) {
             let mut text = String::new();
             for (i, tokens) in games.iter().enumerate() {
-                text.push_str(&format!("[White \"w{i}\"]\n[Result \"*\"]\n\n"));
+                let result = tagged[i];
+                text.push_str(&format!("[White \"w{i}\"]\n[Result \"{result}\"]\n\n"));
                 // Tokens glued to their delimiters too (`1-0{`, `}e2e4`), as files have them.
                 text.push_str(&tokens.join(if glued[i] { "" } else { " " }));
                 text.push_str("\n\n");
             }
-            type Read = Vec<Result<(Vec<(String, String)>, Option<String>, usize), PgnError>>;
+            // A game whose tags decide its outcome may keep no result from its movetext.
+            type Read = Vec<Result<(Vec<(String, String)>, Option<Outcome>, usize), PgnError>>;
             let read = |reader: PgnReader<&[u8]>| -> Read {
-                reader.map(|g| g.map(|g| (g.tags, g.result, g.line))).collect()
+                reader.map(|g| g.map(|g| (g.outcome(), g.tags, g.line)))
+                    .map(|g| g.map(|(outcome, tags, line)| (tags, outcome, line)))
+                    .collect()
             };
             proptest::prop_assert_eq!(
                 read(PgnReader::new(text.as_bytes()).results_only()),

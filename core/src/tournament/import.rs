@@ -37,79 +37,100 @@ pub fn pgn_records(
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let games = crate::pgn::ParallelPgn::new(file, detail == Detail::Moves);
     Ok(games.enumerate().filter_map(move |(i, g)| match g {
-        Ok(g) => record_of(&g, i, &name)
-            .map(|r| {
-                r.map(|record| ImportedGame {
-                    line: g.line,
-                    number: i + 1,
-                    record,
+        Ok(g) => {
+            let line = g.line;
+            record_of(g, i, &name)
+                .map(|r| {
+                    r.map(|record| ImportedGame {
+                        line,
+                        number: i + 1,
+                        record,
+                    })
                 })
-            })
-            .transpose(),
+                .transpose()
+        }
         Err(e) => Some(Err(format!("{name}:{e}"))),
     }))
 }
 
-/// The record of the `i`-th game of the file `name`; `None` for an unfinished game.
-fn record_of(g: &PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, String> {
-    let (Some(white), Some(black)) = (g.tag("White"), g.tag("Black")) else {
+/// The record of the `i`-th game of the file `name`; `None` for an unfinished game. The game's
+/// tags are moved into the record, not copied.
+fn record_of(g: PgnGame, i: usize, name: &str) -> Result<Option<GameRecord>, String> {
+    let line = g.line;
+    let outcome = g.outcome();
+    let mut tags = Tags(g.tags);
+    let (Some(white), Some(black)) = (tags.take("White"), tags.take("Black")) else {
         return Err(format!(
-            "{name}:{}: game {} has no White or Black tag",
-            g.line,
+            "{name}:{line}: game {} has no White or Black tag",
             i + 1
         ));
     };
-    let Some(outcome) = g.outcome() else {
+    let Some(outcome) = outcome else {
         return Ok(None);
     };
-    let termination = g
-        .tag("Termination")
-        .and_then(|t| Termination::parse(&t.to_ascii_lowercase()))
-        .or_else(
-            || match g.tag("Termination").map(str::to_ascii_lowercase).as_deref() {
-                Some("time forfeit") => Some(Termination::TimeForfeit),
-                Some("adjudication") => Some(Termination::Adjudication),
-                Some("resignation") => Some(Termination::Resignation),
-                Some("rules infraction") | Some("illegal move") => Some(Termination::IllegalMove),
+    let termination = tags
+        .take("Termination")
+        .map(|t| t.to_ascii_lowercase())
+        .and_then(|t| {
+            Termination::parse(&t).or(match t.as_str() {
+                "time forfeit" => Some(Termination::TimeForfeit),
+                "adjudication" => Some(Termination::Adjudication),
+                "resignation" => Some(Termination::Resignation),
+                "rules infraction" | "illegal move" => Some(Termination::IllegalMove),
                 // fastchess's and cutechess-cli's word for a crash or a stall.
-                Some("abandoned") => Some(Termination::EngineCrash),
+                "abandoned" => Some(Termination::EngineCrash),
                 _ => None,
-            },
-        )
+            })
+        })
         .unwrap_or(Termination::Unrecorded);
     Ok(Some(GameRecord {
         turnaround_us: Vec::new(),
         overloaded: false,
         pv_warnings: Vec::new(),
-        rules: g
-            .tag("Rules")
+        rules: tags
+            .take("Rules")
             .map(|r| r.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
-        game: g.tag("Variant").unwrap_or("unknown").to_string(),
-        white: white.to_string(),
-        black: black.to_string(),
-        start_fen: g.tag("FEN").map(str::to_string),
+        game: tags.take("Variant").unwrap_or_else(|| "unknown".into()),
+        white,
+        black,
+        start_fen: tags.take("FEN"),
         moves: g
             .moves
-            .iter()
-            .map(|m| MoveRecord {
-                text: m.clone(),
+            .into_iter()
+            .map(|text| MoveRecord {
+                text,
                 ..MoveRecord::default()
             })
             .collect(),
         outcome,
         termination,
         detail: match outcome {
-            Outcome::Draw => "draw (imported)".into(),
-            _ => format!("{outcome} (imported)"),
-        },
-        time_control: g.tag("TimeControl").unwrap_or("-").to_string(),
+            Outcome::Draw => "draw (imported)",
+            Outcome::WhiteWins => "1-0 (imported)",
+            Outcome::BlackWins => "0-1 (imported)",
+        }
+        .into(),
+        time_control: tags.take("TimeControl").unwrap_or_else(|| "-".into()),
         duration: Duration::ZERO,
         opening: 0,
-        round: g
-            .tag("Round")
+        round: tags
+            .take("Round")
             .and_then(|r| r.parse().ok())
             .unwrap_or(i as u64 + 1),
-        date: g.tag("Date").unwrap_or("????.??.??").to_string(),
+        date: tags.take("Date").unwrap_or_else(|| "????.??.??".into()),
     }))
+}
+
+/// A game's tags, each taken out once: the first of a name, as `PgnGame::tag` finds it.
+struct Tags(Vec<(String, String)>);
+
+impl Tags {
+    fn take(&mut self, name: &str) -> Option<String> {
+        let (_, value) = self
+            .0
+            .iter_mut()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        Some(std::mem::take(value))
+    }
 }
