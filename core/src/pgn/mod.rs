@@ -346,6 +346,27 @@ fn take_token(t: &str, game: &mut PgnGame, moves: bool) -> bool {
     is_move
 }
 
+/// The games of a PGN file, read on the CPUs other work leaves spare: in parallel
+/// (`ParallelPgn`) where two or more are, by this thread alone where fewer are. On a busy
+/// machine threads handing blocks to each other spend more CPU than they save time.
+pub fn file_games<R: std::io::Read + Send + 'static>(
+    source: R,
+    moves: bool,
+) -> impl Iterator<Item = Result<PgnGame, PgnError>> {
+    let mut serial = None;
+    let mut parallel = None;
+    if crate::parallel::spare_cpus() > 1 {
+        parallel = Some(ParallelPgn::new(source, moves));
+    } else {
+        let reader = PgnReader::new(std::io::BufReader::with_capacity(1 << 18, source));
+        serial = Some(if moves { reader } else { reader.results_only() });
+    }
+    serial
+        .into_iter()
+        .flatten()
+        .chain(parallel.into_iter().flatten())
+}
+
 /// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
 /// move numbers are skipped; an unclosed comment or a malformed tag is an error naming its line.
 pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {

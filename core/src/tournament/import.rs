@@ -35,7 +35,7 @@ pub fn pgn_records(
 ) -> Result<impl Iterator<Item = Result<ImportedGame, String>>, String> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let games = crate::pgn::ParallelPgn::new(file, detail == Detail::Moves);
+    let games = crate::pgn::file_games(file, detail == Detail::Moves);
     Ok(games.enumerate().filter_map(move |(i, g)| match g {
         Ok(g) => {
             let line = g.line;
