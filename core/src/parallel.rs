@@ -21,19 +21,6 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
     })
 }
 
-/// The CPUs this process may use that other work leaves free, at least one: those it may use,
-/// less the machine's 1-minute load average. Work spread over CPUs that other work keeps busy
-/// is slower to come back (a thread descheduled holds up those waiting on it) and costs more
-/// CPU than one thread doing it all.
-pub fn spare_cpus() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
-        .unwrap_or(0.0);
-    cpus.saturating_sub(load.max(0.0) as usize).max(1)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -5,9 +5,6 @@ use crate::game::{Outcome, Termination};
 use crate::referee::GameRecord;
 use thiserror::Error;
 
-mod parallel;
-pub use parallel::ParallelPgn;
-
 /// A tag value as PGN can hold it: quotes and backslashes escaped, and control characters (a
 /// newline in an engine's name would end the tag line and break every reader) made spaces.
 fn escape_into(value: &str, out: &mut String) {
@@ -346,25 +343,20 @@ fn take_token(t: &str, game: &mut PgnGame, moves: bool) -> bool {
     is_move
 }
 
-/// The games of a PGN file, read on the CPUs other work leaves spare: in parallel
-/// (`ParallelPgn`) where two or more are, by this thread alone where fewer are. On a busy
-/// machine threads handing blocks to each other spend more CPU than they save time.
-pub fn file_games<R: std::io::Read + Send + 'static>(
+/// The games of a PGN file, read through a large buffer, keeping the moves or only what rating
+/// needs. One thread reads it: the movetext of a game whose tags give its result is passed over
+/// at memory speed, and threads handing blocks to each other cost more CPU than they saved
+/// time, idle and beside other work.
+pub fn file_games<R: std::io::Read>(
     source: R,
     moves: bool,
 ) -> impl Iterator<Item = Result<PgnGame, PgnError>> {
-    let mut serial = None;
-    let mut parallel = None;
-    if crate::parallel::spare_cpus() > 1 {
-        parallel = Some(ParallelPgn::new(source, moves));
+    let reader = PgnReader::new(std::io::BufReader::with_capacity(1 << 18, source));
+    if moves {
+        reader
     } else {
-        let reader = PgnReader::new(std::io::BufReader::with_capacity(1 << 18, source));
-        serial = Some(if moves { reader } else { reader.results_only() });
+        reader.results_only()
     }
-    serial
-        .into_iter()
-        .flatten()
-        .chain(parallel.into_iter().flatten())
 }
 
 /// Reads every game of a PGN text. Comments (`{...}`, `;...`), variations (`(...)`), NAGs and
@@ -385,7 +377,7 @@ pub struct PgnReader<R> {
 /// Where a reader is in its text: what a line means depends on the lines before it (a comment
 /// left open, a game whose moves have begun).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Progress {
+struct Progress {
     line_no: usize,
     current: PgnGame,
     in_moves: bool,
@@ -403,7 +395,7 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// The end of the source: the last game, or the comment left open.
-    pub(crate) fn finish(&mut self) -> Option<Result<PgnGame, PgnError>> {
+    fn finish(&mut self) -> Option<Result<PgnGame, PgnError>> {
         if self.comment_depth > 0 {
             return Some(Err(PgnError {
                 line: self.comment_start,
@@ -415,7 +407,7 @@ impl Progress {
     }
 
     /// The start of a text.
-    pub(crate) fn start(moves: bool) -> Progress {
+    fn start(moves: bool) -> Progress {
         Progress {
             moves,
             ..Progress::default()
@@ -425,22 +417,12 @@ impl Progress {
 
 impl<R: std::io::BufRead> PgnReader<R> {
     pub fn new(source: R) -> PgnReader<R> {
-        PgnReader::resume(source, Progress::start(true))
-    }
-
-    /// A reader that goes on from `at`, as if `source` followed the text read so far.
-    pub(crate) fn resume(source: R, at: Progress) -> PgnReader<R> {
         PgnReader {
             source,
             raw: Vec::new(),
-            at,
+            at: Progress::start(true),
             done: false,
         }
-    }
-
-    /// Where the reader is.
-    pub(crate) fn progress(self) -> Progress {
-        self.at
     }
 
     /// A reader that skips the moves: what rating a file needs, several times faster.
@@ -779,7 +761,7 @@ impl<R: std::io::BufRead> PgnReader<R> {
     /// The next game the source closes; `None` at the source's end, where the game in
     /// progress is left open for whatever text follows. A line held whole in the source's
     /// buffer is read where it lies; one that crosses the buffer's end is gathered first.
-    pub(crate) fn next_in_source(&mut self) -> Option<Result<PgnGame, PgnError>> {
+    fn next_in_source(&mut self) -> Option<Result<PgnGame, PgnError>> {
         while !self.done {
             let buffer = match self.source.fill_buf() {
                 Ok(b) => b,
@@ -997,6 +979,43 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// Whatever the text and wherever the source's buffer ends (a line, a comment or a
+        /// run of movetext cut in two), the games, tags, results and error lines are those
+        /// read from the text held whole.
+        #[test]
+        fn a_small_buffer_reads_what_the_whole_text_reads(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("e2e4 "), proptest::strategy::Just("1-0"),
+                    proptest::strategy::Just("1/2-1/2"), proptest::strategy::Just("*"),
+                    proptest::strategy::Just("{"), proptest::strategy::Just("}"),
+                    proptest::strategy::Just("("), proptest::strategy::Just(")"),
+                    proptest::strategy::Just(";"), proptest::strategy::Just("\n"),
+                    proptest::strategy::Just("\n\n"), proptest::strategy::Just("\r\n"),
+                    proptest::strategy::Just("\n[White \"x\"]\n"),
+                    proptest::strategy::Just("\n[Result \"1-0\"]\n\n"),
+                    proptest::strategy::Just("\n[Bad tag]\n"), proptest::strategy::Just("12."),
+                    proptest::strategy::Just("é"), proptest::strategy::Just("\n %\n"),
+                    proptest::strategy::Just("\n [Black \"y\"]\n"),
+                ],
+                0..80,
+            ),
+            buffer in 1usize..40,
+            moves in proptest::bool::ANY,
+        ) {
+            let text: String = pieces.concat();
+            fn read(reader: PgnReader<impl std::io::BufRead>, moves: bool) -> Vec<String> {
+                let reader = if moves { reader } else { reader.results_only() };
+                reader.map(|g| format!("{g:?}")).collect()
+            }
+            let small = std::io::BufReader::with_capacity(buffer, text.as_bytes());
+            proptest::prop_assert_eq!(
+                read(PgnReader::new(small), moves),
+                read(PgnReader::new(text.as_bytes()), moves),
+                "{:?}", text
+            );
+        }
 
         /// Reading results alone finds every game, tag, result and error line that reading
         /// the moves finds, whatever comments, variations, results and tag-like lines the
