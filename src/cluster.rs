@@ -201,7 +201,8 @@ array=${{array%%;*}}
 /// run (a split run with other settings, or a run of one machine), or a folder an earlier
 /// build sealed with its key inside, which must be adopted first.
 fn refuse_a_folder_the_tasks_would_refuse(job: &RunJob, base: &Path) -> Result<(), Failure> {
-    use arbiter::tournament::{claims, journal::JOURNAL_FILE, proof::KEY_FILE, spec};
+    use arbiter::proof::KEY_FILE;
+    use arbiter::tournament::{claims, journal::JOURNAL_FILE, spec};
     let refused = |why: String| Failure::bad_input(format!("{}: {why}", base.display()));
     let mut folders = vec![base.to_path_buf()];
     if let Ok(entries) = std::fs::read_dir(base) {

@@ -732,7 +732,7 @@ mod tests {
         let text = format!("title = mine\n{players}");
         let spec = mit_spec(&text, Path::new("/at"), Path::new("f.txt")).unwrap();
         let limits: Vec<String> = spec.engines.iter().map(|e| e.limits_summary()).collect();
-        let tc = |text: &str| arbiter::referee::clock::TimeControl::parse(text).unwrap();
+        let tc = |text: &str| arbiter::clock::TimeControl::parse(text).unwrap();
         // tc before nodes before depth before fis; no limit at all is depth 4.
         assert_eq!(spec.engines[0].limits.depth, Some(3), "{limits:?}");
         assert_eq!(spec.engines[0].limits.tc, None, "{limits:?}");

@@ -608,7 +608,7 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
         Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
         Command::Adopt { folder } => {
-            let adopted = arbiter::tournament::proof::adopt(&folder).map_err(Failure::bad_input)?;
+            let adopted = arbiter::proof::adopt(&folder).map_err(Failure::bad_input)?;
             for a in adopted {
                 say!(
                     "adopted {}: {} records sealed again with your key",

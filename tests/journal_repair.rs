@@ -52,12 +52,12 @@ fn resume_mends_cut_glued_and_garbage_lines_and_plays_each_game_once() {
     // Sealed without their places, as an older arbiter wrote them: only an older resume glued
     // a line to a cut one, and a line cut in the middle of a journal of this build's is a
     // line deleted (see `a_game_deleted_from_a_journal_or_lines_moved_are_refused`).
-    let key = arbiter::tournament::proof::Key::for_journal(&journal).unwrap();
+    let key = arbiter::proof::Key::for_journal(&journal).unwrap();
     let text: String = std::fs::read_to_string(&journal)
         .unwrap()
         .lines()
         .map(|l| {
-            let mut line = arbiter::tournament::proof::unsealed(l).into_bytes();
+            let mut line = arbiter::proof::unsealed(l).into_bytes();
             key.seal(&mut line);
             String::from_utf8(line).unwrap() + "\n"
         })

@@ -139,7 +139,7 @@ fn forge(path: &Path, edit: impl Fn(&str) -> String) {
 
 /// Edits line `at` (from 0) as the run's own key would seal it.
 fn forge_at(path: &Path, at: usize, edit: impl Fn(&str) -> String) {
-    use arbiter::tournament::proof::{unsealed, Key};
+    use arbiter::proof::{unsealed, Key};
     let mut all = lines(path);
     let forged = edit(&unsealed(&all[at]));
     assert_ne!(forged, unsealed(&all[at]), "the forgery changed nothing");
@@ -403,7 +403,7 @@ fn a_task_never_pools_another_runs_folder() {
 /// the entries.
 #[test]
 fn a_game_recorded_twice_is_read_alike_by_resume_and_merge() {
-    use arbiter::tournament::proof::{unsealed, Key};
+    use arbiter::proof::{unsealed, Key};
     let dir = scratch("merge", "twice");
     succeed_in(&dir, &with(small_match("run"), &["--shard", "1/1"]));
     let journal = dir.join("run/shard-1-of-1/journal.jsonl");
@@ -639,10 +639,7 @@ fn whoever_writes_the_folder_without_the_owners_key_forges_nothing() {
     let journal = task.join("journal.jsonl");
     let stripped: Vec<String> = lines(&journal)
         .iter()
-        .map(|l| {
-            arbiter::tournament::proof::unsealed(l)
-                .replace("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\"")
-        })
+        .map(|l| arbiter::proof::unsealed(l).replace("\"outcome\":\"0-1\"", "\"outcome\":\"1-0\""))
         .collect();
     std::fs::write(&journal, stripped.join("\n") + "\n").unwrap();
     std::fs::remove_file(task.join("run.proof")).unwrap();
@@ -672,7 +669,7 @@ fn whoever_writes_the_folder_without_the_owners_key_forges_nothing() {
 
 /// Makes `dir` as an older arbiter left it: its records sealed with a key kept inside it.
 fn as_an_older_build_sealed_it(dir: &Path, key: [u8; 32]) {
-    use arbiter::tournament::proof::{unsealed, Key};
+    use arbiter::proof::{unsealed, Key};
     let old = Key::from_bytes(key);
     std::fs::write(dir.join("run.key"), key).unwrap();
     let journal = dir.join("journal.jsonl");
@@ -714,7 +711,7 @@ fn a_folder_an_older_build_sealed_is_adopted_only_when_its_own_key_proves_it() {
     let forged = dir.join("forged");
     as_an_older_build_sealed_it(&forged, [5; 32]);
     {
-        use arbiter::tournament::proof::{unsealed, Key};
+        use arbiter::proof::{unsealed, Key};
         let journal = forged.join("journal.jsonl");
         let mut all = lines(&journal);
         let mut line = unsealed(&all[1]).into_bytes();

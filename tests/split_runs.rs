@@ -103,7 +103,7 @@ fn journal_lines(path: &Path) -> Vec<String> {
 
 /// Removes the entries of these games (0-based) from a journal.
 fn drop_games(journal: &Path, games: &[u64]) {
-    use arbiter::tournament::proof::{unsealed, Key};
+    use arbiter::proof::{unsealed, Key};
     // Each line sealed again at its new place, as a task that never played those games would
     // have written it (a line taken out of a journal of arbiter's is refused).
     let key = Key::for_journal(journal).expect("the task's key");
@@ -277,8 +277,8 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
     assert_same_files(&dir.join("single"), &dir.join("twice"));
     // The copy says otherwise about one game (as a task run twice with an engine that does not
     // always play alike would: arbiter wrote both, each sealed with the task's key).
-    let key = arbiter::tournament::proof::Key::for_journal(&copy.join("journal.jsonl"))
-        .expect("the task's key");
+    let key =
+        arbiter::proof::Key::for_journal(&copy.join("journal.jsonl")).expect("the task's key");
     let changed: Vec<String> = journal_lines(&copy.join("journal.jsonl"))
         .iter()
         .enumerate()
@@ -286,7 +286,7 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
             if i > 0 {
                 return l.clone();
             }
-            let l = &arbiter::tournament::proof::unsealed(l);
+            let l = &arbiter::proof::unsealed(l);
             let flipped = if l.contains("\"outcome\":\"1-0\"") {
                 l.replace("\"outcome\":\"1-0\"", "\"outcome\":\"0-1\"")
             } else {

@@ -70,7 +70,7 @@ fn a_resumed_tune_needs_its_engine_only_for_pairs_left() {
     // Changed as arbiter would write it (with the folder's key): the engine is gone.
     let gone = text.replace(&engine, "/no/such/engine");
     // Sealed, then written, as arbiter saves its settings: the run keeps its id.
-    arbiter::tournament::proof::seal_spec(&dir, "tune.json", gone.as_bytes()).unwrap();
+    arbiter::proof::seal_spec(&dir, "tune.json", gone.as_bytes()).unwrap();
     std::fs::write(&saved, &gone).unwrap();
     std::fs::remove_file(dir.join("theta.csv")).unwrap();
     let o = arbiter(&["tune", "--resume", dir.to_str().unwrap(), "--quiet"]);

@@ -11,11 +11,11 @@
 use super::latency::{self, Latency};
 use super::relay_floor::{Limit, Relayed};
 use super::BenchError as Failure;
+use arbiter::clock::TimeControl;
 use arbiter::engine::overhead::HARNESS_CPU_FILE;
 use arbiter::engine::procfs;
 use arbiter::game::find_game;
 use arbiter::pgn::read_games;
-use arbiter::referee::clock::TimeControl;
 use arbiter::tournament::bookgen::{generate, BookSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -12,8 +12,8 @@
 //! the engine emptied: the floor under arbiter's figure and the peer's.
 
 use super::BenchError as Failure;
+use arbiter::clock::{Clock, TimeControl};
 use arbiter::engine::watchdog::{poll_then_read, read_until, Read};
-use arbiter::referee::clock::{Clock, TimeControl};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::os::fd::AsRawFd;

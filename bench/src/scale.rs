@@ -10,9 +10,9 @@
 //! run is resumed. Each of the three is a process of its own, measured by `wait4`.
 
 use super::Failure;
+use arbiter::proof::Key;
 use arbiter::tournament::claims::{Blocks, Claims, CLAIMS_DIR, CLAIM_LOG, IDENTITY_FILE};
 use arbiter::tournament::journal::{self, Entry, JOURNAL_FILE};
-use arbiter::tournament::proof::Key;
 use arbiter::tournament::runner::Schedule;
 use std::collections::HashMap;
 use std::io::Write;

@@ -9,11 +9,13 @@ pub mod out;
 pub mod parallel;
 
 pub mod bisect;
+pub mod clock;
 pub mod compat;
 pub mod engine;
 pub mod input;
 pub mod output;
 pub mod pgn;
+pub mod proof;
 pub mod referee;
 pub mod report;
 pub mod stats;

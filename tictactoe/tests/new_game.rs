@@ -179,7 +179,7 @@ fn a_match_between_engines_that_registered_the_game() {
 /// game's.
 #[test]
 fn a_result_its_moves_do_not_reach_is_refused_for_a_games_own_ending() {
-    use arbiter::tournament::proof::{unsealed, Key};
+    use arbiter::proof::{unsealed, Key};
     let dir = scratch("forged-ending");
     let engine = format!("cmd={}", env!("CARGO_BIN_EXE_tictactoe-engine"));
     let run = dir.join("run");

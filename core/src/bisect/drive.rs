@@ -539,7 +539,7 @@ fn save_once(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
     let linked = std::fs::hard_link(&tmp, &path);
     let _ = std::fs::remove_file(&tmp);
     match linked {
-        Ok(()) => crate::tournament::proof::seal_spec(dir, SPEC_FILE, text.as_bytes()),
+        Ok(()) => crate::proof::seal_spec(dir, SPEC_FILE, text.as_bytes()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(e),
     }
@@ -549,7 +549,7 @@ fn save(spec: &BisectSpec, dir: &Path) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(spec).map_err(std::io::Error::other)? + "\n";
     let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
     crate::output::replace(&tmp, text.as_bytes())?;
-    crate::tournament::proof::seal_spec(dir, SPEC_FILE, text.as_bytes())?;
+    crate::proof::seal_spec(dir, SPEC_FILE, text.as_bytes())?;
     std::fs::rename(&tmp, dir.join(SPEC_FILE))
 }
 
@@ -561,6 +561,6 @@ fn load(dir: &Path) -> Result<BisectSpec, String> {
             dir.display()
         )
     })?;
-    crate::tournament::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
+    crate::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -167,7 +167,7 @@ fn build_command(build: &str, tree: &Path) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(["--unshare-user-try", "--unshare-ipc", "--die-with-parent"])
         .args(["--bind", "/", "/", "--dev-bind", "/dev", "/dev"]);
-    if let Some(key) = crate::tournament::proof::key_path().filter(|k| k.exists()) {
+    if let Some(key) = crate::proof::key_path().filter(|k| k.exists()) {
         cmd.arg("--ro-bind").arg("/dev/null").arg(key);
     }
     cmd.arg("--tmpfs").arg(records);

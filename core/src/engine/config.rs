@@ -2,7 +2,7 @@
 
 pub use super::dialect::Proto;
 use super::sandbox::{parse_size, Confinement, SandboxMode};
-use crate::referee::clock::{parse_seconds, TimeControl};
+use crate::clock::{parse_seconds, TimeControl};
 use std::time::Duration;
 use thiserror::Error;
 
@@ -318,7 +318,7 @@ impl EngineConfig {
             "stderr" if !value.is_empty() => self.stderr = Some(value.into()),
             "family" if !value.is_empty() => self.family = Some(value.into()),
             "book" if !value.is_empty() => {
-                crate::referee::engine_book::shared(std::path::Path::new(value))
+                crate::engine::book::shared(std::path::Path::new(value))
                     .map_err(|why| v.bad(&why))?;
                 self.book = Some(value.into());
             }

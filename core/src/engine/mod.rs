@@ -1,5 +1,6 @@
 //! Engines as processes: configuration, the protocol they speak, and the process itself.
 
+pub mod book;
 pub mod cgroup;
 pub mod cgroup2;
 pub mod cleanup;

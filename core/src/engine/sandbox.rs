@@ -628,9 +628,9 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
     // The owner's key is made before any engine starts, so that it can be hidden where it lies.
-    let _ = crate::tournament::proof::Key::owners();
+    let _ = crate::proof::Key::owners();
     hidden.extend(
-        crate::tournament::proof::key_path()
+        crate::proof::key_path()
             .filter(|k| k.exists())
             .map(|k| real(&k)),
     );
@@ -804,10 +804,13 @@ fn run_records(folder: &Path) -> Option<PathBuf> {
         return Some(folder.to_path_buf());
     }
     folder
-        .join(crate::bisect::drive::SPEC_FILE)
+        .join(BISECT_SPEC_FILE)
         .exists()
         .then(|| folder.join("steps"))
 }
+
+/// A bisect's settings (the bisect's `SPEC_FILE`), which mark its folder.
+const BISECT_SPEC_FILE: &str = "bisect-spec.json";
 
 /// Whether `folder` holds a run's records (its journal, settings or their proofs).
 pub fn holds_run(folder: &Path) -> bool {
@@ -1389,6 +1392,28 @@ fn check_executable(program: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The files that mark a folder of records to hide are the names runs, tunes and
+    /// bisects write.
+    #[test]
+    fn the_records_hidden_are_those_runs_tunes_and_bisects_write() {
+        assert_eq!(BISECT_SPEC_FILE, crate::bisect::drive::SPEC_FILE);
+        for name in [
+            crate::tournament::spec::SPEC_FILE,
+            crate::tournament::journal::JOURNAL_FILE,
+            crate::proof::SPEC_PROOF_FILE,
+            crate::proof::KEY_FILE,
+            crate::tune::spec::TUNE_FILE,
+            crate::proof::TUNE_PROOF_FILE,
+        ] {
+            let dir = std::env::temp_dir().join(format!("arbiter-records-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(name), "").unwrap();
+            assert!(holds_run(&dir), "{name}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
 
     /// The ways course and engine scripts name the program they run: absolute, beside the
     /// script through its own folder, from the working folder. A data file, a folder or a

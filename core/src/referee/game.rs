@@ -2,11 +2,11 @@
 //! rules and adjudication applied, and every way an engine can fail turned into a result.
 
 use super::adjudication::{Adjudication, Verdict};
-use super::clock::Clock;
 use super::record::{today, GameRecord, MoveRecord};
+use crate::clock::Clock;
 use crate::engine::cgroup::Freezer;
 use crate::engine::log::IoLog;
-use crate::engine::{EngineConfig, EngineError, EngineProcess, Info, Thought, Turn};
+use crate::engine::{ClockReading, EngineConfig, EngineError, EngineProcess, Info, Thought, Turn};
 use crate::game::{AnyGame, Color, GameEntry, MoveError, Outcome, Status, Termination};
 use std::time::{Duration, Instant};
 
@@ -318,7 +318,7 @@ impl Table {
             return None;
         }
         let chess960 = chess_kind(game_id)?;
-        let book = super::engine_book::shared(path).ok()?;
+        let book = crate::engine::book::shared(path).ok()?;
         // A draw of its own at every ply, from the game's.
         let draw = (self.book_draw ^ plies as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         book.pick(&self.game.fen(), chess960, draw >> 17)
@@ -329,7 +329,7 @@ impl Table {
             start_fen: self.start_fen.as_deref(),
             moves: &self.played,
             side,
-            clocks: [0, 1].map(|i| self.clocks[i].as_ref().map(Clock::reading)),
+            clocks: [0, 1].map(|i| self.clocks[i].as_ref().map(ClockReading::of)),
         }
     }
 

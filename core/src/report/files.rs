@@ -48,7 +48,7 @@ const fn file(name: &'static str, maker: Maker, linked: bool) -> RunFile {
 pub const RUN_FILES: &[RunFile] = &[
     file(crate::tournament::journal::JOURNAL_FILE, Maker::Run, false),
     file(crate::tournament::spec::SPEC_FILE, Maker::Run, false),
-    file(crate::tournament::proof::SPEC_PROOF_FILE, Maker::Run, false),
+    file(crate::proof::SPEC_PROOF_FILE, Maker::Run, false),
     file(GAMES_PGN, Maker::Games, true),
     file(GAMES_CSV, Maker::Games, true),
     file(

@@ -7,8 +7,8 @@
 
 use super::board_svg::{Board, Marks, CELL, MARGIN};
 use super::write::html_escape;
+use crate::clock::{Clock, TimeControl};
 use crate::game::{find_game, Color, Outcome};
-use crate::referee::clock::{Clock, TimeControl};
 use crate::referee::MoveRecord;
 use crate::tournament::journal::Entry;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 //! counts, so that a killed run loses at most the games in progress and those not yet synced
 //! (none of them counted), and `--resume` plays exactly the games that are missing.
 
-use super::proof::Key;
+use crate::proof::Key;
 use crate::referee::GameRecord;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -237,9 +237,9 @@ pub(crate) fn scan_lines<T>(
                     true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
                     false => line,
                 };
-                super::proof::check_line(key.as_ref(), read, path, number)?;
-                let place = super::proof::place(read);
-                super::proof::check_place(place, summary.entries, path, number)?;
+                crate::proof::check_line(key.as_ref(), read, path, number)?;
+                let place = crate::proof::place(read);
+                crate::proof::check_place(place, summary.entries, path, number)?;
                 if glued {
                     summary.glued.push(number);
                 }
@@ -400,12 +400,12 @@ fn read_batched(path: &Path, mut each: impl FnMut(Entry)) -> Result<(), String> 
                 true => line.rfind("{\"index\":").map_or(line, |at| &line[at..]),
                 false => line,
             };
-            let checked = super::proof::check_line(key.as_ref(), sealed, path, *number);
-            Some(checked.map(|()| (entry, super::proof::place(sealed), *number)))
+            let checked = crate::proof::check_line(key.as_ref(), sealed, path, *number);
+            Some(checked.map(|()| (entry, crate::proof::place(sealed), *number)))
         });
         for read in read.into_iter().flatten() {
             let (entry, at, number) = read?;
-            super::proof::check_place(at, whole, path, number)?;
+            crate::proof::check_place(at, whole, path, number)?;
             whole += 1;
             each(entry);
         }

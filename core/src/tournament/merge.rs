@@ -241,10 +241,10 @@ fn prove_dropped(
 }
 
 /// The key that proves each folder's journal: its run's own (see `proof::Key::for_journal`).
-fn run_keys(folders: &[PathBuf]) -> Result<Vec<super::proof::Key>, MergeError> {
+fn run_keys(folders: &[PathBuf]) -> Result<Vec<crate::proof::Key>, MergeError> {
     folders
         .iter()
-        .map(|f| super::proof::Key::for_journal(&f.join(JOURNAL_FILE)).map_err(MergeError::Input))
+        .map(|f| crate::proof::Key::for_journal(&f.join(JOURNAL_FILE)).map_err(MergeError::Input))
         .collect()
 }
 
@@ -365,12 +365,12 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let mut count = CountInOrder::new(&opts);
     // The merged run's id: its own where the merge goes on in its folder, else a new one; its
     // lines are sealed again under it.
-    let id = super::proof::run_id(out, SPEC_FILE);
+    let id = crate::proof::run_id(out, SPEC_FILE);
     let journal_tmp = write_journal(out, &folders, &kept, &mut check, &mut count, id.as_deref())?;
     let spec_tmp = out.join(format!(".{SPEC_FILE}.merging"));
     let saved = spec.save_as(&spec_tmp).and_then(|()| {
         let text = std::fs::read(&spec_tmp)?;
-        super::proof::seal_spec_as(out, SPEC_FILE, &text, id.as_deref())?;
+        crate::proof::seal_spec_as(out, SPEC_FILE, &text, id.as_deref())?;
         std::fs::rename(&spec_tmp, out.join(SPEC_FILE))?;
         std::fs::rename(&journal_tmp, out.join(JOURNAL_FILE))
     });
@@ -483,7 +483,7 @@ impl Batch {
     fn prove_and_write(
         &mut self,
         folders: &[PathBuf],
-        keys: &[super::proof::Key],
+        keys: &[crate::proof::Key],
         check: &mut RunCheck,
         mut write: impl FnMut(&journal::Entry, &str) -> Result<(), MergeError>,
     ) -> Result<(), MergeError> {
@@ -512,7 +512,7 @@ impl Batch {
                 let path = folders[origin.folder].join(JOURNAL_FILE);
                 let at = journal::line_number(&path, origin.offset);
                 return Err(MergeError::Input(
-                    super::proof::check_line(Some(&keys[origin.folder]), &self.lines[i], &path, at)
+                    crate::proof::check_line(Some(&keys[origin.folder]), &self.lines[i], &path, at)
                         .err()
                         .unwrap_or_else(|| {
                             format!("{}:{at}: changed while merged", path.display())
@@ -557,7 +557,7 @@ fn write_entries(
     };
     let mut files: Vec<Option<File>> = folders.iter().map(|_| None).collect();
     let folder = tmp.parent().unwrap_or(Path::new("."));
-    let key = super::proof::Key::load_or_make(folder)
+    let key = crate::proof::Key::load_or_make(folder)
         .map_err(output)?
         .of_run(id);
     let keys = run_keys(folders)?;
@@ -565,7 +565,7 @@ fn write_entries(
     let mut written = 0;
     let mut write = |entry: &journal::Entry, text: &str| {
         count.count(entry);
-        let mut line = super::proof::unsealed(text).into_bytes();
+        let mut line = crate::proof::unsealed(text).into_bytes();
         key.seal_at(&mut line, written);
         written += 1;
         line.push(b'\n');

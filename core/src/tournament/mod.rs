@@ -20,7 +20,6 @@ pub mod merge;
 pub mod openings;
 pub mod overload;
 mod pooled_sprt;
-pub mod proof;
 pub mod rules_check;
 pub mod run;
 pub mod runner;

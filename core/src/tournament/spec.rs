@@ -659,7 +659,7 @@ impl RunSpec {
         // Renamed into place: the other tasks of a split run read it while it is written.
         let tmp = dir.join(format!(".{SPEC_FILE}.{}", std::process::id()));
         self.save_as(&tmp)?;
-        super::proof::seal_spec(dir, SPEC_FILE, &std::fs::read(&tmp)?)?;
+        crate::proof::seal_spec(dir, SPEC_FILE, &std::fs::read(&tmp)?)?;
         std::fs::rename(&tmp, dir.join(SPEC_FILE))
     }
 
@@ -831,7 +831,7 @@ impl RunSpec {
                 dir.display()
             )
         })?;
-        super::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
+        crate::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if value.get("args").is_some() && value.get("engines").is_none() {
@@ -849,7 +849,7 @@ pub fn check_programs(engines: &[EngineConfig]) -> Result<(), SpecError> {
     for (i, cfg) in engines.iter().enumerate() {
         super::check_engine_command(cfg).map_err(|why| SpecError::of_engine(i, why))?;
         if let Some(book) = &cfg.book {
-            crate::referee::engine_book::shared(book)
+            crate::engine::book::shared(book)
                 .map_err(|why| SpecError::of_engine(i, format!("book: {why}")))?;
         }
     }
@@ -980,13 +980,13 @@ mod tests {
             "{changed}"
         );
         std::fs::write(dir.join(SPEC_FILE), &sealed).unwrap();
-        let proof = dir.join(super::super::proof::SPEC_PROOF_FILE);
+        let proof = dir.join(crate::proof::SPEC_PROOF_FILE);
         let kept = std::fs::read(&proof).unwrap();
         std::fs::remove_file(&proof).unwrap();
         let missing = RunSpec::load(&dir).unwrap_err();
         assert!(missing.contains("run.proof:1: missing"), "{missing}");
         std::fs::write(&proof, &kept).unwrap();
-        std::fs::write(dir.join(super::super::proof::KEY_FILE), [9u8; 32]).unwrap();
+        std::fs::write(dir.join(crate::proof::KEY_FILE), [9u8; 32]).unwrap();
         let legacy = RunSpec::load(&dir).unwrap_err();
         assert!(legacy.contains("older arbiter"), "{legacy}");
         std::fs::remove_dir_all(&dir).unwrap();

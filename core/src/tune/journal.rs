@@ -2,8 +2,8 @@
 //! the result), synced before the pair counts, so that `--resume` plays exactly the pairs that
 //! are missing and a split tune's tasks read each other's results.
 
+use crate::proof::Key;
 use crate::tournament::journal::{scan_lines, sealed_line, whole_lines};
-use crate::tournament::proof::Key;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};

@@ -215,7 +215,7 @@ impl TuneSpec {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         let tmp = dir.join(format!(".{TUNE_FILE}.{}", std::process::id()));
         crate::output::replace(&tmp, (text + "\n").as_bytes())?;
-        crate::tournament::proof::seal_spec(dir, TUNE_FILE, &std::fs::read(&tmp)?)?;
+        crate::proof::seal_spec(dir, TUNE_FILE, &std::fs::read(&tmp)?)?;
         std::fs::rename(&tmp, dir.join(TUNE_FILE))
     }
 
@@ -227,7 +227,7 @@ impl TuneSpec {
                 dir.display()
             )
         })?;
-        crate::tournament::proof::check_spec(dir, TUNE_FILE, text.as_bytes())?;
+        crate::proof::check_spec(dir, TUNE_FILE, text.as_bytes())?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 }

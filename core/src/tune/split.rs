@@ -134,8 +134,7 @@ impl TuneSplit {
 /// The whole lines of `path` from byte `from` that its folder's key proves, and where the next
 /// read starts.
 fn read_from(path: &Path, from: u64) -> std::io::Result<(Vec<PairEntry>, u64)> {
-    let key =
-        Some(crate::tournament::proof::Key::for_journal(path).map_err(std::io::Error::other)?);
+    let key = Some(crate::proof::Key::for_journal(path).map_err(std::io::Error::other)?);
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(from))?;
     let mut bytes = Vec::new();
@@ -145,7 +144,7 @@ fn read_from(path: &Path, from: u64) -> std::io::Result<(Vec<PairEntry>, u64)> {
         .split(|b| *b == b'\n')
         .filter(|line| {
             let text = String::from_utf8_lossy(line);
-            crate::tournament::proof::check_line(key.as_ref(), &text, path, 0).is_ok()
+            crate::proof::check_line(key.as_ref(), &text, path, 0).is_ok()
         })
         .filter_map(|line| serde_json::from_slice(line).ok())
         .collect();

@@ -151,6 +151,17 @@ pub struct ClockReading {
     pub moves_to_go: Option<u32>,
 }
 
+impl ClockReading {
+    /// The clock as an engine is told it.
+    pub fn of(clock: &crate::clock::Clock) -> ClockReading {
+        ClockReading {
+            remaining: clock.remaining(),
+            increment: clock.increment(),
+            moves_to_go: clock.moves_to_go(),
+        }
+    }
+}
+
 /// An engine's turn: where the game started, every move since (book moves included), who is to
 /// move, and both clocks (`None` for a side without a clock).
 #[derive(Clone, Copy, Debug)]

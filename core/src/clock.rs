@@ -194,15 +194,6 @@ impl Clock {
         }
     }
 
-    /// The clock as an engine is told it.
-    pub fn reading(&self) -> crate::engine::ClockReading {
-        crate::engine::ClockReading {
-            remaining: self.remaining(),
-            increment: self.increment(),
-            moves_to_go: self.moves_to_go(),
-        }
-    }
-
     pub fn remaining(&self) -> Duration {
         self.remaining
     }

@@ -68,6 +68,11 @@ pub const TUNE_PROOF_FILE: &str = "tune.proof";
 /// The proof of a bisect's settings (`bisect-spec.json`).
 pub const BISECT_PROOF_FILE: &str = "bisect-spec.proof";
 
+/// A run's settings, whose proof is `SPEC_PROOF_FILE` (the tournament's `SPEC_FILE`).
+const RUN_SPEC_FILE: &str = "run.json";
+/// A tune's journal of pairs, bound to the tune's settings (the tune's `PAIRS_FILE`).
+const TUNE_PAIRS_FILE: &str = "pairs.jsonl";
+
 /// The file that holds the proof of the settings file `name`.
 fn proof_file(name: &str) -> &'static str {
     match name {
@@ -242,8 +247,8 @@ impl Key {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         let name = match path.file_name().and_then(|n| n.to_str()) {
-            Some(crate::tune::PAIRS_FILE) => "tune.json",
-            _ => super::spec::SPEC_FILE,
+            Some(TUNE_PAIRS_FILE) => "tune.json",
+            _ => RUN_SPEC_FILE,
         };
         let proof_path = dir.join(proof_file(name));
         let Ok(proof) = std::fs::read_to_string(&proof_path) else {
@@ -680,6 +685,13 @@ pub fn check_line(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names this module binds journals by are the names the runs and tunes write.
+    #[test]
+    fn the_files_proven_are_those_runs_and_tunes_write() {
+        assert_eq!(RUN_SPEC_FILE, crate::tournament::spec::SPEC_FILE);
+        assert_eq!(TUNE_PAIRS_FILE, crate::tune::PAIRS_FILE);
+    }
 
     #[test]
     fn a_sealed_line_is_proven_and_any_change_is_not() {
