@@ -12,62 +12,7 @@ use crate::tournament::Progress;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// Whose lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    Cutechess,
-    Fastchess,
-}
-
-/// Which tool's lines a run prints, and how often.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ToolLines {
-    pub style: Style,
-    /// Ratings every this many games (pairs with `penta`); 0: only at the end.
-    pub rating_interval: u64,
-    /// The score line every this many games.
-    pub score_interval: u64,
-    /// Statistics over game pairs (fastchess's `-report penta=true`).
-    pub penta: bool,
-    /// fastchess's `-crc32 pgn=true`: `File <pgn> has CRC32: 0x...` once the PGN is written.
-    pub crc32: bool,
-}
-
-impl ToolLines {
-    /// The tool's defaults: cutechess-cli rates at the end only, fastchess every 10 pairs.
-    pub fn defaults(style: Style) -> ToolLines {
-        match style {
-            Style::Cutechess => ToolLines {
-                style,
-                rating_interval: 0,
-                score_interval: 1,
-                penta: false,
-                crc32: false,
-            },
-            Style::Fastchess => ToolLines {
-                style,
-                rating_interval: 10,
-                score_interval: 1,
-                penta: true,
-                crc32: false,
-            },
-        }
-    }
-}
-
-/// Set when the command line was read as a tool's: the run prints its lines.
-pub static TOOL_LINES: std::sync::OnceLock<ToolLines> = std::sync::OnceLock::new();
-
-/// Under a tool's line, the line both tools print as a game starts (`Started game 3 of 8 (A
-/// vs B)`), which their users' scripts count; written whole by the worker that starts it.
-pub fn say_started(game: u64, of: u64, white: &str, black: &str) {
-    use std::io::Write;
-    if TOOL_LINES.get().is_some() {
-        let line = format!("Started game {game} of {of} ({white} vs {black})\n");
-        // A closed stdout is no reason to stop a game.
-        let _ = std::io::stdout().lock().write_all(line.as_bytes());
-    }
-}
+pub use crate::out::{say_started, Style, ToolLines, TOOL_LINES};
 
 const Z95: f64 = 1.959963984540054;
 

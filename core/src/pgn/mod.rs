@@ -102,7 +102,7 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     // Under a fastchess or cutechess-cli line, the PGN reads as theirs: their word for a game
     // an engine left (OpenBench looks for it), and the reason the game ended closing the last
     // move's comment (OpenBench's pgn_util reads no comment after it).
-    let tools = crate::compat::tool_lines::TOOL_LINES.get().is_some();
+    let tools = crate::out::TOOL_LINES.get().is_some();
     let termination = match record.termination {
         Termination::EngineCrash
         | Termination::EngineStall

@@ -326,7 +326,7 @@ async fn worker(
             white: white.config.name.clone(),
             black: black.config.name.clone(),
         };
-        crate::compat::tool_lines::say_started(
+        crate::out::say_started(
             index + 1,
             shared.schedule.len(),
             &header.white,
