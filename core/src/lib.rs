@@ -62,4 +62,85 @@ mod house {
         let release = manifest["profile"]["release"].as_table().unwrap();
         assert_eq!(release.get("panic"), None, "{release:?}");
     }
+
+    /// The code outside `path` (a folder or file of `src`), its tests left out.
+    fn code_of(path: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+        let mut files = Vec::new();
+        let mut todo = vec![path.to_path_buf()];
+        if path.is_file() {
+            todo.clear();
+            files.push(path.to_path_buf());
+        }
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else if p.extension().is_some_and(|e| e == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        files
+            .into_iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap_or("");
+                let code: Vec<&str> = code
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .collect();
+                (f, code.join("\n"))
+            })
+            .collect()
+    }
+
+    /// The layers import downwards only: an engine knows nothing of the games it plays in, a
+    /// referee nothing of the run it plays for, the PGN writer nothing of the tools' lines, and
+    /// a bisect's report only what the bisect found, not how it was driven.
+    #[test]
+    fn no_layer_imports_one_above_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let rules: &[(&str, &[&str])] = &[
+            (
+                "engine",
+                &[
+                    "referee",
+                    "tournament",
+                    "bisect",
+                    "tune",
+                    "report",
+                    "compat",
+                    "pgn",
+                ],
+            ),
+            ("clock", &["engine", "referee", "tournament"]),
+            (
+                "proof",
+                &["engine", "referee", "tournament", "tune", "bisect"],
+            ),
+            (
+                "referee",
+                &["tournament", "bisect", "tune", "report", "compat", "pgn"],
+            ),
+            ("pgn", &["compat", "tournament", "report"]),
+            ("bisect/report.rs", &["bisect::drive"]),
+            ("bisect/outcome.rs", &["bisect::drive"]),
+        ];
+        for (layer, above) in rules {
+            let path = match src.join(layer) {
+                p if p.exists() => p,
+                p => p.with_extension("rs"),
+            };
+            for (file, code) in code_of(&path) {
+                for up in *above {
+                    let tail = up.rsplit("::").next().unwrap();
+                    let named = [format!("crate::{up}"), format!("super::{tail}::")];
+                    if let Some(name) = named.iter().find(|n| code.contains(n.as_str())) {
+                        panic!("{} imports {name}, a layer above it", file.display());
+                    }
+                }
+            }
+        }
+    }
 }

@@ -14,35 +14,15 @@
 //! results and picks the same next step; one machine's `--resume` afterwards merges each
 //! step's folders into it and writes the bisect's files, as one machine would have.
 
-use super::posterior::{Leader, Matchup, Posterior, Probes};
-use crate::stats::pentanomial::Pentanomial;
-use crate::stats::Wdl;
+pub use super::outcome::{describe, Answer, BisectOutcome, BisectSpec, Step, VersionGames};
+use super::posterior::{Leader, Matchup, Posterior};
 use crate::tournament::launch::Run;
 use crate::tournament::spec::Shard;
 use crate::tournament::{RunError, RunKind, RunSpec};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The bisect's settings, saved (and sealed) in its folder as `bisect-spec.json`.
 pub const SPEC_FILE: &str = "bisect-spec.json";
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BisectSpec {
-    /// Every setting of the games, with the versions as its engines, in order: the first known
-    /// good, the last known (or suspected) worse.
-    pub games: RunSpec,
-    /// The drop sought, in Elo.
-    pub elo: f64,
-    /// The error rate allowed.
-    pub alpha: f64,
-    /// Games at most.
-    pub max_games: u64,
-    /// Game pairs per step.
-    pub step_pairs: u64,
-    /// The matchups it may play (absent in bisects saved before neighbours were played).
-    #[serde(default)]
-    pub probes: Probes,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
@@ -50,52 +30,6 @@ pub enum BisectError {
     Setup(String),
     #[error("{0}")]
     Run(#[from] RunError),
-}
-
-/// How a bisect ended.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Answer {
-    /// The first worse version, sure enough.
-    Found(Leader),
-    /// No version is worse, sure enough.
-    NoDrop(Leader),
-    /// The budget ran out: the leader as it stands.
-    BudgetOut(Leader),
-    /// Stopped by a signal: `--resume` goes on.
-    Interrupted(Leader),
-}
-
-/// One version's games against the first, or against the version before it.
-#[derive(Clone, Debug, Default)]
-pub struct VersionGames {
-    pub name: String,
-    /// From the version's side.
-    pub wdl: Wdl,
-    pub pairs: Pentanomial,
-    /// Against the version before it (none for the first two).
-    pub previous_wdl: Wdl,
-    pub previous_pairs: Pentanomial,
-}
-
-/// One step played.
-#[derive(Clone, Debug)]
-pub struct Step {
-    pub number: u64,
-    pub matchup: Matchup,
-    pub folder: PathBuf,
-    pub games: u64,
-    /// The leader after the step.
-    pub leader: Option<usize>,
-    pub probability: f64,
-}
-
-pub struct BisectOutcome {
-    pub answer: Answer,
-    pub versions: Vec<VersionGames>,
-    /// `[none, 1, 2, ...]`, as `Posterior::probabilities`.
-    pub probabilities: Vec<f64>,
-    pub steps: Vec<Step>,
-    pub games: u64,
 }
 
 /// Told after each game.
@@ -363,14 +297,6 @@ fn check(spec: &BisectSpec) -> Result<(), String> {
         );
     }
     Ok(())
-}
-
-/// "v5", or "v5 against v4".
-pub fn describe(matchup: Matchup, names: &[String]) -> String {
-    match matchup.opponent {
-        0 => names[matchup.player].clone(),
-        o => format!("{} against {}", names[matchup.player], names[o]),
-    }
 }
 
 /// The folder of a step: `NNN-<player>` against the first, `NNN-<player>-vs-<opponent>`.

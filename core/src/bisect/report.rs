@@ -2,7 +2,7 @@
 //! drawn over the series, each version's Elo against the first with its interval, the steps) and
 //! `bisect.json`.
 
-use super::drive::{Answer, BisectOutcome, BisectSpec};
+use super::outcome::{describe, Answer, BisectOutcome, BisectSpec};
 use crate::report::html_escape;
 use crate::stats::{trinomial_elo, EloEstimate};
 use std::path::Path;
@@ -215,7 +215,7 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
             "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{} ({:.3})</td></tr>\n",
             html_escape(&link),
             s.number,
-            html_escape(&super::drive::describe(s.matchup, &names)),
+            html_escape(&describe(s.matchup, &names)),
             s.games,
             html_escape(&leader),
             s.probability
