@@ -157,7 +157,7 @@ pub fn check_for_cluster(
         let mut pair = games.clone();
         pair.engines = games.engines[first..first + 2].to_vec();
         pair.out = None;
-        let probe = arbiter::tournament::launch::Run::prepare(pair, None)
+        let probe = arbiter::run::Run::prepare(pair, None)
             .map_err(|e| refused(BisectError::Run(e), None))?;
         probe
             .try_engines()

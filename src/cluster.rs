@@ -5,7 +5,8 @@ use super::exit::Exit;
 use super::runargs::RunJob;
 use super::Failure;
 use arbiter::report::counted;
-use arbiter::tournament::merge::{merge, MergeError};
+use arbiter::run::merge;
+use arbiter::tournament::merge::MergeError;
 use std::path::{Path, PathBuf};
 
 pub fn run_merge(out: &Path, dirs: &[PathBuf], quiet: bool) -> Result<Exit, Failure> {

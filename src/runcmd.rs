@@ -5,7 +5,8 @@ use super::exit::Exit;
 use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
-use arbiter::tournament::{OpenRun, Run, RunError};
+use arbiter::run::{OpenRun, Run};
+use arbiter::tournament::RunError;
 use std::path::Path;
 
 /// Schedules past these sizes get a warning before they start: they take days, and reports of

@@ -6,7 +6,8 @@ mod common;
 
 use arbiter::engine::EngineConfig;
 use arbiter::game::find_game;
-use arbiter::tournament::{run, RunFolder, RunKind, RunOptions, RunOutcome, RunSpec};
+use arbiter::run::run_reported as run;
+use arbiter::tournament::{RunFolder, RunKind, RunOptions, RunOutcome, RunSpec};
 use common::{bundled_engine, scratch};
 use std::path::Path;
 

@@ -31,8 +31,8 @@ type Failure = BenchError;
 
 use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, games, GameEntry};
+use arbiter::run::Run;
 use arbiter::stats::percentiles;
-use arbiter::tournament::launch::Run;
 use arbiter::tournament::{Progress, RunKind, RunOutcome, RunSpec};
 use std::io::Write;
 use std::time::Instant;

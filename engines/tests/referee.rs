@@ -5,8 +5,9 @@ use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Outcome, Status, Termination};
 use arbiter::pgn::{read_games, write_game};
 use arbiter::referee::GameRecord;
+use arbiter::run::run_reported as run;
 use arbiter::stats::Wdl;
-use arbiter::tournament::{run, RunFolder, RunKind, RunOptions, RunSpec};
+use arbiter::tournament::{RunFolder, RunKind, RunOptions, RunSpec};
 use std::sync::Mutex;
 
 /// Tests here count this process's children, so they run one at a time.

@@ -6,7 +6,8 @@
 use arbiter::engine::EngineConfig;
 use arbiter::game::{find_game, Termination};
 use arbiter::pgn::read_games;
-use arbiter::tournament::{journal, run, RunFolder, RunKind, RunOptions, RunSpec};
+use arbiter::run::run_reported as run;
+use arbiter::tournament::{journal, RunFolder, RunKind, RunOptions, RunSpec};
 use std::path::Path;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_arbiter-engine");

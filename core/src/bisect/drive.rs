@@ -16,7 +16,7 @@
 
 pub use super::outcome::{describe, Answer, BisectOutcome, BisectSpec, Step, VersionGames};
 use super::posterior::{Leader, Matchup, Posterior};
-use crate::tournament::launch::Run;
+use crate::run::Run;
 use crate::tournament::spec::Shard;
 use crate::tournament::{RunError, RunKind, RunSpec};
 use std::path::{Path, PathBuf};
@@ -414,7 +414,7 @@ fn whole_step(
         let _ = std::fs::remove_dir_all(&scratch);
     }
     std::fs::create_dir_all(scratch.parent().unwrap_or(dir)).map_err(|e| output(dir, e))?;
-    let merged = crate::tournament::merge::merge(&scratch, &[folder.to_path_buf()])
+    let merged = crate::run::merge(&scratch, &[folder.to_path_buf()])
         .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
     if !merged.missing.is_empty() {
         return Err(BisectError::Setup(format!(
@@ -445,7 +445,7 @@ fn merge_split_step(dir: &Path, number: u64) -> Result<(), BisectError> {
             && split
             && !folder.join(crate::tournament::spec::SPEC_FILE).exists()
         {
-            crate::tournament::merge::merge(&folder, std::slice::from_ref(&folder))
+            crate::run::merge(&folder, std::slice::from_ref(&folder))
                 .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
         }
     }

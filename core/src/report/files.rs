@@ -33,7 +33,7 @@ pub struct RunFile {
     pub linked: bool,
 }
 
-pub const GAMES_PGN: &str = "games.pgn";
+pub const GAMES_PGN: &str = crate::tournament::journal::GAMES_PGN;
 pub const GAMES_CSV: &str = "games.csv";
 pub const REPORT_HTML: &str = "report.html";
 

@@ -16,7 +16,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 /// Games embedded in the viewer unless the run says otherwise (`--viewer-games`).
-pub const MAX_SHOWN: usize = 20;
+pub const MAX_SHOWN: usize = crate::tournament::spec::DEFAULT_VIEWER_GAMES;
 
 /// The games chosen so far, kept as the journal streams by.
 #[derive(Clone)]

@@ -301,24 +301,6 @@ fn write_games(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<S
     Ok(story)
 }
 
-/// The final position of every game in `dir`'s journal, in the order of the games' numbers, a
-/// line each: chess as EPD with fastchess's `hmvc`/`fmvn` opcodes, the other games as their FEN.
-pub fn final_positions(dir: &Path) -> std::io::Result<String> {
-    let mut text = String::new();
-    journal::read_in_order(&dir.join(journal::JOURNAL_FILE), |entry| {
-        let Some(fen) = entry.record.final_fen() else {
-            return;
-        };
-        match crate::game::find_game(&entry.record.game) {
-            Some(game) => text.push_str(&(game.position_line)(&fen)),
-            None => text.push_str(&fen),
-        }
-        text.push('\n');
-    })
-    .map_err(std::io::Error::other)?;
-    Ok(text)
-}
-
 pub(super) fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
     let mut table = vec![[
         "rank", "name", "elo", "elo_lo", "elo_hi", "games", "points", "score", "draws",

@@ -498,6 +498,27 @@ pub fn repair(path: &Path) -> std::io::Result<Option<String>> {
     )))
 }
 
+/// The run's games as PGN, written beside its journal (`report::write_reports`).
+pub const GAMES_PGN: &str = "games.pgn";
+
+/// The final position of every game in `dir`'s journal, in the order of the games' numbers, a
+/// line each: chess as EPD with fastchess's `hmvc`/`fmvn` opcodes, the other games as their FEN.
+pub fn final_positions(dir: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    read_in_order(&dir.join(JOURNAL_FILE), |entry| {
+        let Some(fen) = entry.record.final_fen() else {
+            return;
+        };
+        match crate::game::find_game(&entry.record.game) {
+            Some(game) => text.push_str(&(game.position_line)(&fen)),
+            None => text.push_str(&fen),
+        }
+        text.push('\n');
+    })
+    .map_err(std::io::Error::other)?;
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

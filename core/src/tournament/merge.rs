@@ -380,7 +380,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         return Err(output(out, &e));
     }
     let outcome = count
-        .report(&opts)
+        .finish(&opts)
         .map_err(|e| MergeError::Input(e.to_string()))?;
     let missing = (0..schedule.len())
         .filter(|&i| kept.at(i).is_none())

@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use folder::RunFolder;
-pub use launch::{OpenRun, Run};
+
 pub use run::{run, Progress, RunOptions, RunOutcome};
 pub use schedule::{Colours, Format};
 pub use spec::{RunKind, RunSpec, SpecError};

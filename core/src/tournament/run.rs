@@ -18,7 +18,6 @@ use crate::engine::log::IoLog;
 use crate::engine::EngineConfig;
 use crate::game::GameEntry;
 use crate::referee::{GameError, GameRecord};
-use crate::report::{write_reports, RunInfo};
 use crate::stats::Decision;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -146,6 +145,9 @@ pub struct RunOutcome {
     pub fault: Option<(u64, String)>,
     /// Disk syncs of the journal: finished games share them (group commit).
     pub journal_syncs: u64,
+    /// An engine could not start, again and again: the run stopped. Its reports are written
+    /// all the same (`crate::run` writes them), then this is the run's error.
+    pub stopped: Option<RunError>,
 }
 
 /// Whether SIGHUP is ignored, as `nohup` leaves it.
@@ -353,15 +355,6 @@ fn join_split(opts: &RunOptions, names: &[String], games: u64) -> Result<Option<
         .map_err(RunError::Setup)
 }
 
-fn run_info<'a>(
-    opts: &'a RunOptions,
-    llr: &'a [f64],
-    interrupted: bool,
-    decision: Option<Decision>,
-) -> RunInfo<'a> {
-    RunInfo::of_run(&opts.spec, llr, interrupted, decision)
-}
-
 /// A task's place among the tasks of a split run, shared with its workers.
 type SharedSplit = Option<Arc<Mutex<Split>>>;
 
@@ -469,7 +462,7 @@ pub async fn run(
             reason: format!("cannot claim game pairs: {e}"),
         });
     }
-    let mut outcome = finish(&opts, tally.into_ledger(), total, interrupted, setup_error)?;
+    let mut outcome = finish(tally.into_ledger(), total, interrupted, setup_error)?;
     outcome.fault = fault;
     outcome.journal_syncs = journal_syncs;
     Ok(outcome)
@@ -734,17 +727,8 @@ async fn sleep_until_due(due: Option<tokio::time::Instant>) {
     }
 }
 
-/// Writes the reports of the games already in the folder's journal, as a run that ended
-/// there would (a merged run).
-pub fn report_journal(opts: &RunOptions) -> Result<RunOutcome, RunError> {
-    let mut count = CountInOrder::new(opts);
-    journal::read_in_order(&opts.folder.journal(), |entry| count.count(&entry))
-        .map_err(RunError::Setup)?;
-    count.report(opts)
-}
-
 /// A run's games counted in the schedule's order, each once, as its journal read in order gives
-/// them; then its reports. `merge` counts the games as it writes them, and reads nothing again.
+/// them. `merge` counts the games as it writes them, and reads nothing again.
 pub struct CountInOrder {
     ledger: Ledger,
     next: u64,
@@ -770,15 +754,14 @@ impl CountInOrder {
         self.ledger.count(entry.index, &entry.record)
     }
 
-    /// Writes the reports of the games counted.
-    pub fn report(self, opts: &RunOptions) -> Result<RunOutcome, RunError> {
-        finish(opts, self.ledger, opts.schedule().len(), false, None)
+    /// How the games counted end the run.
+    pub fn finish(self, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+        finish(self.ledger, opts.schedule().len(), false, None)
     }
 }
 
-/// Writes the reports and says how the run ended.
+/// Says how the run ended; its reports are the caller's to write (`crate::run`).
 fn finish(
-    opts: &RunOptions,
     ledger: Ledger,
     total: u64,
     interrupted: bool,
@@ -787,17 +770,15 @@ fn finish(
     if let Some(GameError::BadStart(e)) = setup_error {
         return Err(RunError::Setup(e));
     }
-    let info = run_info(opts, &ledger.llr, interrupted, ledger.decision);
-    write_reports(&opts.folder.dir, &ledger.totals, &info)
-        .map_err(|e| output_error(&opts.folder.dir, e))?;
-    if let Some(e @ GameError::EngineStart { .. }) = setup_error {
-        return Err(RunError::EngineStart(format!(
+    let stopped = match setup_error {
+        Some(e @ GameError::EngineStart { .. }) => Some(RunError::EngineStart(format!(
             "{e} ({} times in a row); the run stopped after {} finished games, \
              and no result is reported from games an engine never played",
             runner::START_ATTEMPTS,
             ledger.played
-        )));
-    }
+        ))),
+        _ => None,
+    };
     Ok(RunOutcome {
         unplayed: total - ledger.played.min(total),
         totals: ledger.totals,
@@ -808,5 +789,6 @@ fn finish(
         interrupted,
         fault: None,
         journal_syncs: 0,
+        stopped,
     })
 }

@@ -258,8 +258,11 @@ fn is_default_games_per_opening(n: &u64) -> bool {
     *n == default_games_per_opening()
 }
 
+/// Games the report's viewer shows by default (`--viewer-games`).
+pub const DEFAULT_VIEWER_GAMES: usize = 20;
+
 fn default_viewer_games() -> usize {
-    crate::report::viewer::MAX_SHOWN
+    DEFAULT_VIEWER_GAMES
 }
 
 /// The lengths of `pgnout` and `epdout` when the run started.
