@@ -15,6 +15,25 @@ use crate::tournament::{run, Checked, Progress, RunError, RunOptions, RunOutcome
 use std::path::{Path, PathBuf};
 
 /// A run ready to start: its settings complete, its folder chosen, its book loaded.
+///
+/// A run goes `prepare` (checked, nothing written) → `open` (folder made and locked, engines
+/// started) → `play` (games, then reports). Two bundled engines, four games:
+///
+/// ```no_run
+/// use arbiter::engine::EngineConfig;
+/// use arbiter::run::Run;
+/// use arbiter::tournament::{RunKind, RunSpec};
+///
+/// let engine = |name: &str| {
+///     let settings = [format!("cmd=target/release/arbiter-engine"), format!("name={name}")];
+///     EngineConfig::parse(&settings, &["depth=2".to_string()]).unwrap()
+/// };
+/// let mut spec = RunSpec::new(RunKind::Match, vec![engine("a"), engine("b")]);
+/// spec.rounds = 4;
+/// let outcome = Run::prepare(spec, None)?.open()?.play(|p| println!("game {}", p.game))?;
+/// assert_eq!(outcome.totals.games, 4);
+/// # Ok::<(), arbiter::tournament::RunError>(())
+/// ```
 pub struct Run {
     pub spec: RunSpec,
     /// Where it writes: the run's folder, or a split run's task folder in it.

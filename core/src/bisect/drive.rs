@@ -41,6 +41,30 @@ pub struct BisectProgress<'a> {
     pub leader: Leader,
 }
 
+/// A bisect checked and ready to open: it finds, among versions in order, the first weaker
+/// than the first by `elo`, playing each step as a match of its own.
+///
+/// ```no_run
+/// use arbiter::bisect::{Bisect, BisectSpec};
+/// use arbiter::engine::EngineConfig;
+/// use arbiter::tournament::{RunKind, RunSpec};
+///
+/// let versions = ["v1", "v2", "v3", "v4"].map(|v| {
+///     EngineConfig::parse(&[format!("cmd=builds/{v}/engine"), format!("name={v}")], &[])
+///         .unwrap()
+/// });
+/// let spec = BisectSpec {
+///     games: RunSpec::new(RunKind::Match, versions.to_vec()),
+///     elo: 30.0,
+///     alpha: 0.05,
+///     max_games: 2_000,
+///     step_pairs: 4,
+///     probes: Default::default(),
+/// };
+/// let outcome = Bisect::prepare(Some(spec), None)?.open()?.play(|_| {})?;
+/// println!("{:?} after {} games", outcome.answer, outcome.games);
+/// # Ok::<(), arbiter::bisect::BisectError>(())
+/// ```
 pub struct Bisect {
     pub spec: BisectSpec,
     pub dir: PathBuf,
@@ -193,21 +217,12 @@ impl OpenBisect {
             if let (Some(shard), false) = (this.shard, outcome.interrupted) {
                 outcome = whole_step(&this.dir, shard, &folder)?;
             }
-            let pairing = outcome
-                .totals
-                .pairings
-                .get(&(0, 1))
-                .cloned()
-                .unwrap_or_default();
-            posterior.add(matchup, &pairing.pairs);
-            let v = &mut versions[matchup.player];
-            let wdl = match matchup.opponent {
-                0 => &mut v.wdl,
-                _ => &mut v.previous_wdl,
-            };
-            wdl.wins += pairing.wdl.wins;
-            wdl.draws += pairing.wdl.draws;
-            wdl.losses += pairing.wdl.losses;
+            count_step(
+                &mut posterior,
+                &mut versions[matchup.player],
+                matchup,
+                &outcome,
+            );
             games += outcome.totals.games;
             let after = posterior.leader();
             steps.push(Step {
@@ -243,6 +258,30 @@ impl OpenBisect {
         }
         Ok(outcome)
     }
+}
+
+/// A step's games counted: the posterior moved by its pairs, and its results added to the
+/// version it played (against the first, or against the version before it).
+fn count_step(
+    posterior: &mut Posterior,
+    version: &mut VersionGames,
+    matchup: Matchup,
+    outcome: &crate::tournament::RunOutcome,
+) {
+    let pairing = outcome
+        .totals
+        .pairings
+        .get(&(0, 1))
+        .cloned()
+        .unwrap_or_default();
+    posterior.add(matchup, &pairing.pairs);
+    let wdl = match matchup.opponent {
+        0 => &mut version.wdl,
+        _ => &mut version.previous_wdl,
+    };
+    wdl.wins += pairing.wdl.wins;
+    wdl.draws += pairing.wdl.draws;
+    wdl.losses += pairing.wdl.losses;
 }
 
 /// Set once SIGINT, SIGTERM or SIGHUP (as a run takes them) has come.

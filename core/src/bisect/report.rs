@@ -161,7 +161,9 @@ fn posterior_svg(outcome: &BisectOutcome) -> String {
     svg + "</svg>"
 }
 
-fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
+/// A row of the versions' table for each version: its games against the first and the one
+/// before it, and its chance of being the first worse one.
+fn version_rows(outcome: &BisectOutcome) -> String {
     let mut rows = String::new();
     for (i, v) in outcome.versions.iter().enumerate() {
         let elo = match i {
@@ -194,6 +196,11 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
             html_escape(&previous)
         );
     }
+    rows
+}
+
+fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
+    let rows = version_rows(outcome);
     let names: Vec<String> = outcome.versions.iter().map(|v| v.name.clone()).collect();
     let mut steps = String::new();
     for s in &outcome.steps {

@@ -1134,23 +1134,7 @@ fn translate_flag(
         "-openings" => openings(values, out, shape)?,
         "-pgnout" | "-epdout" | "-log" => file_flag(name, values, out, shape)?,
         "-sprt" => pass("--sprt"),
-        "-draw" | "-resign" => {
-            out.push(format!("-{name}"));
-            out.extend(values.iter().map(|v| v.to_string()));
-            // fastchess's defaults for a key left out (types/draw_adjudication.hpp,
-            // types/resign_adjudication.hpp): cutechess-cli's line gives all of them.
-            if shape.dialect == Some(Dialect::Fastchess) {
-                let defaults: &[(&str, &str)] = match name {
-                    "-draw" => &[("movenumber", "0"), ("movecount", "1"), ("score", "0")],
-                    _ => &[("movecount", "1"), ("score", "0")],
-                };
-                for (key, value) in defaults {
-                    if !values.iter().any(|v| v.starts_with(&format!("{key}="))) {
-                        out.push(format!("{key}={value}"));
-                    }
-                }
-            }
-        }
+        "-draw" | "-resign" => adjudication_flag(name, values, out, shape),
         "-event" => out.extend(["--event".to_string(), values.join(" ")]),
         "-site" => out.extend(["--site".to_string(), values.join(" ")]),
         "-srand" => pass("--seed"),
@@ -1167,28 +1151,9 @@ fn translate_flag(
         _ if IGNORED.contains(&name) => {}
         "-strict" => out.push("--strict".into()),
         "-noswap" => shape.noswap = true,
-        // fastchess: cli.cpp parseTbAdjudication / parseTbMaxPieces / parseTbIgnore50 /
-        // parseTbAdjudicate; cutechess-cli takes -tb, -tbpieces and -tbignore50 alike.
-        "-tb" => shape.tb_path = Some(values.join(" ")),
         "-check-mate-pvs" => shape.check_mate_pvs = true,
-        "-tbpieces" => {
-            let n = number(name, values)?;
-            // fastchess's 0 is "as many as the tables hold", arbiter's default.
-            if n != 0 {
-                shape.tb_keys.push(format!("pieces={n}"));
-            }
-        }
-        "-tbignore50" => shape.tb_keys.push("ignore50=true".into()),
-        "-tbadjudicate" => {
-            let kind = values.first().copied().unwrap_or("");
-            let results = crate::referee::tablebase::TbResults::parse(kind)
-                .map_err(|why| refuse(name, &why))?;
-            let word = match results {
-                crate::referee::tablebase::TbResults::Both => "both",
-                crate::referee::tablebase::TbResults::WinLoss => "win-loss",
-                crate::referee::tablebase::TbResults::Draw => "draw",
-            };
-            shape.tb_keys.push(format!("results={word}"));
+        "-tb" | "-tbpieces" | "-tbignore50" | "-tbadjudicate" => {
+            tablebase_flag(name, values, shape)?
         }
         "-reverse" => shape.reverse = true,
         "-maxmoves" => out.extend([
@@ -1197,10 +1162,7 @@ fn translate_flag(
         ]),
         // fastchess's wait for `readyok` between moves: its engines' start keeps its own
         // time, as in fastchess (a short ping would otherwise cut their start short).
-        "-ping-ms" => {
-            let ms = number(name, values)?;
-            shape.ping_ms = Some(ms);
-        }
+        "-ping-ms" => shape.ping_ms = Some(number(name, values)?),
         // One allowance here for what fastchess times separately; the longest is kept, so no
         // engine is cut short that fastchess would have waited for.
         "-startup-ms" | "-ucinewgame-ms" => {
@@ -1219,24 +1181,74 @@ fn translate_flag(
                 values.join(" ")
             )))
         }
-        other => {
-            return Err(match closest_flag(other) {
-                // cutechess-cli warns of an unknown option and plays on without it.
-                Some(meant) => refuse(
-                    other,
-                    &format!(
-                        "no such option; did you mean {meant}? (played without it, the run \
-                         would not be the one asked for)"
-                    ),
-                ),
-                None => refuse(
-                    other,
-                    "has no equivalent in arbiter (see the table in docs/command-lines.md)",
-                ),
-            });
+        other => return Err(unknown_flag(other)),
+    }
+    Ok(())
+}
+
+/// `-draw` and `-resign`, as arbiter's flags of the same name read them; fastchess's defaults
+/// for a key left out (types/draw_adjudication.hpp, types/resign_adjudication.hpp), where
+/// cutechess-cli's line gives all of them.
+fn adjudication_flag(name: &str, values: &[&str], out: &mut Vec<String>, shape: &Shape) {
+    out.push(format!("-{name}"));
+    out.extend(values.iter().map(|v| v.to_string()));
+    if shape.dialect == Some(Dialect::Fastchess) {
+        let defaults: &[(&str, &str)] = match name {
+            "-draw" => &[("movenumber", "0"), ("movecount", "1"), ("score", "0")],
+            _ => &[("movecount", "1"), ("score", "0")],
+        };
+        for (key, value) in defaults {
+            if !values.iter().any(|v| v.starts_with(&format!("{key}="))) {
+                out.push(format!("{key}={value}"));
+            }
+        }
+    }
+}
+
+/// The tablebase flags (fastchess: cli.cpp parseTbAdjudication / parseTbMaxPieces /
+/// parseTbIgnore50 / parseTbAdjudicate; cutechess-cli takes -tb, -tbpieces and -tbignore50
+/// alike), gathered into `--tablebase`'s keys.
+fn tablebase_flag(name: &str, values: &[&str], shape: &mut Shape) -> Result<(), Refused> {
+    use crate::referee::tablebase::TbResults;
+    match name {
+        "-tb" => shape.tb_path = Some(values.join(" ")),
+        "-tbpieces" => {
+            let n = number(name, values)?;
+            // fastchess's 0 is "as many as the tables hold", arbiter's default.
+            if n != 0 {
+                shape.tb_keys.push(format!("pieces={n}"));
+            }
+        }
+        "-tbignore50" => shape.tb_keys.push("ignore50=true".into()),
+        _ => {
+            let kind = values.first().copied().unwrap_or("");
+            let word = match TbResults::parse(kind).map_err(|why| refuse(name, &why))? {
+                TbResults::Both => "both",
+                TbResults::WinLoss => "win-loss",
+                TbResults::Draw => "draw",
+            };
+            shape.tb_keys.push(format!("results={word}"));
         }
     }
     Ok(())
+}
+
+/// A flag neither tool has: refused, with the one meant where it is a letter or two away
+/// (cutechess-cli warns and plays on without it, which would not be the run asked for).
+fn unknown_flag(flag: &str) -> Refused {
+    match closest_flag(flag) {
+        Some(meant) => refuse(
+            flag,
+            &format!(
+                "no such option; did you mean {meant}? (played without it, the run would not \
+                 be the one asked for)"
+            ),
+        ),
+        None => refuse(
+            flag,
+            "has no equivalent in arbiter (see the table in docs/command-lines.md)",
+        ),
+    }
 }
 
 /// The tools' flag a misspelt one was meant to be: one or two letters apart.

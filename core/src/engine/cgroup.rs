@@ -376,16 +376,7 @@ impl EngineGroup {
             }
             std::fs::create_dir(&dir)?;
             group.dirs.push(dir.clone());
-            for (file, value) in files {
-                let (file, optional) = match file.strip_suffix('?') {
-                    Some(f) => (f, true),
-                    None => (file, false),
-                };
-                match std::fs::write(dir.join(file), &value) {
-                    Err(e) if !optional => return Err(e),
-                    _ => {}
-                }
-            }
+            write_limits(&dir, files)?;
             group.procs.push(c_path(&dir.join("cgroup.procs"))?);
         }
         // Where the engine's CPU time is counted, for watching it on its opponent's time. A
@@ -578,6 +569,25 @@ pub unsafe fn join(procs: &[CString]) -> std::io::Result<()> {
         libc::close(fd);
         if written != 1 {
             return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Writes a v1 group's limit files; a name ending in `?` is a file some kernels lack, skipped
+/// where it cannot be written.
+fn write_limits(
+    dir: &std::path::Path,
+    files: impl IntoIterator<Item = (&'static str, String)>,
+) -> std::io::Result<()> {
+    for (file, value) in files {
+        let (file, optional) = match file.strip_suffix('?') {
+            Some(f) => (f, true),
+            None => (file, false),
+        };
+        match std::fs::write(dir.join(file), &value) {
+            Err(e) if !optional => return Err(e),
+            _ => {}
         }
     }
     Ok(())

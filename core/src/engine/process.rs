@@ -503,18 +503,7 @@ impl EngineProcess {
         };
         match engine.dialect.handshake(&mut engine.io, game).await {
             Ok(()) => {
-                engine.io.confined.rest();
-                if let (Some(scratch), Some(keeper)) =
-                    (engine.io.confined.scratch.as_mut(), engine.io.pgid)
-                {
-                    scratch.watch(keeper);
-                }
-                if sandboxed {
-                    sandbox::proven();
-                }
-                if let Some(keeper) = engine.io.pgid {
-                    super::overhead::count_sandbox(keeper);
-                }
+                engine.started(sandboxed);
                 Ok(engine)
             }
             Err(EngineError::Exited { name, .. }) => {
@@ -526,6 +515,22 @@ impl EngineProcess {
                 engine.kill().await;
                 Err(e)
             }
+        }
+    }
+
+    /// Its handshake done: the engine rests between turns, its writable space is watched, a
+    /// sandbox that started it is known to work, and its keeper's CPU is counted as the
+    /// sandbox's.
+    fn started(&mut self, sandboxed: bool) {
+        self.io.confined.rest();
+        if let (Some(scratch), Some(keeper)) = (self.io.confined.scratch.as_mut(), self.io.pgid) {
+            scratch.watch(keeper);
+        }
+        if sandboxed {
+            sandbox::proven();
+        }
+        if let Some(keeper) = self.io.pgid {
+            super::overhead::count_sandbox(keeper);
         }
     }
 

@@ -315,8 +315,20 @@ pub fn describe(engines: &[EngineConfig]) -> String {
         let names: Vec<&str> = sandboxed.iter().map(|e| e.name.as_str()).collect();
         names.join(", ")
     };
+    let limits = describe_limits(&sandboxed);
+    let user = match engine_user_name() {
+        Some(name) => format!(" as {name}"),
+        None => String::new(),
+    };
+    let filter = describe_filter(&sandboxed);
+    format!("sandbox: {who} in its own namespaces{user}{filter} ({version}); {limits}{why_not}")
+}
+
+/// The limits the sandboxed engines run under, and by what: control groups where arbiter may
+/// make them, else resource limits per process.
+fn describe_limits(sandboxed: &[&EngineConfig]) -> String {
     let held = cgroup::holds();
-    let limits = match cgroup::support() {
+    match cgroup::support() {
         Some(how) => {
             let of = |e: &EngineConfig| {
                 let l = limits(e);
@@ -378,12 +390,12 @@ pub fn describe(engines: &[EngineConfig]) -> String {
                 None => "no process or CPU limits",
             }
         ),
-    };
-    let user = match engine_user_name() {
-        Some(name) => format!(" as {name}"),
-        None => String::new(),
-    };
-    let filter = match super::seccomp::filters(false) {
+    }
+}
+
+/// Whether the engines' system calls are filtered, and for whom file locks are let through.
+fn describe_filter(sandboxed: &[&EngineConfig]) -> String {
+    match super::seccomp::filters(false) {
         Some(_) => {
             let locking: Vec<&str> = sandboxed
                 .iter()
@@ -399,8 +411,7 @@ pub fn describe(engines: &[EngineConfig]) -> String {
             }
         }
         None => ", no system-call filter on this processor".to_string(),
-    };
-    format!("sandbox: {who} in its own namespaces{user}{filter} ({version}); {limits}{why_not}")
+    }
 }
 
 /// How many engine processes the run keeps at once (two per game played at the same time): the

@@ -75,11 +75,23 @@ fn write_comment(m: &crate::referee::MoveRecord, out: &mut String) {
 /// One game as PGN text, ending with a blank line.
 pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     let mut out = String::with_capacity(256 + record.moves.len() * 24);
+    // Under a fastchess or cutechess-cli line, the PGN reads as theirs: their word for a game
+    // an engine left (OpenBench looks for it), and the reason the game ended closing the last
+    // move's comment (OpenBench's pgn_util reads no comment after it).
+    let tools = crate::out::TOOL_LINES.get().is_some();
+    write_tags(record, event, site, tools, &mut out);
+    out.push('\n');
+    write_movetext(record, tools, &mut out);
+    out
+}
+
+/// The game's tag pairs, a line each.
+fn write_tags(record: &GameRecord, event: &str, site: &str, tools: bool, out: &mut String) {
     let mut tag = |name: &str, value: &str| {
         out.push('[');
         out.push_str(name);
         out.push_str(" \"");
-        escape_into(value, &mut out);
+        escape_into(value, out);
         out.push_str("\"]\n");
     };
     tag("Event", event);
@@ -99,10 +111,6 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         tag("FEN", fen);
     }
     tag("TimeControl", &record.time_control);
-    // Under a fastchess or cutechess-cli line, the PGN reads as theirs: their word for a game
-    // an engine left (OpenBench looks for it), and the reason the game ended closing the last
-    // move's comment (OpenBench's pgn_util reads no comment after it).
-    let tools = crate::out::TOOL_LINES.get().is_some();
     let termination = match record.termination {
         Termination::EngineCrash
         | Termination::EngineStall
@@ -116,7 +124,10 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
     };
     tag("Termination", termination);
     tag("PlyCount", digits.format(record.plies()));
-    out.push('\n');
+}
+
+/// The moves, numbered, each with its comment, then the result; lines within 79 columns.
+fn write_movetext(record: &GameRecord, tools: bool, out: &mut String) {
     // Whose move the game starts with: Black when the FEN says so.
     let black_first = record
         .start_fen
@@ -145,6 +156,7 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
         }
         line.push_str(token);
     };
+    let mut digits = itoa::Buffer::new();
     let mut token = String::new();
     let texts: Vec<&str> = record.moves.iter().map(|m| m.text.as_str()).collect();
     let converted = crate::game::find_game(&record.game)
@@ -162,7 +174,7 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
             token.push_str("... ");
         }
         token.push_str(converted.as_ref().map_or(&m.text, |c| &c[i]));
-        push(&token, &mut out);
+        push(&token, out);
         token.clear();
         token.push('{');
         write_comment(m, &mut token);
@@ -171,15 +183,14 @@ pub fn write_game(record: &GameRecord, event: &str, site: &str) -> String {
             token.push_str(&detail);
         }
         token.push('}');
-        push(&token, &mut out);
+        push(&token, out);
     }
     if !tools || record.moves.is_empty() {
-        push(&format!("{{{detail}}}"), &mut out);
+        push(&format!("{{{detail}}}"), out);
     }
-    push(record.outcome.as_str(), &mut out);
+    push(record.outcome.as_str(), out);
     out.push_str(&line);
     out.push_str("\n\n");
-    out
 }
 
 /// A PGN text without its comments (`{...}`), as a minimal PGN holds it: read line by line,

@@ -526,23 +526,7 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
     if let Some(sandbox) = &info.sandbox {
         let _ = writeln!(md, "{}\n", md_text(sandbox));
     }
-    let _ = writeln!(md, "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for (i, s) in rows.iter().enumerate() {
-        let (elo, ci) = match s.elo {
-            Some((e, lo, hi)) => (signed(e), format!("{} .. {}", signed(lo), signed(hi))),
-            None => ("-".into(), "-".into()),
-        };
-        let _ = writeln!(
-            md,
-            "| {} | {} | {elo} | {ci} | {} | {} | {:.1}% | {} |",
-            i + 1,
-            md_text(&s.name),
-            s.games,
-            s.points,
-            s.score * 100.0,
-            s.draws
-        );
-    }
+    md_standings(&mut md, rows);
     if let Some(n) = note {
         let _ = writeln!(md, "\nNo joint ratings: {n}.");
     }
@@ -585,6 +569,27 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
         }
     }
     md
+}
+
+/// The standings table of report.md.
+fn md_standings(md: &mut String, rows: &[Standing]) {
+    let _ = writeln!(md, "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (i, s) in rows.iter().enumerate() {
+        let (elo, ci) = match s.elo {
+            Some((e, lo, hi)) => (signed(e), format!("{} .. {}", signed(lo), signed(hi))),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {elo} | {ci} | {} | {} | {:.1}% | {} |",
+            i + 1,
+            md_text(&s.name),
+            s.games,
+            s.points,
+            s.score * 100.0,
+            s.draws
+        );
+    }
 }
 
 /// Text for a Markdown table cell or heading: a `|` would end the cell, and `<...>` would be

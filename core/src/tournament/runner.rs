@@ -203,19 +203,7 @@ pub fn start_workers(
     let cpus = settings.affinity.cpus();
     // Where a worker goes when its CPU turns out to be shared with other work.
     let wide = affinity::allowed_cpus();
-    // Before any worker is pinned: the machine's CPUs, not one worker's.
-    let clocked = settings
-        .engines
-        .iter()
-        .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
-    // Pinned games' CPUs were judged their own: their engines stay frozen until a CPU turns out
-    // crowded (see `worker`).
-    let frozen_anyway = settings
-        .engines
-        .iter()
-        .any(|e| e.sandbox.freezing_kept_under_load());
-    let unfrozen =
-        clocked && !settings.affinity.is_on() && busy_machine(wide.len(), frozen_anyway).is_some();
+    let (clocked, unfrozen) = clocked_and_unfrozen(&settings, wide.len());
     let shared = Arc::new(Shared {
         settings,
         schedule,
@@ -272,6 +260,24 @@ pub fn start_workers(
         }
     }
     Ok(workers)
+}
+
+/// Whether the run's games are on a clock, and whether its engines go unfrozen between turns
+/// because the machine (its `cpus`, before any worker is pinned) is busy with other work.
+fn clocked_and_unfrozen(settings: &RunSettings, cpus: usize) -> (bool, bool) {
+    let clocked = settings
+        .engines
+        .iter()
+        .any(|e| e.limits.tc.is_some() || e.limits.movetime.is_some());
+    // Pinned games' CPUs were judged their own: their engines stay frozen until a CPU turns out
+    // crowded (see `worker`).
+    let frozen_anyway = settings
+        .engines
+        .iter()
+        .any(|e| e.sandbox.freezing_kept_under_load());
+    let unfrozen =
+        clocked && !settings.affinity.is_on() && busy_machine(cpus, frozen_anyway).is_some();
+    (clocked, unfrozen)
 }
 
 /// Plays games one after another with engine processes of its own, kept from game to game.

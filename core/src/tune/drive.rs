@@ -14,7 +14,20 @@ use crate::tournament::openings::Opening;
 use crate::tournament::{launch, lock_run_dir, RunLock, RunSpec};
 use std::path::{Path, PathBuf};
 
-/// A tune checked and ready to open: nothing written yet.
+/// A tune checked and ready to open: nothing written yet. It goes `prepare` → `open` →
+/// `play`, as a run and a bisect do; here with the settings another tune kept (`tune.json`),
+/// in a folder of its own:
+///
+/// ```no_run
+/// use arbiter::tune::{Tune, TuneSpec};
+///
+/// let text = std::fs::read_to_string("reports/old-tune/tune.json").unwrap();
+/// let mut spec: TuneSpec = serde_json::from_str(&text).unwrap();
+/// spec.run.out = Some("reports/new-tune".into());
+/// let outcome = Tune::prepare(spec, None)?.open()?.play(|_| {})?;
+/// # let _ = outcome;
+/// # Ok::<(), arbiter::tune::TuneError>(())
+/// ```
 pub struct Tune {
     spec: TuneSpec,
     resume: Option<PathBuf>,

@@ -17,6 +17,19 @@ pub struct PlyReport {
 pub type PlayError = MoveError;
 
 /// A game in progress, driven by move texts. Implemented for every [`Game`].
+///
+/// ```
+/// use arbiter_rules::game::find_game;
+///
+/// let leiserchess = find_game("leiserchess").unwrap();
+/// let mut game = leiserchess.new_game(None).unwrap();
+/// // The reference count of the start position's moves (`tests/leiserchess_rules.rs`).
+/// assert_eq!(game.legal_moves().len(), 61);
+/// let first = game.legal_moves()[0].clone();
+/// game.play(&first).unwrap();
+/// assert_eq!(game.moves(), [first]);
+/// assert!(game.play("not a move").is_err());
+/// ```
 pub trait AnyGame: Send {
     fn id(&self) -> &'static str;
     fn fen(&self) -> String;
