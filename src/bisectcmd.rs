@@ -171,35 +171,34 @@ pub fn check_for_cluster(
     })
 }
 
+/// What the bisect is about to do: its engines' confinement, the series and what is sought.
+fn say_banner(spec: &arbiter::bisect::BisectSpec, dir: &std::path::Path) {
+    say!(
+        "{}",
+        arbiter::engine::sandbox::describe(&spec.games.engines)
+    );
+    let names: Vec<&str> = spec.games.engines.iter().map(|e| e.name.as_str()).collect();
+    say!(
+        "arbiter bisect: {}, {} versions ({} .. {}), the first at least {} Elo weaker sought \
+         at error rate {}, at most {} games\n  output: {}",
+        spec.games.game,
+        names.len(),
+        names[0],
+        names[names.len() - 1],
+        spec.elo,
+        spec.alpha,
+        spec.max_games,
+        dir.display()
+    );
+}
+
 pub fn execute(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Exit, Failure> {
     let bisect = prepare(args, engine_groups)?;
     let dir = bisect.dir.clone();
     let task = bisect.shard.is_some();
     let quiet = args.run.quiet;
     if !quiet {
-        say!(
-            "{}",
-            arbiter::engine::sandbox::describe(&bisect.spec.games.engines)
-        );
-        let names: Vec<&str> = bisect
-            .spec
-            .games
-            .engines
-            .iter()
-            .map(|e| e.name.as_str())
-            .collect();
-        say!(
-            "arbiter bisect: {}, {} versions ({} .. {}), the first at least {} Elo weaker sought \
-             at error rate {}, at most {} games\n  output: {}",
-            bisect.spec.games.game,
-            names.len(),
-            names[0],
-            names[names.len() - 1],
-            bisect.spec.elo,
-            bisect.spec.alpha,
-            bisect.spec.max_games,
-            dir.display()
-        );
+        say_banner(&bisect.spec, &dir);
     }
     let names: Vec<String> = bisect
         .spec

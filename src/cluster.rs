@@ -137,38 +137,7 @@ pub fn slurm_script(
     let base_text = base.display().to_string();
     let common = sbatch_flags(opts, &spec.game);
     let exe = quote(&exe.display().to_string());
-    let merge_command = match after {
-        AfterTasks::ResumeBisect => format!(
-            "cd {} && {exe} bisect --quiet --resume {}",
-            quote(&cwd.display().to_string()),
-            quote(&base_text)
-        ),
-        _ => format!(
-            "cd {} && {exe} merge {} {}",
-            quote(&cwd.display().to_string()),
-            quote(&base_text),
-            quote(&base_text)
-        ),
-    };
-    let (what, after) = if after != AfterTasks::Nothing {
-        (
-            "then the merge, which waits for every task (afterany) and writes the\n# run's report into the run's folder."
-                .to_string(),
-            format!(
-                "merge=$(sbatch --parsable {common} --dependency=afterany:\"$array\"   --output=\"$base/slurm-merge-%j.out\" --wrap {})\necho \"submitted array job $array ({} tasks) and merge job $merge\"",
-                quote(&merge_command),
-                opts.shards
-            ),
-        )
-    } else {
-        (
-            "each writes the tune's files into its folder once\n# every pair is in.".to_string(),
-            format!(
-                "echo \"submitted array job $array ({} tasks)\"",
-                opts.shards
-            ),
-        )
-    };
+    let (what, after) = after_tasks(after, opts, &common, &exe, &cwd, &base_text);
     Ok(format!(
         r#"#!/bin/bash
 # Made by: arbiter slurm --shards {shards}{slurm_flags} -- {shown}
@@ -196,6 +165,50 @@ array=${{array%%;*}}
         cpus = spec.concurrency,
         command = command.join(" "),
     ))
+}
+
+/// What follows the array tasks, said in the script's comment and done after them: the merge
+/// (or a bisect's `--resume`) once every task has ended, or nothing for a tune.
+fn after_tasks(
+    after: AfterTasks,
+    opts: &SlurmOptions,
+    common: &str,
+    exe: &str,
+    cwd: &Path,
+    base_text: &str,
+) -> (String, String) {
+    let merge_command = match after {
+        AfterTasks::ResumeBisect => format!(
+            "cd {} && {exe} bisect --quiet --resume {}",
+            quote(&cwd.display().to_string()),
+            quote(base_text)
+        ),
+        _ => format!(
+            "cd {} && {exe} merge {} {}",
+            quote(&cwd.display().to_string()),
+            quote(base_text),
+            quote(base_text)
+        ),
+    };
+    if after != AfterTasks::Nothing {
+        (
+            "then the merge, which waits for every task (afterany) and writes the\n# run's report into the run's folder."
+                .to_string(),
+            format!(
+                "merge=$(sbatch --parsable {common} --dependency=afterany:\"$array\"   --output=\"$base/slurm-merge-%j.out\" --wrap {})\necho \"submitted array job $array ({} tasks) and merge job $merge\"",
+                quote(&merge_command),
+                opts.shards
+            ),
+        )
+    } else {
+        (
+            "each writes the tune's files into its folder once\n# every pair is in.".to_string(),
+            format!(
+                "echo \"submitted array job $array ({} tasks)\"",
+                opts.shards
+            ),
+        )
+    }
 }
 
 /// Refuses a script whose every task would be refused: an `--out` folder that holds another

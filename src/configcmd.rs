@@ -417,31 +417,38 @@ fn mit_spec(text: &str, base: &Path, file: &Path) -> Result<RunSpec, Failure> {
             }
         }
     }
-    // The course's tester draws by its own count (`PlayGame.java`); leiserchess is the game
-    // its files are written for.
-    let default_rule = (spec.game == "leiserchess").then_some("course");
-    match move_rule
-        .as_ref()
-        .map(|(l, v)| (*l, v.as_str()))
-        .or(default_rule.map(|v| (0, v)))
-    {
-        Some((_, "rules")) | None => {}
-        Some((_, "course")) if spec.game == "leiserchess" => {
-            spec.rules.push(("move-rule".into(), "course".into()))
-        }
-        Some((line, value)) => {
-            return Err(at(
-                line,
-                format!("move_rule = {value}: {} takes rules or course", spec.game),
-            ))
-        }
-    }
+    apply_move_rule(&mut spec, move_rule, &at)?;
     // The autotester counts games in all; arbiter plays rounds of game pairs, so it plays
     // enough rounds (of the pairings the families leave) and stops at exactly that many games.
     let pairings = spec.schedule(0).pairings().max(1);
     spec.rounds = games.div_ceil(2 * pairings).max(1);
     spec.games = Some(games);
     Ok(spec)
+}
+
+/// The file's `move_rule` (with its line), else the course tester's own count for leiserchess
+/// (`PlayGame.java`), the game its files are written for.
+fn apply_move_rule(
+    spec: &mut RunSpec,
+    move_rule: Option<(usize, String)>,
+    at: &impl Fn(usize, String) -> Failure,
+) -> Result<(), Failure> {
+    let default_rule = (spec.game == "leiserchess").then_some("course");
+    match move_rule
+        .as_ref()
+        .map(|(l, v)| (*l, v.as_str()))
+        .or(default_rule.map(|v| (0, v)))
+    {
+        Some((_, "rules")) | None => Ok(()),
+        Some((_, "course")) if spec.game == "leiserchess" => {
+            spec.rules.push(("move-rule".into(), "course".into()));
+            Ok(())
+        }
+        Some((line, value)) => Err(at(
+            line,
+            format!("move_rule = {value}: {} takes rules or course", spec.game),
+        )),
+    }
 }
 
 /// The games the course's tester plays when its file has no `game_rounds`.

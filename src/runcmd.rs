@@ -6,7 +6,7 @@ use super::progress::{Plan, Reporter};
 use super::runargs::RunJob;
 use super::Failure;
 use arbiter::run::{OpenRun, Run};
-use arbiter::tournament::RunError;
+use arbiter::tournament::{RunError, RunOutcome, RunSpec};
 use std::path::Path;
 
 /// Schedules past these sizes get a warning before they start: they take days, and reports of
@@ -92,15 +92,7 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
     }
     let opened = run.open().map_err(failure)?;
     if opened.started_engines() && !job.quiet {
-        say!(
-            "{}",
-            arbiter::engine::sandbox::describe(&opened.run.spec.engines)
-        );
-        if let Some(cpus) = opened.auto_pinned() {
-            say!("{}", describe_auto_pinning(cpus));
-        } else if let Some(why) = opened.auto_unpinned_why() {
-            say!("not pinned: {why}");
-        }
+        say_confinement(&opened);
     }
     for note in opened.notes() {
         eprintln!("{note}");
@@ -139,6 +131,24 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
         "Report: {}",
         out_dir.join(arbiter::report::files::REPORT_HTML).display()
     );
+    Ok(exit_of(&spec, &outcome, &out_dir))
+}
+
+/// How the run's engines are confined and pinned, said once they have started.
+fn say_confinement(opened: &OpenRun) {
+    say!(
+        "{}",
+        arbiter::engine::sandbox::describe(&opened.run.spec.engines)
+    );
+    if let Some(cpus) = opened.auto_pinned() {
+        say!("{}", describe_auto_pinning(cpus));
+    } else if let Some(why) = opened.auto_unpinned_why() {
+        say!("not pinned: {why}");
+    }
+}
+
+/// The exit code of a run played, and how to go on with one that stopped early.
+fn exit_of(spec: &RunSpec, outcome: &RunOutcome, out_dir: &Path) -> Exit {
     let kind = spec.kind.as_str();
     if outcome.interrupted {
         say!(
@@ -148,7 +158,7 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
             self_command(),
             out_dir.display()
         );
-        return Ok(Exit::Interrupted);
+        return Exit::Interrupted;
     }
     if let Some((game, said)) = &outcome.fault {
         say!(
@@ -158,12 +168,9 @@ pub fn execute(job: RunJob) -> Result<Exit, Failure> {
             self_command(),
             out_dir.display()
         );
-        return Ok(Exit::Strict);
+        return Exit::Strict;
     }
-    Ok(super::summary::exit_code(
-        spec.sprt.as_ref(),
-        outcome.decision,
-    ))
+    super::summary::exit_code(spec.sprt.as_ref(), outcome.decision)
 }
 
 /// What the banner shows of a run about to play.

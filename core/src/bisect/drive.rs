@@ -158,6 +158,28 @@ pub struct OpenBisect {
     _lock: crate::tournament::RunLock,
 }
 
+impl Bisect {
+    /// Step `number`'s matchup and match: the one it began with, where it was begun (resumed,
+    /// or another task's), else the posterior's next probe.
+    fn next_step(
+        &self,
+        number: u64,
+        names: &[String],
+        posterior: &Posterior,
+    ) -> Result<(Matchup, RunSpec), BisectError> {
+        if self.shard.is_none() {
+            merge_split_step(&self.dir, number)?;
+        }
+        let matchup = match played_step(&self.dir, number, names)? {
+            Some(played) => played,
+            None => posterior.next_probe(),
+        };
+        let mut run_spec = step_spec(&self.spec, &self.dir, matchup, number);
+        run_spec.shard = self.shard;
+        Ok((matchup, run_spec))
+    }
+}
+
 impl OpenBisect {
     /// Plays until the answer is sure, the budget is spent or a signal stops it; writes
     /// `bisect.json` and `report.html` whatever the end.
@@ -169,49 +191,32 @@ impl OpenBisect {
         let spec = &this.spec;
         let names: Vec<String> = spec.games.engines.iter().map(|e| e.name.clone()).collect();
         let mut posterior = Posterior::new(names.len(), spec.elo, spec.probes);
-        let mut versions: Vec<VersionGames> = names
-            .iter()
-            .map(|n| VersionGames {
-                name: n.clone(),
-                ..VersionGames::default()
-            })
-            .collect();
+        let mut versions: Vec<VersionGames> = names.iter().map(|n| VersionGames::of(n)).collect();
+        let decided = |posterior: &Posterior, games: u64| match posterior.decided(spec.alpha) {
+            Some(sure) if sure.version.is_some() => Some(Answer::Found(sure)),
+            Some(sure) => Some(Answer::NoDrop(sure)),
+            None => (games >= spec.max_games).then(|| Answer::BudgetOut(posterior.leader())),
+        };
         let mut steps = Vec::new();
         let mut games = 0;
-        // Ctrl-C between two steps (while the next one's engines start) stops the bisect as
-        // one during a step stops that step's run: a listener for the whole bisect.
+        // Ctrl-C between steps (the next one's engines starting) stops the bisect as one
+        // during a step stops its run: a listener for the whole bisect.
         let stopped = listen_for_stop();
         let answer = loop {
-            if let Some(sure) = posterior.decided(spec.alpha) {
-                break match sure.version {
-                    Some(_) => Answer::Found(sure),
-                    None => Answer::NoDrop(sure),
-                };
-            }
-            if games >= spec.max_games {
-                break Answer::BudgetOut(posterior.leader());
+            if let Some(answer) = decided(&posterior, games) {
+                break answer;
             }
             let number = steps.len() as u64 + 1;
-            if this.shard.is_none() {
-                merge_split_step(&this.dir, number)?;
-            }
-            let matchup = match played_step(&this.dir, number, &names)? {
-                Some(played) => played,
-                None => posterior.next_probe(),
-            };
-            let mut run_spec = step_spec(spec, &this.dir, matchup, number);
-            run_spec.shard = this.shard;
+            let (matchup, run_spec) = this.next_step(number, &names, &posterior)?;
             let folder = run_spec.out.clone().expect("a step's folder");
-            let leader = posterior.leader();
-            let before = games;
             let playing = describe(matchup, &names);
             let mut outcome = play_step(run_spec, &folder, |done| {
                 on_game(&BisectProgress {
-                    games: before + done,
+                    games: games + done,
                     max_games: spec.max_games,
                     step: number,
                     playing: &playing,
-                    leader,
+                    leader: posterior.leader(),
                 })
             })?;
             if let (Some(shard), false) = (this.shard, outcome.interrupted) {
@@ -225,24 +230,23 @@ impl OpenBisect {
             );
             games += outcome.totals.games;
             let after = posterior.leader();
-            steps.push(Step {
+            steps.push(Step::played(
                 number,
                 matchup,
                 folder,
-                games: outcome.totals.games,
-                leader: after.version,
-                probability: after.probability,
-            });
+                outcome.totals.games,
+                after,
+            ));
             if outcome.interrupted || stopped.load(std::sync::atomic::Ordering::Relaxed) {
                 break Answer::Interrupted(after);
             }
         };
         for (m, pairs) in posterior.matchups() {
             let v = &mut versions[m.player];
-            match m.opponent {
-                0 => v.pairs = *pairs,
-                _ => v.previous_pairs = *pairs,
-            }
+            *match m.opponent {
+                0 => &mut v.pairs,
+                _ => &mut v.previous_pairs,
+            } = *pairs;
         }
         let outcome = BisectOutcome {
             answer,

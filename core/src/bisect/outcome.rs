@@ -79,3 +79,33 @@ pub fn describe(matchup: Matchup, names: &[String]) -> String {
         o => format!("{} against {}", names[matchup.player], names[o]),
     }
 }
+
+impl VersionGames {
+    /// A version with no games yet.
+    pub fn of(name: &str) -> VersionGames {
+        VersionGames {
+            name: name.to_string(),
+            ..VersionGames::default()
+        }
+    }
+}
+
+impl Step {
+    /// Step `number`, played: `games` of `matchup` in `folder`, and the leader after them.
+    pub fn played(
+        number: u64,
+        matchup: Matchup,
+        folder: PathBuf,
+        games: u64,
+        after: Leader,
+    ) -> Step {
+        Step {
+            number,
+            matchup,
+            folder,
+            games,
+            leader: after.version,
+            probability: after.probability,
+        }
+    }
+}

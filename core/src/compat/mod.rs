@@ -868,22 +868,11 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     if let Some(ms) = shape.ping_ms {
         each.push(format!("ping={}", ms as f64 / 1000.0));
     }
-    // fastchess checks every reported line of every move (match.cpp `verifyPvLines`, called
-    // for each move played), and mate scores' lines with -check-mate-pvs; cutechess-cli none.
     if dialect == Dialect::Fastchess {
-        // fastchess pings every engine before each `go`, and calls one that stops answering
-        // stalled; the line's own -each sync= comes later and wins.
-        each.insert(0, "sync=every".to_string());
-        let checks = if shape.check_mate_pvs {
-            "mates"
-        } else {
-            "lines"
-        };
-        out.extend(["--check-pvs".to_string(), checks.to_string()]);
+        fastchess_checks(&shape, &mut out, &mut each);
     }
     if let Some(path) = &shape.tb_path {
-        out.push("--tablebase".into());
-        out.push(format!("path={path}"));
+        out.extend(["--tablebase".into(), format!("path={path}")]);
         out.extend(shape.tb_keys.iter().cloned());
     }
     settle_engines(dialect, &mut shape, &each);
@@ -908,6 +897,37 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
     }
     let drawn = seed_if_none(&mut out);
     argv.extend(out);
+    Ok(Translation {
+        argv,
+        reading: reading(dialect, &why, per_pairing, per_opening, drawn),
+        lines: tool_lines(dialect, &shape),
+        notes: shape.notes.clone(),
+    })
+}
+
+/// What fastchess checks that cutechess-cli does not: every reported line of every move
+/// (match.cpp `verifyPvLines`, called for each move played), mate scores' lines with
+/// -check-mate-pvs; and it pings every engine before each `go`, calling one that stops
+/// answering stalled (the line's own -each sync= comes later and wins).
+fn fastchess_checks(shape: &Shape, out: &mut Vec<String>, each: &mut Vec<String>) {
+    each.insert(0, "sync=every".to_string());
+    let checks = if shape.check_mate_pvs {
+        "mates"
+    } else {
+        "lines"
+    };
+    out.extend(["--check-pvs".to_string(), checks.to_string()]);
+}
+
+/// The line that says how the tool's command line was read: the games per pairing and per
+/// opening, and the seed drawn to shuffle the openings where the line gave none.
+fn reading(
+    dialect: Dialect,
+    why: &str,
+    per_pairing: u64,
+    per_opening: u64,
+    drawn: Option<u64>,
+) -> String {
     let mut reading = format!(
         "read as a {} command line ({why}): {per_pairing} games per pairing",
         dialect.name()
@@ -923,12 +943,7 @@ pub fn translate(program: &str, args: &[String]) -> Result<Translation, Refused>
             "; openings shuffled with the drawn seed {seed} (-srand {seed} repeats it)"
         ));
     }
-    Ok(Translation {
-        argv,
-        reading,
-        lines: tool_lines(dialect, &shape),
-        notes: shape.notes.clone(),
-    })
+    reading
 }
 
 /// The games played at once for `-concurrency n`, as the line's tool reads it: fastchess takes 0

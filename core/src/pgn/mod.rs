@@ -1030,7 +1030,8 @@ mod tests {
 
         /// Reading results alone finds every game, tag, result and error line that reading
         /// the moves finds, whatever comments, variations, results and tag-like lines the
-        /// movetext holds (its quick path passes over plain move lines).
+        /// movetext holds, and whether or not the tags give the result (its quick paths pass
+        /// over plain move lines, and over all the movetext of a game whose tags give it).
         #[test]
         fn results_alone_read_what_the_moves_read(
             games in proptest::collection::vec(
