@@ -310,6 +310,41 @@ fn stderr_file(config: &EngineConfig, path: &std::path::Path) -> Result<Stdio, S
     .map_err(|e| refused(&e.to_string()))
 }
 
+/// Where no control group holds a sandboxed engine (a normal user on cgroup v1), its memory is
+/// capped per process instead: RLIMIT_DATA fails a memory bomb's allocations.
+fn data_cap(config: &EngineConfig, sandboxed: bool, confined: &Confined) -> Option<libc::rlimit> {
+    (sandboxed && confined.group.is_none()).then(|| {
+        let bytes = sandbox::limits(config).memory as libc::rlim_t;
+        libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        }
+    })
+}
+
+/// The engine's program: bubblewrap with its arguments, its filters and writable space kept
+/// in `confined`, and what root's engine is given staged; else the program itself, in its
+/// folder.
+fn program_command(
+    config: &EngineConfig,
+    sandboxed: bool,
+    confined: &mut Confined,
+) -> Result<(Command, Option<super::stage::Stage>), String> {
+    if !sandboxed {
+        let mut cmd = Command::new(&config.cmd);
+        if let Some(dir) = &config.dir {
+            cmd.current_dir(dir);
+        }
+        return Ok((cmd, None));
+    }
+    let wrapped = sandbox::wrap(config, &config.hidden)?;
+    let mut cmd = Command::new(&wrapped.bwrap);
+    cmd.args(&wrapped.args);
+    confined.seccomp = wrapped.seccomp;
+    confined.scratch = Some(wrapped.scratch);
+    Ok((cmd, wrapped.stage))
+}
+
 /// The engine's command: its program (inside bubblewrap when sandboxed), its clean environment,
 /// its pipes, and what it does before exec: the scheduling
 /// policy back, the keeper split off, its control groups joined.
@@ -318,22 +353,7 @@ fn spawn_command(
     sandboxed: bool,
     confined: &mut Confined,
 ) -> Result<Command, String> {
-    let mut stage = None;
-    let mut cmd = if sandboxed {
-        let wrapped = sandbox::wrap(config, &config.hidden)?;
-        let mut cmd = Command::new(&wrapped.bwrap);
-        cmd.args(&wrapped.args);
-        confined.seccomp = wrapped.seccomp;
-        confined.scratch = Some(wrapped.scratch);
-        stage = wrapped.stage;
-        cmd
-    } else {
-        let mut cmd = Command::new(&config.cmd);
-        if let Some(dir) = &config.dir {
-            cmd.current_dir(dir);
-        }
-        cmd
-    };
+    let (mut cmd, stage) = program_command(config, sandboxed, confined)?;
     // stderr goes to its own file when given one, else it is read (into --log when there is
     // one, marked `!`; its last lines kept). The file is opened here, outside any sandbox.
     let stderr = match &config.stderr {
@@ -364,15 +384,7 @@ fn spawn_command(
     let policy = super::sched::engine_policy();
     let user = sandbox::engine_user().filter(|_| sandboxed);
     let filters: Vec<i32> = confined.seccomp.iter().map(|f| f.as_raw_fd()).collect();
-    // Where no control group holds a sandboxed engine (a normal user on cgroup v1), its memory
-    // is capped per process instead: RLIMIT_DATA fails a memory bomb's allocations.
-    let data_cap = (sandboxed && confined.group.is_none()).then(|| {
-        let bytes = sandbox::limits(config).memory as libc::rlim_t;
-        libc::rlimit {
-            rlim_cur: bytes,
-            rlim_max: bytes,
-        }
-    });
+    let data_cap = data_cap(config, sandboxed, confined);
     // SAFETY: keeper::split, cgroup::join, sched::restore and become_engine_user make only
     // async-signal-safe calls, as pre_exec requires; so is setrlimit(2).
     unsafe {
@@ -804,7 +816,7 @@ impl EngineIo {
         &mut self,
         sent: Instant,
         allowed: Duration,
-        idle: Option<&Freezer>,
+        mut idle: Option<&Freezer>,
         read: impl Fn(String) -> EngineLine,
     ) -> Result<Thought, EngineError> {
         let deadline = sent + allowed;
@@ -816,15 +828,13 @@ impl EngineIo {
         // Only this search's lines count.
         self.lines.take_matched();
         self.lines.take_pv_lines();
-        let mut idle = idle;
         let grace = quick.min(sent + IDLE_GRACE);
         // The grace is kept exactly: the watchdog's tick alone could overrun it by a tenth of a
         // second of the opponent's time. Without a timer, `ppoll` keeps it.
-        // Armed only for an engine whose last reply took longer than the grace (or that has not
-        // replied yet): a timer costs two system calls (and on a virtual machine, exits to its
-        // host) a ply, the most of what the referee spends with quick engines. The first long
-        // think after quick ones is frozen at the watchdog's tick, every one after it at the
-        // grace.
+        // Armed only for an engine whose last reply took longer than the grace (or none yet): a
+        // timer costs two system calls (exits to the host of a virtual machine) a ply, the most
+        // the referee spends with quick engines. The first long think after quick ones is
+        // frozen at the watchdog's tick, every one after it at the grace.
         let mut alarm = idle
             .filter(|opponent| self.slow && self.log.is_none() && !opponent.watched())
             .and_then(|_| Alarm::at(grace));
@@ -879,21 +889,34 @@ impl EngineIo {
                 }
                 _ => continue,
             };
-            self.slow = line.at.saturating_duration_since(sent) >= IDLE_GRACE;
-            // What the run does not keep is not recorded (nothing else reads it).
-            let recorded = &self.config.recorded;
-            info.nodes = info.nodes.filter(|_| recorded.nodes);
-            info.seldepth = info.seldepth.filter(|_| recorded.seldepth);
-            info.lines = self.lines.take_matched();
-            info.pv_lines = self.lines.take_pv_lines();
-            return Ok(Thought {
-                text,
-                elapsed: line.at.saturating_duration_since(sent),
-                info,
-                asked_at: sent,
-                read_at: line.at,
-                resigned,
-            });
+            return Ok(self.thought(text, resigned, info, sent, line.at));
+        }
+    }
+
+    /// The reply read at `at` to a request written at `sent`, with what the run keeps of the
+    /// search's lines; the engine is slow from now on if it took longer than the grace.
+    fn thought(
+        &mut self,
+        text: Option<String>,
+        resigned: bool,
+        mut info: Info,
+        sent: Instant,
+        at: Instant,
+    ) -> Thought {
+        self.slow = at.saturating_duration_since(sent) >= IDLE_GRACE;
+        // What the run does not keep is not recorded (nothing else reads it).
+        let recorded = &self.config.recorded;
+        info.nodes = info.nodes.filter(|_| recorded.nodes);
+        info.seldepth = info.seldepth.filter(|_| recorded.seldepth);
+        info.lines = self.lines.take_matched();
+        info.pv_lines = self.lines.take_pv_lines();
+        Thought {
+            text,
+            elapsed: at.saturating_duration_since(sent),
+            info,
+            asked_at: sent,
+            read_at: at,
+            resigned,
         }
     }
 

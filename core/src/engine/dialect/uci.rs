@@ -113,27 +113,7 @@ pub fn write_go_command(cfg: &EngineConfig, turn: &Turn, go: &mut String) {
 /// `isready`.
 pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), EngineError> {
     let deadline = Instant::now() + io.config.handshake;
-    io.send("uci").await?;
-    let mut offered = read_options(io, deadline).await?;
-    check_options(&offered, &io.config.options).map_err(|reason| EngineError::Option {
-        name: io.config.name.clone(),
-        reason,
-    })?;
-    for (name, value) in io.config.options.clone() {
-        io.send(&format!("setoption name {name} value {value}"))
-            .await?;
-    }
-    // Fairy-Stockfish learns its variants from the file VariantPath names, and lists them in
-    // UCI_Variant only when asked again: a second `uci` before the variant is chosen.
-    if io
-        .config
-        .options
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("VariantPath"))
-    {
-        io.send("uci").await?;
-        offered = read_options(io, deadline).await?;
-    }
+    let offered = set_options(io, deadline).await?;
     let variants = offered.iter().find_map(|o| match &o.kind {
         OptionKind::Combo { vars } if o.name.eq_ignore_ascii_case("UCI_Variant") => {
             Some(vars.clone())
@@ -206,6 +186,35 @@ pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), Engin
         )));
     }
     Ok(())
+}
+
+/// `uci`, the options it offers checked against those asked and set; what it offers once
+/// they are.
+async fn set_options(
+    io: &mut EngineIo,
+    deadline: Instant,
+) -> Result<Vec<OfferedOption>, EngineError> {
+    io.send("uci").await?;
+    let offered = read_options(io, deadline).await?;
+    check_options(&offered, &io.config.options).map_err(|reason| EngineError::Option {
+        name: io.config.name.clone(),
+        reason,
+    })?;
+    for (name, value) in io.config.options.clone() {
+        io.send(&format!("setoption name {name} value {value}"))
+            .await?;
+    }
+    // Fairy-Stockfish learns its variants from the file VariantPath names, and lists them in
+    // UCI_Variant only when asked again: a second `uci` before the variant is chosen.
+    let options = &io.config.options;
+    if options
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("VariantPath"))
+    {
+        io.send("uci").await?;
+        return read_options(io, deadline).await;
+    }
+    Ok(offered)
 }
 
 /// The `option` lines up to `uciok`, and the engine's `id name`.
