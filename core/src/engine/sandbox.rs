@@ -612,6 +612,9 @@ fn real(path: &Path) -> PathBuf {
     absolute.canonicalize().unwrap_or(absolute)
 }
 
+/// Why `wrap` cannot wrap an engine where bubblewrap is not found.
+const NO_BUBBLEWRAP: &str = "no bubblewrap";
+
 /// Where the engine's starting content (`dir=`, else arbiter's working folder) is seen, read-only,
 /// inside its sandbox: the entries of its private working folder point here.
 const STARTING_CONTENT: &str = "/run/arbiter/start";
@@ -628,23 +631,14 @@ const STARTING_CONTENT: &str = "/run/arbiter/start";
 /// folder later (a run's folder) is not among its links; what must stay hidden is covered in
 /// the read-only view, and a start is refused where that cannot be done.
 pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String> {
-    let Ok(bwrap) = program() else {
-        return Err("no bubblewrap".into());
-    };
+    let bwrap = program().clone().map_err(|_| NO_BUBBLEWRAP.to_string())?;
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(sweep_old_scratch);
     let base = real(Path::new(config.dir.as_deref().unwrap_or(".")));
     let program = program_in(config, &base)?;
     check_executable(&program)?;
     let program_dir = program.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
-    // The owner's key is made before any engine starts, so that it can be hidden where it lies.
-    let _ = crate::proof::Key::owners();
-    hidden.extend(
-        crate::proof::key_path()
-            .filter(|k| k.exists())
-            .map(|k| real(&k)),
-    );
+    let mut hidden = with_the_key(hidden);
     // A system folder (`/` for a service) or one every user shares (`/tmp`) gives no starting
     // content: the private folder alone. What others keep in `/tmp` comes and goes as the
     // engine starts, and none of it is the engine's.
@@ -660,21 +654,8 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     for folder in readable.iter().filter(|r| r.is_dir()) {
         hidden.extend(run_folders_in(folder));
     }
-    if let Some(user) = engine_user() {
-        check_reachable(&program, user, true)?;
-        for r in readable.iter().filter(|r| r.is_file()) {
-            check_reachable(r, user, false)?;
-        }
-    }
-    let writable: Vec<PathBuf> = config
-        .sandbox
-        .writable
-        .iter()
-        .map(|w| real(&base.join(w)))
-        .collect();
-    for w in &writable {
-        check_writable(w, &program_dir, &hidden)?;
-    }
+    check_given(&program, &readable)?;
+    let writable = writable_folders(config, &base, &program_dir, &hidden)?;
     // Root's engine runs as nobody: what it is given is staged where nobody can reach it.
     let mut stage = engine_user().map(|_| super::stage::Stage::default());
     let entries_hidden: Vec<PathBuf> = hidden
@@ -709,21 +690,102 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
     // One inside the working folder is reached through its link, so it is bound in the view the
     // link points to (a link cannot be mounted over: its target is resolved outside the sandbox).
     for w in &writable {
-        let shown = match &start {
-            Some(s) if w != s && w.starts_with(s) => {
-                Path::new(STARTING_CONTENT).join(w.strip_prefix(s).unwrap_or(w))
-            }
-            _ => w.clone(),
-        };
-        args.mount("--bind", &from(w), &shown);
+        args.mount("--bind", &from(w), &shown_at(w, start.as_deref()));
     }
-    // What must stay out of sight though it lies inside what the engine reads.
+    let seen = seen_folders(start.as_deref(), &readable);
+    cover_hidden(&mut args, &hidden, &seen, &program_dir)?;
+    let seccomp = hand_filters(&mut args, filters.unwrap_or_default())?;
+    args.mount_one("--remount-ro", Path::new("/"));
+    args.mount_one("--chdir", &work);
+    cap_processes(&mut args, config);
+    args.0.push(program.into_os_string());
+    let writable_space = vec![work, PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
+    let scratch = super::scratch::Scratch::new(writable_space, scratch_size(config));
+    Ok(Wrapped {
+        bwrap,
+        args: args.0,
+        seccomp,
+        scratch,
+        stage: stage.filter(|s| !s.is_empty()),
+    })
+}
+
+/// Refuses, for root's engine (run as `nobody`), a program or a given file `nobody` cannot
+/// reach.
+fn check_given(program: &Path, readable: &[PathBuf]) -> Result<(), String> {
+    if let Some(user) = engine_user() {
+        check_reachable(program, user, true)?;
+        for r in readable.iter().filter(|r| r.is_file()) {
+            check_reachable(r, user, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Where no control group counts the engine's processes: `prlimit` before the program, set
+/// inside the engine's own user namespace, where the kernel counts only its processes (the
+/// same limit set outside would count every process of the user).
+fn cap_processes(args: &mut Args, config: &EngineConfig) {
+    if let Some(prlimit) = processes_capped_by_rlimit() {
+        let cap = limits(config).processes;
+        args.0.push(prlimit.into_os_string());
+        args.0.push(format!("--nproc={cap}:{cap}").into());
+        args.0.push("--".into());
+    }
+}
+
+/// What the engine must not see, and the owner's key: made before any engine starts, so that
+/// it is hidden where it lies.
+fn with_the_key(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = hidden.iter().map(|h| real(h)).collect();
+    let _ = crate::proof::Key::owners();
+    hidden.extend(
+        crate::proof::key_path()
+            .filter(|k| k.exists())
+            .map(|k| real(&k)),
+    );
+    hidden
+}
+
+/// The folders `writable=` names (from the engine's folder `base`), each checked.
+fn writable_folders(
+    config: &EngineConfig,
+    base: &Path,
+    program_dir: &Path,
+    hidden: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
+    let writable: Vec<PathBuf> = config
+        .sandbox
+        .writable
+        .iter()
+        .map(|w| real(&base.join(w)))
+        .collect();
+    for w in &writable {
+        check_writable(w, program_dir, hidden)?;
+    }
+    Ok(writable)
+}
+
+/// Where the engine sees the writable folder `w`: one inside its starting content through the
+/// view its link points to, any other where it lies.
+fn shown_at(w: &Path, start: Option<&Path>) -> PathBuf {
+    match start {
+        Some(s) if w != s && w.starts_with(s) => {
+            Path::new(STARTING_CONTENT).join(w.strip_prefix(s).unwrap_or(w))
+        }
+        _ => w.to_path_buf(),
+    }
+}
+
+/// Each folder the engine sees, with where it sees it, for what must stay out of sight though
+/// it lies inside them: the starting content, what it may read, and the system's folders,
+/// bound whole (a key kept under `/opt` is covered there).
+fn seen_folders(start: Option<&Path>, readable: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
     let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
-    if let Some(start) = &start {
-        seen.push((start.clone(), PathBuf::from(STARTING_CONTENT)));
+    if let Some(start) = start {
+        seen.push((start.to_path_buf(), PathBuf::from(STARTING_CONTENT)));
     }
     seen.extend(readable.iter().map(|r| (r.clone(), r.clone())));
-    // The system's folders are bound whole: a key kept under `/opt` is covered there.
     seen.extend(
         SYSTEM
             .iter()
@@ -731,35 +793,24 @@ pub fn wrap(config: &EngineConfig, hidden: &[PathBuf]) -> Result<Wrapped, String
             .filter(|d| d.is_dir() && std::fs::read_link(d).is_err())
             .map(|d| (d.to_path_buf(), d.to_path_buf())),
     );
-    cover_hidden(&mut args, &hidden, &seen, &program_dir)?;
-    let mut seccomp = Vec::new();
-    for filter in filters.unwrap_or_default() {
-        use std::os::fd::AsRawFd;
+    seen
+}
+
+/// The seccomp filters, each in a memory file bubblewrap is told to read; the files are kept
+/// open until the engine has started.
+fn hand_filters(
+    args: &mut Args,
+    filters: Vec<seccompiler::BpfProgram>,
+) -> Result<Vec<std::os::fd::OwnedFd>, String> {
+    use std::os::fd::AsRawFd;
+    let mut files = Vec::new();
+    for filter in filters {
         let file = super::seccomp::memory_file(&filter)
             .map_err(|e| format!("cannot hand bubblewrap its seccomp filter: {e}"))?;
         args.words(&["--add-seccomp-fd", &file.as_raw_fd().to_string()]);
-        seccomp.push(file);
+        files.push(file);
     }
-    args.mount_one("--remount-ro", Path::new("/"));
-    args.mount_one("--chdir", &work);
-    if let Some(prlimit) = processes_capped_by_rlimit() {
-        // Set inside the engine's own user namespace, where the kernel counts only its
-        // processes: the same limit set outside would count every process of the user.
-        let cap = limits(config).processes;
-        args.0.push(prlimit.into_os_string());
-        args.0.push(format!("--nproc={cap}:{cap}").into());
-        args.0.push("--".into());
-    }
-    args.0.push(program.into_os_string());
-    let writable_space = vec![work, PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
-    let scratch = super::scratch::Scratch::new(writable_space, scratch_size(config));
-    Ok(Wrapped {
-        bwrap: bwrap.clone(),
-        args: args.0,
-        seccomp,
-        scratch,
-        stage: stage.filter(|s| !s.is_empty()),
-    })
+    Ok(files)
 }
 
 /// Where no control group counts an engine's processes (a normal user on cgroup v1): the
