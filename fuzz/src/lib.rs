@@ -147,7 +147,9 @@ pub fn run_specs(data: &[u8]) {
 }
 
 /// PGN text, as `arbiter rate` reads it: with the moves, and without them (plain `rate`), where
-/// every game must have the same tags, result and line, and every error the same place.
+/// every game must have the same tags, outcome and line, and every error the same place. (A
+/// game whose tags give its result keeps no result token from its movetext when the moves are
+/// skipped: its outcome is what is compared.)
 pub fn pgn(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let full = arbiter::pgn::read_games(&text);
@@ -161,6 +163,7 @@ pub fn pgn(data: &[u8]) {
     let strip = |g: &Result<arbiter::pgn::PgnGame, arbiter::pgn::PgnError>| {
         g.clone().map(|mut g| {
             g.moves.clear();
+            g.result = g.outcome().map(|o| o.as_str().to_string());
             g
         })
     };
