@@ -299,19 +299,10 @@ async fn worker(
         }
     }
     loop {
-        if shared.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let index = match shared.source.next_game() {
-            Next::Play(index) => index,
-            Next::Finished => break,
-            Next::Wait => {
-                tokio::select! {
-                    _ = tokio::time::sleep(WAIT) => {}
-                    _ = cancelled.wait_for(|c| *c) => return,
-                }
-                continue;
-            }
+        let index = match next_index(shared, &mut cancelled).await {
+            Take::Play(index) => index,
+            Take::Done => break,
+            Take::Cancelled => return,
         };
         let pairing = shared.schedule.pairing(index);
         let spec = game_spec(settings, &pairing);
@@ -346,19 +337,11 @@ async fn worker(
                 live.show(slot, &header, sight);
             }
         };
-        let mut attempt = 1;
-        let record = loop {
-            let record = tokio::select! {
-                record = play_game(&spec, white, black, &settings.log, &mut spectator) => record,
-                // Returning drops the players, which kills their engines.
-                _ = cancelled.wait_for(|c| *c) => return,
-            };
-            // An engine that failed to start gets a fresh process and the same game again; only
-            // a failure that repeats reaches the run, which then stops.
-            match record {
-                Err(GameError::EngineStart { .. }) if attempt < START_ATTEMPTS => attempt += 1,
-                other => break other,
-            }
+        let played = play_with_retries(&spec, white, black, &settings.log, &mut spectator);
+        let record = tokio::select! {
+            record = played => record,
+            // Returning drops the players, which kills their engines.
+            _ = cancelled.wait_for(|c| *c) => return,
         };
         // Said by the worker that saw it, not left to the run's thread, which may read the
         // result only after this worker has played more games (a faulty engine kept from game
@@ -367,58 +350,126 @@ async fn worker(
             shared.stop.store(true, Ordering::SeqCst);
         }
         let crowding = began.and_then(|c| c.end(cpu_time(white, black)));
-        if let (Some(at), Some(Crowding::PinnedCpu(share))) = (&pinned, &crowding) {
-            notice!(
-                "unpinned: CPU {} is busy with other work (it ran other programs {:.0}% of game \
-                 {}); game worker {}'s games go to every CPU from now on",
-                at.cpu,
-                share * 100.0,
-                index + 1,
-                slot + 1
-            );
-            at.widen(&players);
-            pinned = None;
-        } else if let Some(Crowding::EnginesWaited(share)) = crowding.filter(|_| {
-            // `freeze=on` and `freeze=watch` hold whatever the load: nothing to give up, nothing
-            // to say.
-            players
-                .iter()
-                .any(|p| p.freezes() && !p.config.sandbox.freezing_kept_under_load())
-        }) {
-            // Unpinned and still waiting: the machine is busy with other work, where an engine
-            // frozen between its turns is woken late on its turn and loses on time (measured
-            // beside two busy loops and a loop of short-lived processes, `tc=1+0.01`, 20 games:
-            // 5 – 11 lost frozen, 0 – 3 unfrozen).
-            notice!(
-                "not frozen: the machine is busy with other work (the engines of game {} waited \
-                 for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
-                 between their turns, and compete for the CPUs as plain processes",
-                index + 1,
-                share * 100.0,
-                slot + 1
-            );
-            for player in &mut players {
-                player.share_a_busy_machine();
-            }
-        }
+        react_to_crowding(crowding, &mut pinned, &mut players, index, slot);
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
-        let mut record = record;
-        if let Ok(r) = &mut record {
-            let slice = overload::slice([&white.config, &black.config]);
-            r.overloaded = overload::game_overloaded(&r.turnaround_us, slice);
-        }
-        // restart=on: this engine's next game is played by a new process.
-        for player in [white, black] {
-            if player.config.restart {
-                player.shutdown().await;
-            }
-        }
+        let record = after_game(white, black, record).await;
         if results.send(index, record).await.is_err() {
             return;
         }
     }
     for p in &mut players {
         p.shutdown().await;
+    }
+}
+
+/// What a worker takes from the run next.
+enum Take {
+    Play(u64),
+    /// The run stopped, or every game is handed out: the worker's engines are shut down.
+    Done,
+    /// The run was cancelled while the worker waited: returning drops its players, which kills
+    /// their engines.
+    Cancelled,
+}
+
+/// The next game this worker plays, waiting while the source has none to give yet.
+async fn next_index(shared: &Shared, cancelled: &mut watch::Receiver<bool>) -> Take {
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return Take::Done;
+        }
+        match shared.source.next_game() {
+            Next::Play(index) => return Take::Play(index),
+            Next::Finished => return Take::Done,
+            Next::Wait => tokio::select! {
+                _ = tokio::time::sleep(WAIT) => {}
+                _ = cancelled.wait_for(|c| *c) => return Take::Cancelled,
+            },
+        }
+    }
+}
+
+/// Plays the game; an engine that failed to start gets a fresh process and the same game
+/// again, and only a failure that repeats reaches the run, which then stops.
+async fn play_with_retries(
+    spec: &GameSpec,
+    white: &mut Player,
+    black: &mut Player,
+    log: &Option<IoLog>,
+    spectator: &mut (impl FnMut(&Sight<'_>) + Send),
+) -> Result<GameRecord, GameError> {
+    let mut attempt = 1;
+    loop {
+        match play_game(spec, white, black, log, &mut *spectator).await {
+            Err(GameError::EngineStart { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
+/// A game played: its record marked where the machine was too slow for its clock, and the
+/// engines set `restart=on` ended (their next game is played by new processes).
+async fn after_game(
+    white: &mut Player,
+    black: &mut Player,
+    mut record: Result<GameRecord, GameError>,
+) -> Result<GameRecord, GameError> {
+    if let Ok(r) = &mut record {
+        let slice = overload::slice([&white.config, &black.config]);
+        r.overloaded = overload::game_overloaded(&r.turnaround_us, slice);
+    }
+    for player in [white, black] {
+        if player.config.restart {
+            player.shutdown().await;
+        }
+    }
+    record
+}
+
+/// What a game's contention says of the machine: a pinned worker whose CPU ran other work
+/// goes to every CPU; a worker whose engines waited for a CPU stops freezing them between their
+/// turns (where an engine frozen then is woken late on its turn and loses on time). Either is
+/// said once, as it happens.
+fn react_to_crowding(
+    crowding: Option<Crowding>,
+    pinned: &mut Option<Pinned>,
+    players: &mut [Player],
+    index: u64,
+    slot: usize,
+) {
+    if let (Some(at), Some(Crowding::PinnedCpu(share))) = (&*pinned, &crowding) {
+        notice!(
+            "unpinned: CPU {} is busy with other work (it ran other programs {:.0}% of game \
+             {}); game worker {}'s games go to every CPU from now on",
+            at.cpu,
+            share * 100.0,
+            index + 1,
+            slot + 1
+        );
+        at.widen(players);
+        *pinned = None;
+    } else if let Some(Crowding::EnginesWaited(share)) = crowding.filter(|_| {
+        // `freeze=on` and `freeze=watch` hold whatever the load: nothing to give up, nothing
+        // to say.
+        players
+            .iter()
+            .any(|p| p.freezes() && !p.config.sandbox.freezing_kept_under_load())
+    }) {
+        // Unpinned and still waiting: the machine is busy with other work, where an engine
+        // frozen between its turns is woken late on its turn and loses on time (measured
+        // beside two busy loops and a loop of short-lived processes, `tc=1+0.01`, 20 games:
+        // 5 – 11 lost frozen, 0 – 3 unfrozen).
+        notice!(
+            "not frozen: the machine is busy with other work (the engines of game {} waited \
+             for a CPU {:.0}% of the game); game worker {}'s engines are no longer frozen \
+             between their turns, and compete for the CPUs as plain processes",
+            index + 1,
+            share * 100.0,
+            slot + 1
+        );
+        for player in players.iter_mut() {
+            player.share_a_busy_machine();
+        }
     }
 }
 
