@@ -376,17 +376,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
             "--peer-affinity: cutechess-cli has no option to pin engines to CPUs".to_string(),
         ));
     }
-    // Absolute: each harness runs in a folder of its own.
-    let stockfish = std::fs::canonicalize(stockfish)
-        .ok()
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            Failure::bad_input(format!(
-                "--stockfish {}: not a file (Debian: apt-get install stockfish)",
-                stockfish.display()
-            ))
-        })?;
-    let stockfish = stockfish.as_path();
+    let stockfish = &absolute_stockfish(stockfish)?;
     let pairs = work.games.div_ceil(2).max(1);
     let root = std::env::temp_dir().join(format!("arbiter-peer-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -400,17 +390,7 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     let peer_args = match_line(stockfish, &book, work, peer.is_cutechess());
     say!("both harnesses run: <harness> {}", peer_args.join(" "));
     // Started once, before the first match, and ended (killed) when the bench returns.
-    let load = super::load::Load::start(work.load, stockfish, &root);
-    if work.load > 0 {
-        say!("load: {}", load.describe());
-        // The load average follows new work over a minute: the first harness would otherwise
-        // play on a machine less busy than the second.
-        eprintln!(
-            "letting the load settle for {} s ...",
-            work.settle.as_secs()
-        );
-        std::thread::sleep(work.settle);
-    }
+    let _load = settled_load(work, stockfish, &root);
     let me = std::env::current_exe().map_err(|e| Failure::bad_input(e.to_string()))?;
     let runs = work.runs.max(1);
     let mut ratios = Vec::new();
@@ -464,6 +444,35 @@ pub fn peer_bench(peer: &Peer, stockfish: &Path, work: &Work) -> Result<(), Fail
     Ok(())
 }
 
+/// The stockfish program by its absolute path: each harness runs in a folder of its own.
+fn absolute_stockfish(stockfish: &Path) -> Result<std::path::PathBuf, Failure> {
+    std::fs::canonicalize(stockfish)
+        .ok()
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::bad_input(format!(
+                "--stockfish {}: not a file (Debian: apt-get install stockfish)",
+                stockfish.display()
+            ))
+        })
+}
+
+/// The bench's own load (`--peer-load`), started and given time to settle: the load average
+/// follows new work over a minute, and the first harness would otherwise play on a machine
+/// less busy than the second.
+fn settled_load(work: &Work, stockfish: &Path, root: &Path) -> super::load::Load {
+    let load = super::load::Load::start(work.load, stockfish, root);
+    if work.load > 0 {
+        say!("load: {}", load.describe());
+        eprintln!(
+            "letting the load settle for {} s ...",
+            work.settle.as_secs()
+        );
+        std::thread::sleep(work.settle);
+    }
+    load
+}
+
 /// Whether each harness's games ran pinned to a CPU.
 #[derive(Clone, Copy)]
 struct Modes {
@@ -485,15 +494,9 @@ struct Floors<'a> {
     theirs: &'a Result<Relayed, Failure>,
 }
 
-/// Prints one run's table and notes; its ratio of the peer's CPU per ply to arbiter's.
-fn show_run(
-    peer: &Peer,
-    games: u64,
-    ours: &Measured,
-    theirs: &Measured,
-    floors: Floors<'_>,
-    modes: Modes,
-) -> f64 {
+/// The two harnesses' rows: games, plies, their own CPU, the engines', wall time, results,
+/// games on time and the load they played under.
+fn show_table(peer: &Peer, ours: &Measured, theirs: &Measured) {
     say!(
         "{:<12} {:>6} {:>7} {:>10} {:>14} {:>12} {:>9} {:>10} {:>8} {:>10}",
         "harness",
@@ -525,6 +528,18 @@ fn show_run(
             m.load
         );
     }
+}
+
+/// Prints one run's table and notes; its ratio of the peer's CPU per ply to arbiter's.
+fn show_run(
+    peer: &Peer,
+    games: u64,
+    ours: &Measured,
+    theirs: &Measured,
+    floors: Floors<'_>,
+    modes: Modes,
+) -> f64 {
+    show_table(peer, ours, theirs);
     let mut floor_rows = vec![(modes.arbiter_pinned, floors.ours)];
     if modes.peer_pinned != modes.arbiter_pinned {
         floor_rows.push((modes.peer_pinned, floors.theirs));

@@ -155,6 +155,33 @@ pub fn relay(
         .map_err(|_| Failure::bad_input("the relay's thread panicked"))?
 }
 
+/// The game's start, as a `position` line that moves are added to.
+fn push_start(request: &mut String, fen: Option<&String>) {
+    match fen {
+        Some(fen) => {
+            request.push_str("position fen ");
+            request.push_str(fen);
+        }
+        None => request.push_str("position startpos"),
+    }
+    request.push_str(" moves");
+}
+
+/// The `go` after the position: the mover's clock as both sides' (which colour it plays the
+/// relay does not know, and the engine reads only its own), else the node count.
+fn push_go(request: &mut String, clock: Option<&Clock>, go_nodes: &str) {
+    match clock {
+        Some(c) => {
+            let (time, inc) = (c.remaining().as_millis().max(1), c.increment().as_millis());
+            let _ = write!(
+                request,
+                "\ngo wtime {time} btime {time} winc {inc} binc {inc}\n"
+            );
+        }
+        None => request.push_str(go_nodes),
+    }
+}
+
 fn relay_here(
     stockfish: &Path,
     starts: &[String],
@@ -195,30 +222,14 @@ fn relay_here(
             engine.await_line(b"readyok", &mut chunk)?;
         }
         request.clear();
-        match starts.get(game as usize / 2 % starts.len().max(1)) {
-            Some(fen) => {
-                request.push_str("position fen ");
-                request.push_str(fen);
-            }
-            None => request.push_str("position startpos"),
-        }
-        request.push_str(" moves");
+        push_start(
+            &mut request,
+            starts.get(game as usize / 2 % starts.len().max(1)),
+        );
         let mut side = (game % 2) as usize;
         for _ in 0..MAX_PLIES {
             let asked = request.len();
-            match &clocks {
-                // The mover's time as both sides': which colour it plays the relay does not
-                // know, and the engine reads only its own.
-                Some(clocks) => {
-                    let c = &clocks[side];
-                    let (time, inc) = (c.remaining().as_millis().max(1), c.increment().as_millis());
-                    let _ = write!(
-                        request,
-                        "\ngo wtime {time} btime {time} winc {inc} binc {inc}\n"
-                    );
-                }
-                None => request.push_str(&go_nodes),
-            }
+            push_go(&mut request, clocks.as_ref().map(|c| &c[side]), &go_nodes);
             let sent = Instant::now();
             engines[side].send(&request)?;
             request.truncate(asked);

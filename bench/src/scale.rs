@@ -154,17 +154,16 @@ fn measure(
     Ok((task, merge, resume))
 }
 
-/// Fills the two tasks' journals to `games` from the games they played, and claims every block
-/// of pairs but the last, alternately for each task.
-fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
+/// The run's identity, its claims forgotten (every pair's and the next one's), so that the
+/// filled journals' blocks can be claimed again.
+fn forget_claims(claims_dir: &Path) -> Result<String, Failure> {
     let io = |what: &Path, e: &dyn std::fmt::Display| {
         Failure::bad_input(format!("{}: {e}", what.display()))
     };
-    let claims_dir = split.join(CLAIMS_DIR);
     let identity =
-        std::fs::read_to_string(claims_dir.join(IDENTITY_FILE)).map_err(|e| io(&claims_dir, &e))?;
-    for entry in std::fs::read_dir(&claims_dir).map_err(|e| io(&claims_dir, &e))? {
-        let path = entry.map_err(|e| io(&claims_dir, &e))?.path();
+        std::fs::read_to_string(claims_dir.join(IDENTITY_FILE)).map_err(|e| io(claims_dir, &e))?;
+    for entry in std::fs::read_dir(claims_dir).map_err(|e| io(claims_dir, &e))? {
+        let path = entry.map_err(|e| io(claims_dir, &e))?.path();
         let name = path
             .file_name()
             .unwrap_or_default()
@@ -174,22 +173,34 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
             std::fs::remove_file(&path).map_err(|e| io(&path, &e))?;
         }
     }
+    Ok(identity)
+}
+
+/// The number of openings the run's book holds (0: the start position).
+fn book_len(spec: &arbiter::tournament::RunSpec) -> Result<usize, Failure> {
+    let Some(path) = spec.openings.as_deref() else {
+        return Ok(0);
+    };
+    let entry = arbiter::game::find_game(&spec.game)
+        .ok_or_else(|| Failure::bad_input("the run's game is unknown"))?;
+    let format = arbiter::tournament::launch::book_format(spec, path);
+    arbiter::tournament::openings::load_book_as(path, format, entry, spec.book_plies)
+        .map(|book| book.len())
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))
+}
+
+/// Fills the two tasks' journals to `games` from the games they played, and claims every block
+/// of pairs but the last, alternately for each task.
+fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
+    let io = |what: &Path, e: &dyn std::fmt::Display| {
+        Failure::bad_input(format!("{}: {e}", what.display()))
+    };
+    let identity = forget_claims(&split.join(CLAIMS_DIR))?;
     let spec = arbiter::tournament::RunSpec::load(&split.join(tasks[0]))
         .ok()
         .flatten()
         .ok_or_else(|| Failure::bad_input("the real tasks left no run.json"))?;
-    let book = match spec.openings.as_deref() {
-        Some(path) => {
-            let entry = arbiter::game::find_game(&spec.game)
-                .ok_or_else(|| Failure::bad_input("the run's game is unknown"))?;
-            let format = arbiter::tournament::launch::book_format(&spec, path);
-            arbiter::tournament::openings::load_book_as(path, format, entry, spec.book_plies)
-                .map_err(|e| io(path, &e))?
-                .len()
-        }
-        None => 0,
-    };
-    let schedule = spec.schedule(book);
+    let schedule = spec.schedule(book_len(&spec)?);
     // Real games by their opening and the colours they were played with (an even game and an
     // odd one of a pair have the engines the other way round).
     let mut played: HashMap<(usize, u64), Vec<Entry>> = HashMap::new();
