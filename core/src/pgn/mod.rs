@@ -683,9 +683,7 @@ impl Progress {
         if memchr::memchr(b';', rest).is_some() {
             return false;
         }
-        let opened = memchr::memrchr(b'{', rest);
-        let closed = memchr::memrchr(b'}', rest);
-        let ends_inside = matches!((opened, closed), (Some(o), c) if c.is_none_or(|c| c < o));
+        let ends_inside = ends_in_comment(rest);
         self.in_moves = true;
         self.comment_depth = usize::from(ends_inside);
         if ends_inside {
@@ -713,10 +711,8 @@ impl Progress {
         if memchr::memchr(b';', run).is_some() {
             return None;
         }
-        if let Some(opened) = memchr::memrchr(b'{', run) {
-            if memchr::memrchr(b'}', run).is_none_or(|closed| closed < opened) {
-                return None;
-            }
+        if ends_in_comment(run) {
+            return None;
         }
         let mut lines = 0;
         let mut start = 0;
@@ -746,6 +742,13 @@ impl Progress {
                     .is_some()
         })
     }
+}
+
+/// Whether `text`, begun outside a comment and holding no `;`, ends inside one: comments do
+/// not nest, so exactly when its last `{` has no `}` after it.
+fn ends_in_comment(text: &[u8]) -> bool {
+    memchr::memrchr(b'{', text)
+        .is_some_and(|opened| memchr::memrchr(b'}', text).is_none_or(|closed| closed < opened))
 }
 
 /// `Some` where a line starting with `byte` is movetext wherever it lies: not a tag, an escape
