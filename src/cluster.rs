@@ -247,10 +247,16 @@ fn refuse_a_folder_the_tasks_would_refuse(job: &RunJob, base: &Path) -> Result<(
         let _ = arbiter::tournament::launch::record_default_book(&mut run);
         run.identity()
     };
+    if let Ok(value) = serde_json::from_str(&theirs) {
+        spec::check_folder_format(&value, &identity).map_err(Failure::bad_input)?;
+    }
     let Ok(theirs) = serde_json::from_str::<spec::RunSpec>(&theirs) else {
         return Ok(());
     };
-    spec::same_identity(&comparable(theirs), &comparable(job.spec.clone())).map_err(|how| {
+    // Each task plays the book in the order the run began with (see `RunSpec::join_order_of`).
+    let mut mine = job.spec.clone();
+    mine.shuffle = theirs.shuffle;
+    spec::same_identity(&comparable(theirs), &comparable(mine)).map_err(|how| {
         refused(format!(
             "holds a split run with other settings ({how}), and every task would refuse it: \
              give this run another --out or --name"

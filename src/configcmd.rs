@@ -630,7 +630,7 @@ fn course_rerun(spec: &RunSpec, file: &Path, quiet: bool) -> Result<Option<RunJo
     if !dir.join(JOURNAL_FILE).exists() {
         return Ok(None);
     }
-    let Ok(Some(mut saved)) = RunSpec::load(&dir) else {
+    let Ok(mut saved) = RunSpec::load(&dir) else {
         return Ok(None);
     };
     // What the run recorded when it started (the programs' hashes) is checked by the resume.

@@ -33,6 +33,12 @@ const fn reach(
 
 const EVERY_SETTING: &[Reach] = &[
     reach(
+        "folder_format",
+        "match",
+        &[],
+        Err("the folder's format, this build's: `arbiter adopt` upgrades an earlier one"),
+    ),
+    reach(
         "contents",
         "match",
         &[],

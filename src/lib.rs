@@ -249,13 +249,18 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
-    /// Take over a run folder an older arbiter sealed with a key kept inside it.
+    /// Upgrade a folder an earlier arbiter wrote to this build's format, in place.
     ///
-    /// Such a folder is refused by --resume and merge: whoever could write it could have
-    /// written that key too. If no one else could write it, adopt checks every seal with the
-    /// folder's key (a record it does not prove refuses the adoption, naming file and line,
-    /// and nothing changes), then seals every record again with your key and removes the
-    /// folder's. FOLDER may be a run's, a tune's, or a split run's folder with its shards.
+    /// --resume, merge, --shard and the tasks of `arbiter slurm` read only this build's folder
+    /// format and name this command for a folder of the format before. adopt writes each
+    /// settings file as this build does (a random-order book keeps the order the run began
+    /// with), sealed again under its run's id, so that the run goes on where it stopped. A
+    /// folder an older arbiter sealed with a key kept inside it is refused by --resume and
+    /// merge, as whoever could write it could have written that key too: if no one else could
+    /// write it, adopt checks every seal with that key (a record it does not prove refuses the
+    /// adoption, naming file and line, and nothing changes), then seals every record again with
+    /// your key and removes the folder's. Everything is checked before anything is written.
+    /// FOLDER may be a run's, a tune's, or a split run's folder with its shards.
     ///
     /// Example: arbiter adopt reports/sprt-new-vs-old
     #[command(verbatim_doc_comment)]
@@ -608,13 +613,8 @@ fn dispatch(command: Command, matches: &clap::ArgMatches) -> Result<Exit, Failur
         Command::Watch(args) => watchcmd::run(args).map(|()| Exit::Success),
         Command::Merge { out, dirs, quiet } => cluster::run_merge(&out, &dirs, quiet),
         Command::Adopt { folder } => {
-            let adopted = arbiter::proof::adopt(&folder).map_err(Failure::bad_input)?;
-            for a in adopted {
-                say!(
-                    "adopted {}: {} records sealed again with your key",
-                    a.folder.display(),
-                    a.lines
-                );
+            for line in arbiter::upgrade::adopt(&folder).map_err(Failure::bad_input)? {
+                say!("{line}");
             }
             Ok(Exit::Success)
         }
@@ -882,36 +882,6 @@ fn resume_overrides(name: &str, sub: &clap::ArgMatches) -> Result<(bool, Option<
         .then(|| sub.get_one::<usize>("concurrency").copied())
         .flatten();
     Ok((sub.get_flag("quiet"), concurrency))
-}
-
-/// A run folder from before specs were saved typed: its `run.json` holds the command line that
-/// started it, read again as typed.
-fn legacy_resume(dir: &std::path::Path) -> Result<runargs::RunJob, Failure> {
-    let path = dir.join(arbiter::tournament::spec::SPEC_FILE);
-    let cannot = |e: &dyn std::fmt::Display| {
-        Failure::bad_input(format!("cannot resume {}: {e}", dir.display()))
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| cannot(&e))?;
-    let saved: LegacyRun = serde_json::from_str(&text).map_err(|e| cannot(&e))?;
-    let argv = ["arbiter".to_string(), saved.command]
-        .into_iter()
-        .chain(saved.args);
-    let matches = Cli::command()
-        .try_get_matches_from(argv)
-        .map_err(|e| cannot(&e))?;
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| cannot(&e))?;
-    let mut job = match cli.command {
-        Command::Match(_) | Command::Tournament(_) => run_job(cli.command, &matches)?,
-        _ => return Err(cannot(&"it is not a run directory")),
-    };
-    job.origin = runargs::Origin::Saved(path);
-    Ok(job)
-}
-
-#[derive(serde::Deserialize)]
-struct LegacyRun {
-    command: String,
-    args: Vec<String>,
 }
 
 /// A panic in the shipped binaries ends the process at once, as `panic = "abort"` would, after

@@ -589,20 +589,14 @@ impl TournamentArgs {
     }
 }
 
-/// The run saved in `dir`, to continue it with `--resume`. Folders from before specs were saved
-/// typed hold a command line, read here as it was typed.
+/// The run saved in `dir`, to continue it with `--resume`.
 pub fn resumed(dir: &Path, quiet: bool, concurrency: Option<usize>) -> Result<RunJob, Failure> {
-    let mut job = match RunSpec::load(dir).map_err(Failure::bad_input)? {
-        Some(spec) => RunJob {
-            spec,
-            origin: Origin::Saved(dir.join(arbiter::tournament::spec::SPEC_FILE)),
-            quiet,
-            resume: None,
-        },
-        None => super::legacy_resume(dir)?,
+    let mut job = RunJob {
+        spec: RunSpec::load(dir).map_err(Failure::bad_input)?,
+        origin: Origin::Saved(dir.join(arbiter::tournament::spec::SPEC_FILE)),
+        quiet,
+        resume: Some(dir.to_path_buf()),
     };
-    job.quiet |= quiet;
-    job.resume = Some(dir.to_path_buf());
     if let Some(c) = concurrency {
         job.spec.concurrency = c;
     }

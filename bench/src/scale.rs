@@ -198,7 +198,6 @@ fn fill(split: &Path, tasks: &[&str; 2], games: u64) -> Result<(), Failure> {
     let identity = forget_claims(&split.join(CLAIMS_DIR))?;
     let spec = arbiter::tournament::RunSpec::load(&split.join(tasks[0]))
         .ok()
-        .flatten()
         .ok_or_else(|| Failure::bad_input("the real tasks left no run.json"))?;
     let schedule = spec.schedule(book_len(&spec)?);
     // Real games by their opening and the colours they were played with (an even game and an

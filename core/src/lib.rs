@@ -22,6 +22,7 @@ pub mod run;
 pub mod stats;
 pub mod tournament;
 pub mod tune;
+pub mod upgrade;
 
 /// The rules live in their own crate (`arbiter-rules`), which the bundled engine uses alone;
 /// they are re-exported here so that `arbiter::game` and `arbiter::games` keep working.

@@ -273,6 +273,27 @@ impl Key {
     }
 }
 
+/// `root` and the folders in it, two levels down: a run's, a split run's with its shards, a
+/// tune's or a bisect's with its steps.
+pub fn folders_within(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut folders = vec![root.to_path_buf()];
+    let mut frontier = folders.clone();
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for dir in &frontier {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+                found.retain(|p| p.is_dir() && !p.is_symlink());
+                found.sort();
+                next.extend(found);
+            }
+        }
+        folders.extend(next.iter().cloned());
+        frontier = next;
+    }
+    folders
+}
+
 /// What `adopt` did to one folder.
 #[derive(Debug)]
 pub struct Adopted {
@@ -287,28 +308,10 @@ pub struct Adopted {
 /// key removed. The owner vouches that no one else could write the folder; the key inside it
 /// still proves nothing an engine wrote got in, which is what it was made for.
 pub fn adopt(root: &Path) -> Result<Vec<Adopted>, String> {
-    let mut folders = vec![root.to_path_buf()];
-    let mut frontier = folders.clone();
-    for _ in 0..2 {
-        let mut next = Vec::new();
-        for dir in &frontier {
-            if let Ok(entries) = std::fs::read_dir(dir) {
-                next.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
-            }
-        }
-        folders.extend(next.iter().cloned());
-        frontier = next;
-    }
-    let legacy: Vec<std::path::PathBuf> = folders
+    let legacy: Vec<std::path::PathBuf> = folders_within(root)
         .into_iter()
         .filter(|d| d.join(KEY_FILE).is_file())
         .collect();
-    if legacy.is_empty() {
-        return Err(format!(
-            "{}: no folder an older arbiter sealed with a key inside it",
-            root.display()
-        ));
-    }
     // Whose folder and key it is, first: adopting seals what another user wrote (and could
     // have forged) with the caller's key.
     for dir in &legacy {

@@ -114,6 +114,9 @@ impl Run {
     pub fn prepare(mut spec: RunSpec, resume: Option<&Path>) -> Result<Run, RunError> {
         spec.check_all_but_programs().map_err(RunError::Spec)?;
         let dir = out_dir(&spec, resume);
+        if let (None, Some(_), Some(run_dir)) = (resume, spec.shard, dir.parent()) {
+            spec.join_order_of(run_dir).map_err(RunError::Setup)?;
+        }
         // A finished run resumed writes its reports again: its engines may be gone by now.
         let finished = resume.is_some() && crate::tournament::run::nothing_left(&spec, &dir)?;
         if !finished {

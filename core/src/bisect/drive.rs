@@ -364,9 +364,7 @@ fn played_step(dir: &Path, number: u64, names: &[String]) -> Result<Option<Match
         if !name.starts_with(&prefix) || !folder.join(crate::tournament::spec::SPEC_FILE).exists() {
             continue;
         }
-        let saved = RunSpec::load(&folder)
-            .map_err(BisectError::Setup)?
-            .ok_or_else(|| BisectError::Setup(format!("{}: not a step", folder.display())))?;
+        let saved = RunSpec::load(&folder).map_err(BisectError::Setup)?;
         let index =
             |e: &crate::engine::config::EngineConfig| names.iter().position(|n| *n == e.name);
         let matchup = match saved.engines.as_slice() {
@@ -426,9 +424,7 @@ fn play_step(
         // it (the step's folder holds the other tasks').
         _ if spec.shard.is_some() => Run::prepare(spec, None)?,
         true => {
-            let saved = RunSpec::load(folder)
-                .map_err(BisectError::Setup)?
-                .ok_or_else(|| BisectError::Setup(format!("{}: not a step", folder.display())))?;
+            let saved = RunSpec::load(folder).map_err(BisectError::Setup)?;
             Run::prepare(saved, Some(folder))?
         }
         false => {

@@ -68,8 +68,7 @@ impl Watched {
                 root.display()
             ));
         };
-        let played = RunSpec::load(first)?
-            .ok_or_else(|| format!("{}: a run from an older arbiter", first.display()))?;
+        let played = RunSpec::load(first)?;
         let spec = played.unsplit();
         let names: Vec<String> = spec.engines.iter().map(|e| e.name.clone()).collect();
         let total = spec.schedule_size();

@@ -451,6 +451,9 @@ pub fn join_run(run_dir: &Path, me: &str, identity: &str) -> Result<PathBuf, Str
         Ok(()) => Ok(dir),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {
             let theirs = std::fs::read_to_string(&path).map_err(fail)?;
+            if let Ok(value) = serde_json::from_str(&theirs) {
+                super::spec::check_folder_format(&value, &path)?;
+            }
             match super::spec::same_identity(&theirs, identity) {
                 Ok(()) => Ok(dir),
                 Err(how) => Err(format!(

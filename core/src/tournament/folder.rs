@@ -28,26 +28,22 @@ pub fn continues_task(spec: &RunSpec, dir: &Path) -> Result<bool, RunError> {
     if spec.shard.is_none() || !dir.join(JOURNAL_FILE).exists() {
         return Ok(false);
     }
-    match RunSpec::load(dir).map_err(RunError::Setup)? {
-        Some(saved) if saved.identity() == spec.identity() => Ok(true),
-        saved => {
-            let how = saved
-                .as_ref()
-                .and_then(|s| super::spec::same_identity(&s.identity(), &spec.identity()).err())
-                .map(|how| format!(" ({how})"))
-                .unwrap_or_default();
-            Err(RunError::Setup(
-                saved
-                    .and_then(|saved| differing_file(spec, &saved))
-                    .unwrap_or_else(|| {
-                        format!(
-                            "{} holds a shard of a different run{how}: give another --out or --name",
-                            dir.display()
-                        )
-                    }),
-            ))
-        }
+    let saved = RunSpec::load(dir).map_err(RunError::Setup)?;
+    if saved.identity() == spec.identity() {
+        return Ok(true);
     }
+    let how = super::spec::same_identity(&saved.identity(), &spec.identity())
+        .err()
+        .map(|how| format!(" ({how})"))
+        .unwrap_or_default();
+    Err(RunError::Setup(
+        differing_file(spec, &saved).unwrap_or_else(|| {
+            format!(
+                "{} holds a shard of a different run{how}: give another --out or --name",
+                dir.display()
+            )
+        }),
+    ))
 }
 
 /// Why a task's settings are not its run's when only a file's content differs (a node with

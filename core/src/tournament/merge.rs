@@ -84,14 +84,7 @@ fn common_run(folders: &[PathBuf]) -> Result<(RunSpec, Vec<Option<Shard>>), Merg
     let mut run: Option<(RunSpec, &PathBuf)> = None;
     let mut shards = Vec::new();
     for folder in folders {
-        let spec = RunSpec::load(folder)
-            .map_err(MergeError::Input)?
-            .ok_or_else(|| {
-                MergeError::Input(format!(
-                    "{}: a run from an older arbiter cannot be merged",
-                    folder.join(SPEC_FILE).display()
-                ))
-            })?;
+        let spec = RunSpec::load(folder).map_err(MergeError::Input)?;
         shards.push(spec.shard);
         let this = spec.unsplit();
         match &run {
@@ -263,7 +256,7 @@ fn target(out: &Path, spec: &RunSpec) -> Result<(Option<PathBuf>, RunFolder), Me
     let journal = out.join(JOURNAL_FILE);
     if out.join(SPEC_FILE).exists() {
         match RunSpec::load(out) {
-            Ok(Some(theirs)) if theirs.identity() == spec.identity() => {}
+            Ok(theirs) if theirs.identity() == spec.identity() => {}
             _ => {
                 return refuse(format!(
                     "{} holds another run ({}): merge into the run's own folder or a new one",
@@ -331,7 +324,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     }
     let (mut spec, shards) = common_run(&folders)?;
     // The copies every shard was asked for, written once here from all of their games.
-    if let Ok(Some(first)) = RunSpec::load(&folders[0]) {
+    if let Ok(first) = RunSpec::load(&folders[0]) {
         spec.pgnout = first.pgnout;
         spec.epdout = first.epdout;
         spec.replace_copies = first.replace_copies;
@@ -341,7 +334,7 @@ fn merge_into(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let (resumed, folder) = target(out, &spec)?;
     // The copies go after what their files held at the first merge of this run, every time.
     spec.copy_base = match RunSpec::load(out) {
-        Ok(Some(merged)) if merged.copy_base.is_some() => merged.copy_base,
+        Ok(merged) if merged.copy_base.is_some() => merged.copy_base,
         _ => Some(super::spec::CopyBase::now(&spec)),
     };
     folders.extend(resumed);

@@ -6,7 +6,8 @@
 //! walked until it lands inside it (cycle walking): a keyed pseudo-random permutation, so every
 //! order of the book is as likely as any other to the eye of a test, where the multiply-add
 //! bijection of earlier builds gave only arithmetic progressions (`-srand 1`: 3, 4, 5, 6, 7).
-//! Runs started by those builds record `legacy` and keep their order when resumed.
+//! Runs started by those builds are recorded as `legacy` when their folder is upgraded
+//! (`arbiter adopt`), and keep their order when resumed or joined by new tasks.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,18 +15,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Shuffle {
-    /// Earlier builds' multiply-add bijection: what a run.json without the field played.
+    /// Earlier builds' multiply-add bijection: what a run of folder format 1 played.
     Legacy,
     /// A keyed Feistel permutation.
     Feistel,
 }
 
 impl Shuffle {
-    /// What a saved run that does not say played with.
-    pub fn of_earlier_builds() -> Shuffle {
-        Shuffle::Legacy
-    }
-
     /// The place in `0..len` of `index` (which may run past `len`: each further cycle through
     /// the book is shuffled anew).
     pub fn position(self, index: u64, len: u64, seed: u64) -> u64 {

@@ -20,6 +20,11 @@ pub const MAX_CONCURRENCY: usize = 256;
 /// The file in a run folder that holds the run's spec, for `--resume`.
 pub const SPEC_FILE: &str = "run.json";
 
+/// The version of the run folder this build writes and reads, recorded first in `run.json`. A
+/// folder of the version before is upgraded in place by `arbiter adopt` (`crate::upgrade`);
+/// nothing else reads it.
+pub const FOLDER_FORMAT: u32 = 2;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunKind {
@@ -104,6 +109,8 @@ impl Anchor {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
+    /// The folder's format: [`FOLDER_FORMAT`] in every spec this build makes or reads.
+    pub folder_format: u32,
     pub kind: RunKind,
     pub game: String,
     pub engines: Vec<EngineConfig>,
@@ -144,8 +151,7 @@ pub struct RunSpec {
     pub book_format: Option<super::openings::BookFormat>,
     pub random_openings: bool,
     /// How a random-order book is shuffled: what this build does for a new run, what the run
-    /// was started with for one resumed or continued (`legacy` where its run.json does not say).
-    #[serde(default = "super::shuffle::Shuffle::of_earlier_builds")]
+    /// was started with for one resumed or continued, or joined by a new task.
     pub shuffle: super::shuffle::Shuffle,
     /// The book's opening the first round plays (1-based; cutechess-cli's and fastchess's
     /// `start=`).
@@ -320,6 +326,7 @@ impl RunSpec {
     /// A spec with the defaults of `arbiter tournament`, for the sources to fill in.
     pub fn new(kind: RunKind, engines: Vec<EngineConfig>) -> RunSpec {
         RunSpec {
+            folder_format: FOLDER_FORMAT,
             kind,
             game: "leiserchess".into(),
             engines,
@@ -826,7 +833,7 @@ fn first_difference(
 impl RunSpec {
     /// The spec saved in a run folder. `Ok(None)`: the folder's run.json is from before specs
     /// were saved typed (a `command` and its `args`), for the caller to read as a command line.
-    pub fn load(dir: &Path) -> Result<Option<RunSpec>, String> {
+    pub fn load(dir: &Path) -> Result<RunSpec, String> {
         let path = dir.join(SPEC_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             format!(
@@ -837,13 +844,63 @@ impl RunSpec {
         crate::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if value.get("args").is_some() && value.get("engines").is_none() {
-            return Ok(None);
-        }
-        serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()))
+        check_folder_format(&value, &path)?;
+        serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
     }
+
+    /// A task about to join the split run in `run_dir` plays the openings in the order the run
+    /// began with: how a book is shuffled belongs to the run, not to one of its tasks.
+    pub fn join_order_of(&mut self, run_dir: &Path) -> Result<(), String> {
+        let path = run_dir
+            .join(super::claims::CLAIMS_DIR)
+            .join(super::claims::IDENTITY_FILE);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(());
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        check_folder_format(&value, &path)?;
+        if let Some(shuffle) = value
+            .get("shuffle")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+        {
+            self.shuffle = shuffle;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses settings an earlier build wrote (at `path`), naming the one command that upgrades
+/// their folder, on a line of its own so that no clip of the message cuts it.
+pub fn check_folder_format(value: &serde_json::Value, path: &Path) -> Result<(), String> {
+    let found = value.get("folder_format").and_then(|v| v.as_u64());
+    if found == Some(u64::from(FOLDER_FORMAT)) {
+        return Ok(());
+    }
+    let folder = path.parent().unwrap_or(Path::new("."));
+    // A task's folder or the claims of a split run: the run's folder is the one to upgrade.
+    let run = match folder.parent() {
+        Some(up) if up.join(super::claims::CLAIMS_DIR).is_dir() => up,
+        _ => folder,
+    };
+    let run = if run.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        run
+    };
+    Err(match found {
+        None => format!(
+            "{}: written by an earlier arbiter (folder format 1; this build reads {FOLDER_FORMAT}). \
+             Upgrade the run's folder once, in place, and go on as before:\n  arbiter adopt {}",
+            path.display(),
+            run.display()
+        ),
+        Some(n) => format!(
+            "{}: folder format {n}, which this build ({FOLDER_FORMAT}) cannot read: use the \
+             arbiter that wrote it",
+            path.display()
+        ),
+    })
 }
 
 /// Engines a run can start: programs that exist, and books that read (a resumed run's too: a
@@ -968,7 +1025,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("arbiter-spec-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         spec.save(&dir).unwrap();
-        assert_eq!(RunSpec::load(&dir).unwrap(), Some(spec));
+        assert_eq!(RunSpec::load(&dir).unwrap(), spec);
         // Proofs are the owner's: a run.json changed, a proof removed, a key of the folder's
         // own (as older builds kept it, and as a forger would write one) are all refused.
         let sealed = std::fs::read(dir.join(SPEC_FILE)).unwrap();

@@ -492,8 +492,7 @@ impl Split {
         let folder = self.root.join(task);
         // Not written yet (a task starting), or being written: looked at again next time.
         let same = match RunSpec::load(&folder) {
-            Ok(Some(spec)) => spec.identity() == self.identity,
-            Ok(None) => false,
+            Ok(spec) => spec.identity() == self.identity,
             Err(_) => return false,
         };
         if !same {
