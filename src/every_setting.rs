@@ -1,7 +1,9 @@
 //! A run setting is one `RunSpec` field, set by one flag and the TOML key of the same name: this
-//! test proves that every field is reached from both (by setting it and seeing the field
-//! change), so a setting added to the spec but not to `RunArgs` fails here, not in a user's run.
+//! test proves that every field is reached from both (by setting it with the example its
+//! declaration in `RunArgs` gives, and seeing the field change), so a setting added to the spec
+//! but declared nowhere fails here, not in a user's run.
 
+use super::runargs::RunArgs;
 use super::{configcmd, run_job, Cli};
 use arbiter::tournament::RunSpec;
 use clap::{CommandFactory, FromArgMatches};
@@ -15,6 +17,54 @@ struct Reach {
     command: &'static str,
     flags: &'static [&'static str],
     toml: Result<&'static str, &'static str>,
+}
+
+/// A `RunArgs` setting's example as the lines of a TOML file: each flag its key, a flag alone
+/// `true`, a flag's values one string.
+fn toml_of(flags: &[&str]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut key: Option<&str> = None;
+    let mut values: Vec<&str> = Vec::new();
+    let end = |key: Option<&str>, values: &mut Vec<&str>, lines: &mut Vec<String>| {
+        if let Some(key) = key {
+            let value = match values.is_empty() {
+                true => "true".to_string(),
+                false => format!("{:?}", values.join(" ")),
+            };
+            lines.push(format!("{} = {value}", key.replace('-', "_")));
+        }
+        values.clear();
+    };
+    for word in flags {
+        match word.strip_prefix("--") {
+            Some(flag) => {
+                end(key, &mut values, &mut lines);
+                key = Some(flag);
+            }
+            None => values.push(word),
+        }
+    }
+    end(key, &mut values, &mut lines);
+    lines.join("\n")
+}
+
+/// Every run setting with the TOML lines that set it: those `RunArgs` declares, reached by their
+/// examples' flags and the same as TOML keys, then the others.
+fn every_setting() -> Vec<(Reach, Option<String>)> {
+    let declared = RunArgs::SETTINGS.iter().map(|(field, flags)| {
+        let reach = reach(
+            field,
+            "tournament",
+            flags,
+            Err("its TOML lines are beside it"),
+        );
+        (reach, Some(toml_of(flags)))
+    });
+    let others = OTHER_SETTINGS.iter().map(|r| {
+        let toml = r.toml.ok().map(String::from);
+        (reach(r.field, r.command, r.flags, r.toml), toml)
+    });
+    declared.chain(others).collect()
 }
 
 const fn reach(
@@ -31,7 +81,8 @@ const fn reach(
     }
 }
 
-const EVERY_SETTING: &[Reach] = &[
+/// The run settings `RunArgs` does not declare: set by a command's own flags, or by none.
+const OTHER_SETTINGS: &[Reach] = &[
     reach(
         "folder_format",
         "match",
@@ -83,170 +134,16 @@ const EVERY_SETTING: &[Reach] = &[
     reach("rounds", "tournament", &["--rounds", "7"], Ok("rounds = 7")),
     reach("games", "tournament", &["--games", "9"], Ok("games = 9")),
     reach(
-        "concurrency",
-        "tournament",
-        &["--concurrency", "2"],
-        Ok("concurrency = 2"),
-    ),
-    reach(
-        "affinity",
-        "tournament",
-        &["--affinity"],
-        Ok("affinity = true"),
-    ),
-    reach(
-        "openings",
-        "tournament",
-        &["--openings", "/b.txt"],
-        Ok("openings = \"/b.txt\""),
-    ),
-    reach(
-        "book_plies",
-        "tournament",
-        &["--book-plies", "4"],
-        Ok("book_plies = 4"),
-    ),
-    reach(
-        "book_format",
-        "tournament",
-        &["--book-format", "pgn"],
-        Ok("book_format = \"pgn\""),
-    ),
-    reach(
-        "no_book",
-        "tournament",
-        &["--no-book"],
-        Ok("no_book = true"),
-    ),
-    reach(
-        "random_openings",
-        "tournament",
-        &["--random-openings"],
-        Ok("random_openings = true"),
-    ),
-    reach(
-        "book_start",
-        "tournament",
-        &["--book-start", "3"],
-        Ok("book_start = 3"),
-    ),
-    reach(
-        "colours",
-        "tournament",
-        &["--colours", "first-white"],
-        Ok("colours = \"first-white\""),
-    ),
-    reach(
-        "games_per_opening",
-        "tournament",
-        &["--games-per-opening", "1"],
-        Ok("games_per_opening = 1"),
-    ),
-    reach("seed", "tournament", &["--seed", "9"], Ok("seed = 9")),
-    reach(
-        "max_plies",
-        "tournament",
-        &["--max-plies", "90"],
-        Ok("max_plies = 90"),
-    ),
-    reach(
-        "rules",
-        "tournament",
-        &["--rules", "repetition=fairy-stockfish"],
-        Ok("rules = \"repetition=fairy-stockfish\""),
-    ),
-    reach(
-        "draw",
-        "tournament",
-        &["--draw", "movenumber=40", "movecount=8", "score=10"],
-        Ok("draw = \"movenumber=40 movecount=8 score=10\""),
-    ),
-    reach(
-        "check_pvs",
-        "match",
-        &["--game", "chess", "--check-pvs", "mates"],
-        Ok("game = \"chess\"\ncheck_pvs = \"mates\""),
-    ),
-    reach(
-        "tablebase",
-        "match",
-        &["--game", "chess", "--tablebase", "path=tests/syzygy", "pieces=4"],
-        Ok("game = \"chess\"\ntablebase = \"path=tests/syzygy pieces=4\""),
-    ),
-    reach(
-        "resign",
-        "tournament",
-        &["--resign", "movecount=3", "score=600"],
-        Ok("resign = \"movecount=3 score=600\""),
-    ),
-    reach("strict", "tournament", &["--strict"], Ok("strict = true")),
-    reach(
         "sprt",
         "match",
         &["--sprt", "elo0=0", "elo1=5", "alpha=0.05", "beta=0.05"],
         Ok("sprt = \"elo0=0 elo1=5 alpha=0.05 beta=0.05\""),
     ),
     reach(
-        "anchor",
-        "tournament",
-        &["--anchor", "a=100"],
-        Ok("anchor = \"a=100\""),
-    ),
-    reach("name", "tournament", &["--name", "x"], Ok("name = \"x\"")),
-    reach("out", "tournament", &["--out", "/x"], Ok("out = \"/x\"")),
-    reach(
-        "log",
-        "tournament",
-        &["--log", "/io.log"],
-        Ok("log = \"/io.log\""),
-    ),
-    reach(
-        "pgnout",
-        "tournament",
-        &["--pgnout", "/g.pgn"],
-        Ok("pgnout = \"/g.pgn\""),
-    ),
-    reach(
-        "epdout",
-        "tournament",
-        &["--epdout", "/g.epd"],
-        Ok("epdout = \"/g.epd\""),
-    ),
-    reach(
-        "replace_copies",
-        "tournament",
-        &["--replace-copies"],
-        Ok("replace_copies = true"),
-    ),
-    reach(
-        "pgnout_min",
-        "tournament",
-        &["--pgnout", "/g.pgn", "--pgnout-min"],
-        Ok("pgnout = \"/g.pgn\"\npgnout_min = true"),
-    ),
-    reach(
-        "pgn_nodes",
-        "match",
-        &["--pgn-nodes"],
-        Ok("pgn_nodes = true"),
-    ),
-    reach(
-        "pgn_seldepth",
-        "match",
-        &["--pgn-seldepth"],
-        Ok("pgn_seldepth = true"),
-    ),
-    reach(
-        "pgn_line",
-        "match",
-        &["--pgn-line", "^info string pgncomment .*"],
-        Ok("pgn_line = \"^info string pgncomment .*\""),
-    ),
-    reach(
         "shuffle",
         "match",
         &[],
-        Err("this build's way of shuffling a random-order book, kept so that a run resumed by a newer build keeps its order"),
+        Err("the run's way of shuffling a random-order book: a resumed run, or a task joining one, keeps its run's"),
     ),
     reach(
         "copy_base",
@@ -254,13 +151,6 @@ const EVERY_SETTING: &[Reach] = &[
         &[],
         Err("taken from the files when the run starts: how long --pgnout and --epdout were"),
     ),
-    reach(
-        "event",
-        "tournament",
-        &["--event", "E"],
-        Ok("event = \"E\""),
-    ),
-    reach("site", "match", &["--site", "S"], Ok("site = \"S\"")),
     reach(
         "shard",
         "tournament",
@@ -272,12 +162,6 @@ const EVERY_SETTING: &[Reach] = &[
         "tournament",
         &["--lease", "60"],
         Err("per task: `arbiter run FILE --lease S`"),
-    ),
-    reach(
-        "viewer_games",
-        "tournament",
-        &["--viewer-games", "3"],
-        Ok("viewer_games = 3"),
     ),
 ];
 
@@ -327,11 +211,12 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     spec.seeds_meet = true;
     let fields = serde_json::to_value(spec).unwrap();
     let fields: Vec<&String> = fields.as_object().unwrap().keys().collect();
-    let listed: Vec<&str> = EVERY_SETTING.iter().map(|r| r.field).collect();
+    let every = every_setting();
+    let listed: Vec<&str> = every.iter().map(|(r, _)| r.field).collect();
     for field in &fields {
         assert!(
             listed.contains(&field.as_str()),
-            "RunSpec::{field} has no flag or TOML key listed in EVERY_SETTING"
+            "RunSpec::{field} is neither declared in RunArgs nor listed in OTHER_SETTINGS"
         );
     }
     assert_eq!(
@@ -340,7 +225,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
         "a listed field RunSpec does not have"
     );
     let base_toml = of_toml("");
-    for r in EVERY_SETTING.iter().filter(|r| !r.flags.is_empty()) {
+    for (r, toml) in every.iter().filter(|(r, _)| !r.flags.is_empty()) {
         let base = of_flags(r.command, &[]);
         let set = of_flags(r.command, r.flags);
         assert_ne!(
@@ -348,7 +233,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
             "{:?} leaves {} as it was",
             r.flags, r.field
         );
-        if let Ok(lines) = r.toml {
+        if let Some(lines) = toml {
             assert_ne!(
                 of_toml(lines)[r.field],
                 base_toml[r.field],
@@ -369,7 +254,8 @@ fn only_the_per_task_settings_may_differ_between_shards() {
             .unwrap()
             .identity()
     };
-    for r in EVERY_SETTING.iter().filter(|r| !r.flags.is_empty()) {
+    let every = every_setting();
+    for (r, _) in every.iter().filter(|(r, _)| !r.flags.is_empty()) {
         let changed = of_flags(r.command, r.flags);
         let per_task = RunSpec::PER_TASK.contains(&r.field);
         let mut only_it = base.clone();
@@ -383,7 +269,7 @@ fn only_the_per_task_settings_may_differ_between_shards() {
     }
     for field in RunSpec::PER_TASK {
         assert!(
-            EVERY_SETTING.iter().any(|r| r.field == *field),
+            every.iter().any(|(r, _)| r.field == *field),
             "{field} is not a setting"
         );
     }

@@ -13,189 +13,296 @@ use std::path::{Path, PathBuf};
 /// The game played when none is named.
 pub const DEFAULT_GAME: &str = "leiserchess";
 
-/// Settings shared by `match` and `tournament`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct RunArgs {
-    /// Game id (see `arbiter games`); leiserchess unless named. A UCI engine that offers no
-    /// `UCI_Variant` (a chess engine) is refused under the default: name the game it plays.
-    #[arg(long)]
-    pub game: Option<String>,
-    /// An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable),
-    /// dir=, proto=uci|leiserchess|xboard, tc=[moves/]base[+inc] (seconds, or minutes:seconds
-    /// as in 40/1:30+1), st=<seconds per move>, depth=, nodes=, timemargin=<ms>,
-    /// stall=<seconds>, handshake=<seconds>, restart=on|off (a new process every game; default
-    /// off), stderr=<file> (the engine's stderr added to it; by default to --log), option.<Name>=<value> (checked against the options the engine lists: a name it
-    /// does not offer, or a value outside its range, stops the run before the first game).
-    /// Sandbox (docs/safety.md): sandbox=auto|on|off (default auto: in a
-    /// bubblewrap sandbox where the machine has one; `--each sandbox=off` for the whole run),
-    /// memory=<size, e.g. 512M> (default: RAM / (2 x engines at once)), processes=<N> (default 512),
-    /// threads=<CPU cores> (default: option.Threads, else 1), readable=<path> (a file or folder
-    /// outside its own that it may read, e.g. what a wrapper script runs; repeatable),
-    /// writable=<folder> (kept after the run, e.g. for learning files; repeatable: everything
-    /// else an engine writes stays in a private copy of its working folder and goes with it).
-    /// env.<NAME>=<value> passes a variable; an engine gets only PATH HOME USER LOGNAME LANG
-    /// LC_ALL LC_CTYPE TZ of arbiter's environment. freeze=watch|on|off (default watch: an
-    /// engine's CPU is counted while its opponent thinks, and one that uses more than 5 ms there
-    /// is frozen on its opponent's turns from then on; on: frozen from the first turn; off: for an
-    /// engine that ponders on its own).
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append)]
-    pub engine: Vec<String>,
-    /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
-    #[arg(skip)]
-    pub engine_groups: Vec<Vec<String>>,
-    /// Settings applied to every engine (an engine's own settings win).
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    pub each: Vec<String>,
-    /// Games played at the same time (the quick start, `tournament` without --engine, plays 2).
-    #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
-    /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
-    /// started by it inherit the CPU). There the referee, a SCHED_BATCH thread, lets the
-    /// engine finish its reply and reads it at once instead of waking for every `info` line
-    /// on another CPU: a quarter to a half of its cost per move with fast engines. The games
-    /// take the CPUs arbiter may run on in turn, or those listed (`--affinity 2,3` or `4-7`,
-    /// as taskset and fastchess's -use-affinity write them). By default (`auto`) the games are
-    /// pinned only when each gets a CPU no other arbiter run holds, one CPU is left over, and
-    /// no engine searches with several threads (`option.Threads`, `threads=`, or the engine's
-    /// own `Threads` default); a line says so. Runs hold their CPUs by locks in
-    /// /tmp/arbiter-cpus (or the folder ARBITER_CPU_LOCKS names). `--affinity off` pins nothing.
-    #[arg(long, value_name = "CPUS", num_args = 0..=1)]
-    pub affinity: Option<Option<String>>,
-    /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
-    /// Default: openings/<game>.txt if it exists (recorded in run.json by absolute path), else
-    /// the start position.
-    #[arg(long)]
-    pub openings: Option<PathBuf>,
-    /// Play every game from the start position, even where openings/<game>.txt is.
-    #[arg(long, conflicts_with = "openings")]
-    pub no_book: bool,
-    /// Use only the first N plies of each book line.
-    #[arg(long)]
-    pub book_plies: Option<usize>,
-    /// Read the book as epd, pgn or lines (arbiter's own), whatever its file's name; by
-    /// default its ending says (.epd, .pgn, anything else lines).
-    #[arg(long, value_name = "FORMAT", value_parser = arbiter::tournament::openings::BookFormat::parse)]
-    pub book_format: Option<arbiter::tournament::openings::BookFormat>,
-    /// Take openings in a seeded random order instead of book order.
-    #[arg(long)]
-    pub random_openings: bool,
-    /// Begin the book at its Nth opening (1-based; with --random-openings, at the Nth of the
-    /// shuffled order), wrapping round to the first after the last: the start= of
-    /// cutechess-cli's and fastchess's -openings.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub book_start: u64,
-    /// Who has White in each game pair: alternate (the first engine White, then Black; the
-    /// default), reverse (the second engine White first; their -reverse), first-white (the first
-    /// engine White in both games; their -noswap) or second-white (both).
-    #[arg(long, value_parser = crate::choices::colours(), default_value = "alternate", value_name = "ORDER")]
-    pub colours: Colours,
-    /// Play each opening N games in a row between two engines, colours alternating: 2 (the
-    /// default) makes colour-reversed pairs, 1 gives each game its own opening (cutechess-cli
-    /// without -repeat, fastchess's -games 1). The pentanomial figures still count consecutive
-    /// games as pairs; they share an opening only when N is 2.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub games_per_opening: u64,
-    /// Seeds what is chosen at random: the opening order with --random-openings, and a tune's
-    /// flips. The same seed plays the same schedule.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Draw a game after this many plies (termination "max plies").
-    #[arg(long, default_value_t = 500)]
-    pub max_plies: usize,
-    /// The game's rule options, as name=value (leaperhouse: repetition=fairy-stockfish scores
-    /// a third occurrence as Fairy-Stockfish does, against the side to move; the default,
-    /// prose, as its rule text does; leiserchess: move-rule=course draws after 200 plies without
-    /// a zap counted from the book's last move, as the MIT course's tester does, where the rule
-    /// text's 100 count from the first). Named in the report and in each PGN's Rules tag.
-    #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
-    pub rules: Vec<String>,
-    /// Stop at the first game an engine loses by a fault of the program (an illegal move, its
-    /// clock, a crash, silence, its memory limit): the games in progress are abandoned, the
-    /// reports written, and arbiter exits with code 6; `--resume` goes on from there (and plays
-    /// the abandoned games). For engine CI, where any such game is a bug (fastchess's -strict).
-    #[arg(long)]
-    pub strict: bool,
-    /// Adjudicate a draw: movenumber=N movecount=N score=CP.
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    pub draw: Vec<String>,
-    /// Adjudicate a loss: movecount=N score=CP [twosided=true]. The side whose own last N
-    /// scores are all at most -CP loses; with twosided=true only if its opponent's last N are
-    /// all at least +CP too.
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    pub resign: Vec<String>,
-    /// Chess: end a game by Syzygy tablebases once its position is in them: path=DIR[;DIR]
-    /// [pieces=N] [results=both|win-loss|draw] [ignore50=true]. Probed after a capture or
-    /// pawn move without castling rights (as fastchess's -tb); a win the fifty-move rule
-    /// spoils is a draw unless ignore50=true. The result and "SyzygyTB" go in the PGN.
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    pub tablebase: Vec<String>,
-    /// Chess: check every line the engines report (`info ... pv`) against the position they
-    /// searched, and print fastchess's warning for each fault: a move that is illegal or
-    /// played after the game ended, a move played that is not its last line's first; `mates`
-    /// also checks that a mate score's line is that long and ends in mate (fastchess's
-    /// -check-mate-pvs). Games are not changed.
-    #[arg(long, value_name = "CHECKS", num_args = 0..=1, default_missing_value = "lines",
-          value_parser = arbiter::referee::pv_check::PvChecks::parse)]
-    pub check_pvs: Option<arbiter::referee::pv_check::PvChecks>,
-    /// Fix one engine's rating in the joint ratings: name=elo.
-    #[arg(long, value_name = "NAME=ELO", value_parser = Anchor::parse)]
-    pub anchor: Option<Anchor>,
-    /// Name of the run: its output goes to reports/<name>/.
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Output directory (instead of reports/<name>/).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Continue the interrupted run in this directory, with the settings it was started with.
-    #[arg(long, value_name = "DIR")]
-    pub resume: Option<PathBuf>,
-    /// Write all engine input and output, timestamped, to this file.
-    #[arg(long)]
-    pub log: Option<PathBuf>,
-    /// PGN Event tag and report title.
-    #[arg(long)]
-    pub event: Option<String>,
-    /// PGN Site tag (default: arbiter).
-    #[arg(long)]
-    pub site: Option<String>,
-    /// Also write every game to this PGN file, after what it held before the run (as
-    /// cutechess-cli and fastchess add to it); --replace-copies to replace it.
-    #[arg(long)]
-    pub pgnout: Option<PathBuf>,
-    /// Also write the final position of every game to this file, one line each: for chess EPD
-    /// as fastchess writes it (`<fields> hmvc N; fmvn N;`), for the other games their FEN.
-    #[arg(long)]
-    pub epdout: Option<PathBuf>,
-    /// --pgnout and --epdout replace the files' contents instead of adding to them.
-    #[arg(long)]
-    pub replace_copies: bool,
-    /// --pgnout's games without the engines' comments (score, depth, time per move): a
-    /// minimal PGN, as cutechess-cli's `-pgnout FILE min` writes it.
-    #[arg(long, requires = "pgnout")]
-    pub pgnout_min: bool,
-    /// Each engine move's PGN comment also gives the nodes searched, as `n=N` (fastchess's
-    /// `-pgnout nodes=true`).
-    #[arg(long)]
-    pub pgn_nodes: bool,
-    /// Each engine move's PGN comment also gives the selective depth, as `sd=N` (fastchess's
-    /// `-pgnout seldepth=true`).
-    #[arg(long)]
-    pub pgn_seldepth: bool,
-    /// Each engine move's PGN comment also holds the last line the engine wrote during that
-    /// search that REGEX finds a match in, as `line="..."` (fastchess's `-pgnout
-    /// match_line=REGEX`, which OpenBench gives as `^info string pgncomment .*`). Repeat for
-    /// several patterns; in a TOML file, one pattern.
-    #[arg(long, value_name = "REGEX", value_parser = regex_pattern)]
-    pub pgn_line: Vec<String>,
-    /// Print only the final result.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Games shown in report.html's game viewer (games a fault ended first, then decisive
-    /// ones); 0 for none.
-    #[arg(long, value_name = "N", default_value_t = arbiter::report::viewer::MAX_SHOWN)]
-    pub viewer_games: usize,
-    #[command(flatten)]
-    pub split: SplitArgs,
+/// Declares `RunArgs`: its plain fields, then each run setting once, as its flag (clap's
+/// attributes and help, which TOML keys are read through), how the flag's value becomes its
+/// `RunSpec` field, and an example that sets it (`every_setting` checks it from a flag and from
+/// a TOML key). A new setting is one entry here and its use.
+macro_rules! run_settings {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$bmeta:meta])* pub $bfield:ident : $bty:ty, )*
+        }
+        settings {
+            $(
+                $(#[$smeta:meta])*
+                $field:ident : $ty:ty => $into:expr,
+                    example [$($example:literal),*];
+            )*
+        }
+        then {
+            $( $(#[$ameta:meta])* pub $afield:ident : $aty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$bmeta])* pub $bfield: $bty, )*
+            $( $(#[$smeta])* pub $field: $ty, )*
+            $( $(#[$ameta])* pub $afield: $aty, )*
+        }
+
+        impl $name {
+            /// Each run setting's `RunSpec` field, from its flag.
+            fn set_settings(&self, spec: &mut RunSpec) -> Result<(), SpecError> {
+                $( spec.$field = ($into)(&self.$field)?; )*
+                Ok(())
+            }
+
+            /// Each run setting's field, and the flags of an example that sets it.
+            #[cfg(test)]
+            pub const SETTINGS: &'static [(&'static str, &'static [&'static str])] =
+                &[ $( (stringify!($field), &[$($example),*]) ),* ];
+        }
+    };
+}
+
+/// `--engine`'s help, its closed choices named from the lists the engine layer reads them by.
+fn engine_help() -> String {
+    let protos = arbiter::engine::dialect::Proto::names().join("|");
+    format!(
+        "An engine, as KEY=VALUE settings: cmd=<program> (required), name=, arg= (repeatable), \
+         dir=, proto={protos}, tc=[moves/]base[+inc] (seconds, or minutes:seconds as in \
+         40/1:30+1), st=<seconds per move>, depth=, nodes=, timemargin=<ms>, stall=<seconds>, \
+         handshake=<seconds>, restart=on|off (a new process every game; default off), \
+         stderr=<file> (the engine's stderr added to it; by default to --log), \
+         option.<Name>=<value> (checked against the options the engine lists: a name it does \
+         not offer, or a value outside its range, stops the run before the first game). \
+         Sandbox (docs/safety.md): sandbox=auto|on|off (default auto: in a bubblewrap sandbox \
+         where the machine has one; `--each sandbox=off` for the whole run), memory=<size, e.g. \
+         512M> (default: RAM / (2 x engines at once)), processes=<N> (default 512), \
+         threads=<CPU cores> (default: option.Threads, else 1), readable=<path> (a file or \
+         folder outside its own that it may read, e.g. what a wrapper script runs; repeatable), \
+         writable=<folder> (kept after the run, e.g. for learning files; repeatable: everything \
+         else an engine writes stays in a private copy of its working folder and goes with it). \
+         env.<NAME>=<value> passes a variable; an engine gets only PATH HOME USER LOGNAME LANG \
+         LC_ALL LC_CTYPE TZ of arbiter's environment. freeze=watch|on|off (default watch: an \
+         engine's CPU is counted while its opponent thinks, and one that uses more than 5 ms \
+         there is frozen on its opponent's turns from then on; on: frozen from the first turn; \
+         off: for an engine that ponders on its own)."
+    )
+}
+
+/// A setting whose flag's value is its field's.
+fn copied<T: Clone>(value: &T) -> Result<T, SpecError> {
+    Ok(value.clone())
+}
+
+// The flags that are not a run setting of their own, then the run settings (`RunSpec` fields),
+// each declared once.
+run_settings! {
+    /// Settings shared by `match` and `tournament`.
+    #[derive(clap::Args, Debug, Clone)]
+    pub struct RunArgs {
+        /// Game id (see `arbiter games`); leiserchess unless named. A UCI engine that offers no
+        /// `UCI_Variant` (a chess engine) is refused under the default: name the game it plays.
+        #[arg(long)]
+        pub game: Option<String>,
+        #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = ArgAction::Append,
+              help = engine_help())]
+        pub engine: Vec<String>,
+        /// `--engine` settings grouped by occurrence (filled from clap's matches, not a flag).
+        #[arg(skip)]
+        pub engine_groups: Vec<Vec<String>>,
+        /// Settings applied to every engine (an engine's own settings win).
+        #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+        pub each: Vec<String>,
+    }
+    settings {
+        /// Games played at the same time (the quick start, `tournament` without --engine, plays 2).
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize => copied,
+            example ["--concurrency", "3"];
+        /// Pin each concurrent game to one CPU: its referee thread and both engines (engines
+        /// started by it inherit the CPU). There the referee, a SCHED_BATCH thread, lets the engine
+        /// finish its reply and reads it at once instead of waking for every `info` line on another
+        /// CPU: a quarter to a half of its cost per move with fast engines. The games take the CPUs
+        /// arbiter may run on in turn, or those listed (`--affinity 2,3` or `4-7`, as taskset and
+        /// fastchess's -use-affinity write them). By default (`auto`) the games are pinned only
+        /// when each gets a CPU no other arbiter run holds, one CPU is left over, and no engine
+        /// searches with several threads (`option.Threads`, `threads=`, or the engine's own
+        /// `Threads` default); a line says so. Runs hold their CPUs by locks in /tmp/arbiter-cpus
+        /// (or the folder ARBITER_CPU_LOCKS names). `--affinity off` pins nothing.
+        #[arg(long, value_name = "CPUS", num_args = 0..=1)]
+        affinity: Option<Option<String>> => |a: &Option<Option<String>>| match a {
+            None => Ok(Affinity::default()),
+            Some(None) => Ok(Affinity::Pinned(true)),
+            Some(Some(list)) => {
+                Affinity::parse(list).map_err(|why| SpecError::new("affinity", why))
+            }
+        },
+            example ["--affinity"];
+        /// Opening book: one line per opening, moves (`g4g5 e6e7`) or `fen <FEN> [moves ...]`.
+        /// Default: openings/<game>.txt if it exists (recorded in run.json by absolute path), else
+        /// the start position.
+        #[arg(long)]
+        openings: Option<PathBuf> => copied,
+            example ["--openings", "/b.txt"];
+        /// Play every game from the start position, even where openings/<game>.txt is.
+        #[arg(long, conflicts_with = "openings")]
+        no_book: bool => copied,
+            example ["--no-book"];
+        /// Use only the first N plies of each book line.
+        #[arg(long)]
+        book_plies: Option<usize> => copied,
+            example ["--book-plies", "4"];
+        /// Read the book as epd, pgn or lines (arbiter's own), whatever its file's name; by default
+        /// its ending says (.epd, .pgn, anything else lines).
+        #[arg(long, value_name = "FORMAT",
+              value_parser = arbiter::tournament::openings::BookFormat::parse)]
+        book_format: Option<arbiter::tournament::openings::BookFormat> => copied,
+            example ["--book-format", "pgn"];
+        /// Take openings in a seeded random order instead of book order.
+        #[arg(long)]
+        random_openings: bool => copied,
+            example ["--random-openings"];
+        /// Begin the book at its Nth opening (1-based; with --random-openings, at the Nth of the
+        /// shuffled order), wrapping round to the first after the last: the start= of
+        /// cutechess-cli's and fastchess's -openings.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        book_start: u64 => copied,
+            example ["--book-start", "3"];
+        /// Who has White in each game pair: alternate (the first engine White, then Black; the
+        /// default), reverse (the second engine White first; their -reverse), first-white (the
+        /// first engine White in both games; their -noswap) or second-white (both).
+        #[arg(long, value_parser = crate::choices::colours(), default_value = "alternate",
+              value_name = "ORDER")]
+        colours: Colours => copied,
+            example ["--colours", "first-white"];
+        /// Play each opening N games in a row between two engines, colours alternating: 2 (the
+        /// default) makes colour-reversed pairs, 1 gives each game its own opening (cutechess-cli
+        /// without -repeat, fastchess's -games 1). The pentanomial figures still count consecutive
+        /// games as pairs; they share an opening only when N is 2.
+        #[arg(long, default_value_t = 2, value_name = "N")]
+        games_per_opening: u64 => copied,
+            example ["--games-per-opening", "1"];
+        /// Seeds what is chosen at random: the opening order with --random-openings, and a tune's
+        /// flips. The same seed plays the same schedule.
+        #[arg(long, default_value_t = 1)]
+        seed: u64 => copied,
+            example ["--seed", "9"];
+        /// Draw a game after this many plies (termination "max plies").
+        #[arg(long, default_value_t = 500)]
+        max_plies: usize => copied,
+            example ["--max-plies", "90"];
+        /// The game's rule options, as name=value (leaperhouse: repetition=fairy-stockfish scores a
+        /// third occurrence as Fairy-Stockfish does, against the side to move; the default, prose,
+        /// as its rule text does; leiserchess: move-rule=course draws after 200 plies without a zap
+        /// counted from the book's last move, as the MIT course's tester does, where the rule
+        /// text's 100 count from the first). Named in the report and in each PGN's Rules tag.
+        #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
+        rules: Vec<String> => |r: &Vec<String>| rule_pairs(r),
+            example ["--rules", "repetition=fairy-stockfish"];
+        /// Stop at the first game an engine loses by a fault of the program (an illegal move, its
+        /// clock, a crash, silence, its memory limit): the games in progress are abandoned, the
+        /// reports written, and arbiter exits with code 6; `--resume` goes on from there (and plays
+        /// the abandoned games). For engine CI, where any such game is a bug (fastchess's -strict).
+        #[arg(long)]
+        strict: bool => copied,
+            example ["--strict"];
+        /// Adjudicate a draw: movenumber=N movecount=N score=CP.
+        #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+        draw: Vec<String> => |d: &Vec<String>| key_values("draw", d, DrawRule::parse),
+            example ["--draw", "movenumber=40", "movecount=8", "score=10"];
+        /// Adjudicate a loss: movecount=N score=CP [twosided=true]. The side whose own last N
+        /// scores are all at most -CP loses; with twosided=true only if its opponent's last N are
+        /// all at least +CP too.
+        #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+        resign: Vec<String> => |r: &Vec<String>| key_values("resign", r, ResignRule::parse),
+            example ["--resign", "movecount=3", "score=600"];
+        /// Chess: end a game by Syzygy tablebases once its position is in them: path=DIR[;DIR]
+        /// [pieces=N] [results=both|win-loss|draw] [ignore50=true]. Probed after a capture or pawn
+        /// move without castling rights (as fastchess's -tb); a win the fifty-move rule spoils is a
+        /// draw unless ignore50=true. The result and "SyzygyTB" go in the PGN.
+        #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+        tablebase: Vec<String> => |t: &Vec<String>| {
+            key_values("tablebase", t, arbiter::referee::tablebase::TbRule::parse)
+        },
+            example ["--game", "chess", "--tablebase", "path=tests/syzygy", "pieces=4"];
+        /// Chess: check every line the engines report (`info ... pv`) against the position they
+        /// searched, and print fastchess's warning for each fault: a move that is illegal or played
+        /// after the game ended, a move played that is not its last line's first; `mates` also
+        /// checks that a mate score's line is that long and ends in mate (fastchess's
+        /// -check-mate-pvs). Games are not changed.
+        #[arg(long, value_name = "CHECKS", num_args = 0..=1, default_missing_value = "lines",
+              value_parser = arbiter::referee::pv_check::PvChecks::parse)]
+        check_pvs: Option<arbiter::referee::pv_check::PvChecks> => copied,
+            example ["--game", "chess", "--check-pvs", "mates"];
+        /// Fix one engine's rating in the joint ratings: name=elo.
+        #[arg(long, value_name = "NAME=ELO", value_parser = Anchor::parse)]
+        anchor: Option<Anchor> => copied,
+            example ["--anchor", "a=100"];
+        /// Name of the run: its output goes to reports/<name>/.
+        #[arg(long)]
+        name: Option<String> => copied,
+            example ["--name", "x"];
+        /// Output directory (instead of reports/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf> => copied,
+            example ["--out", "/x"];
+        /// Write all engine input and output, timestamped, to this file.
+        #[arg(long)]
+        log: Option<PathBuf> => copied,
+            example ["--log", "/io.log"];
+        /// PGN Event tag and report title.
+        #[arg(long)]
+        event: Option<String> => copied,
+            example ["--event", "E"];
+        /// PGN Site tag (default: arbiter).
+        #[arg(long)]
+        site: Option<String> => copied,
+            example ["--site", "S"];
+        /// Also write every game to this PGN file, after what it held before the run (as
+        /// cutechess-cli and fastchess add to it); --replace-copies to replace it.
+        #[arg(long)]
+        pgnout: Option<PathBuf> => copied,
+            example ["--pgnout", "/g.pgn"];
+        /// Also write the final position of every game to this file, one line each: for chess EPD
+        /// as fastchess writes it (`<fields> hmvc N; fmvn N;`), for the other games their FEN.
+        #[arg(long)]
+        epdout: Option<PathBuf> => copied,
+            example ["--epdout", "/g.epd"];
+        /// --pgnout and --epdout replace the files' contents instead of adding to them.
+        #[arg(long)]
+        replace_copies: bool => copied,
+            example ["--replace-copies"];
+        /// --pgnout's games without the engines' comments (score, depth, time per move): a minimal
+        /// PGN, as cutechess-cli's `-pgnout FILE min` writes it.
+        #[arg(long, requires = "pgnout")]
+        pgnout_min: bool => copied,
+            example ["--pgnout", "/g.pgn", "--pgnout-min"];
+        /// Each engine move's PGN comment also gives the nodes searched, as `n=N` (fastchess's
+        /// `-pgnout nodes=true`).
+        #[arg(long)]
+        pgn_nodes: bool => copied,
+            example ["--pgn-nodes"];
+        /// Each engine move's PGN comment also gives the selective depth, as `sd=N` (fastchess's
+        /// `-pgnout seldepth=true`).
+        #[arg(long)]
+        pgn_seldepth: bool => copied,
+            example ["--pgn-seldepth"];
+        /// Each engine move's PGN comment also holds the last line the engine wrote during that
+        /// search that REGEX finds a match in, as `line="..."` (fastchess's `-pgnout
+        /// match_line=REGEX`, which OpenBench gives as `^info string pgncomment .*`). Repeat for
+        /// several patterns; in a TOML file, one pattern.
+        #[arg(long, value_name = "REGEX", value_parser = regex_pattern)]
+        pgn_line: Vec<String> => copied,
+            example ["--pgn-line", "^info string pgncomment .*"];
+        /// Games shown in report.html's game viewer (games a fault ended first, then decisive
+        /// ones); 0 for none.
+        #[arg(long, value_name = "N", default_value_t = arbiter::report::viewer::MAX_SHOWN)]
+        viewer_games: usize => copied,
+            example ["--viewer-games", "3"];
+    }
+    then {
+        /// Continue the interrupted run in this directory, with the settings it was started with.
+        #[arg(long, value_name = "DIR")]
+        pub resume: Option<PathBuf>,
+        /// Print only the final result.
+        #[arg(long)]
+        pub quiet: bool,
+        #[command(flatten)]
+        pub split: SplitArgs,
+    }
 }
 
 /// Splitting a run over machines.
@@ -469,49 +576,8 @@ impl RunArgs {
         // Said to the engines' start: an engine that cannot say it plays the default game is
         // asked to name it rather than lose every game by illegal moves.
         arbiter::engine::config::note_game_defaulted(self.game.is_none());
-        spec.concurrency = self.concurrency;
-        spec.affinity = match &self.affinity {
-            None => Affinity::default(),
-            Some(None) => Affinity::Pinned(true),
-            Some(Some(list)) => {
-                Affinity::parse(list).map_err(|why| SpecError::new("affinity", why))?
-            }
-        };
-        spec.openings = self.openings.clone();
-        spec.no_book = self.no_book;
-        spec.book_plies = self.book_plies;
-        spec.book_format = self.book_format;
-        spec.random_openings = self.random_openings;
-        spec.book_start = self.book_start;
-        spec.colours = self.colours;
-        spec.games_per_opening = self.games_per_opening;
-        spec.seed = self.seed;
-        spec.max_plies = self.max_plies;
-        spec.rules = rule_pairs(&self.rules)?;
-        spec.draw = key_values("draw", &self.draw, DrawRule::parse)?;
-        spec.resign = key_values("resign", &self.resign, ResignRule::parse)?;
-        spec.check_pvs = self.check_pvs;
-        spec.tablebase = key_values(
-            "tablebase",
-            &self.tablebase,
-            arbiter::referee::tablebase::TbRule::parse,
-        )?;
-        spec.strict = self.strict;
-        spec.anchor = self.anchor.clone();
-        spec.name = self.name.clone();
-        spec.out = self.out.clone();
-        spec.log = self.log.clone();
-        spec.pgnout = self.pgnout.clone();
-        spec.epdout = self.epdout.clone();
-        spec.replace_copies = self.replace_copies;
-        spec.pgnout_min = self.pgnout_min;
-        spec.pgn_nodes = self.pgn_nodes;
-        spec.pgn_seldepth = self.pgn_seldepth;
-        spec.pgn_line = self.pgn_line.clone();
-        spec.event = self.event.clone();
-        spec.site = self.site.clone();
+        self.set_settings(&mut spec)?;
         self.split.apply(&mut spec)?;
-        spec.viewer_games = self.viewer_games;
         Ok(spec)
     }
 
@@ -637,6 +703,17 @@ fn regex_pattern(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_and_the_readme_list_the_protocols_the_engine_layer_reads() {
+        let listed = format!(
+            "proto={}",
+            arbiter::engine::dialect::Proto::names().join("|")
+        );
+        assert!(super::engine_help().contains(&listed));
+        let readme = include_str!("../README.md");
+        assert!(readme.contains(&listed), "README.md does not list {listed}");
+    }
 
     #[test]
     fn a_refused_setting_is_named_where_it_was_written() {

@@ -94,8 +94,8 @@ fn rewrites_in(dir: &Path) -> Result<Vec<Rewrite>, String> {
         let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let value: Value = serde_json::from_str(&text).map_err(|e| at(&e))?;
         let text = match (name, is_claims) {
-            (IDENTITY_FILE, true) => match upgraded_run(value).map_err(|e| at(&e))? {
-                Some(run) => run.identity(),
+            (IDENTITY_FILE, true) => match upgraded_identity(value).map_err(|e| at(&e))? {
+                Some(identity) => identity,
                 None => continue,
             },
             (SPEC_FILE, false) => match upgraded_run(value).map_err(|e| at(&e))? {
@@ -145,6 +145,22 @@ fn upgraded_run(mut value: Value) -> Result<Option<RunSpec>, String> {
     serde_json::from_value(value)
         .map(Some)
         .map_err(|e| e.to_string())
+}
+
+/// A split run's identity upgraded: a run's, or a tune's or a bisect's with its run's inside.
+fn upgraded_identity(mut value: Value) -> Result<Option<String>, String> {
+    if value.get("kind").is_some() {
+        return Ok(upgraded_run(value)?.map(|run| run.identity()));
+    }
+    let run = value
+        .get("run")
+        .cloned()
+        .ok_or("not a split run's settings")?;
+    let Some(run) = upgraded_run(run)? else {
+        return Ok(None);
+    };
+    value["run"] = serde_json::to_value(run.unsplit()).expect("plain");
+    Ok(Some(value.to_string()))
 }
 
 /// A tune's settings with its run's upgraded; `None` where they already are current.

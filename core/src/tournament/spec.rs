@@ -860,9 +860,9 @@ impl RunSpec {
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         check_folder_format(&value, &path)?;
-        if let Some(shuffle) = value
-            .get("shuffle")
-            .and_then(|s| serde_json::from_value(s.clone()).ok())
+        if let Some(shuffle) = [&value, &value["run"]]
+            .into_iter()
+            .find_map(|v| serde_json::from_value(v.get("shuffle")?.clone()).ok())
         {
             self.shuffle = shuffle;
         }
@@ -873,7 +873,10 @@ impl RunSpec {
 /// Refuses settings an earlier build wrote (at `path`), naming the one command that upgrades
 /// their folder, on a line of its own so that no clip of the message cuts it.
 pub fn check_folder_format(value: &serde_json::Value, path: &Path) -> Result<(), String> {
-    let found = value.get("folder_format").and_then(|v| v.as_u64());
+    // A tune's settings hold its run's.
+    let found = [value, &value["run"]]
+        .into_iter()
+        .find_map(|v| v.get("folder_format").and_then(|v| v.as_u64()));
     if found == Some(u64::from(FOLDER_FORMAT)) {
         return Ok(());
     }

@@ -50,9 +50,14 @@ impl Proto {
             .map(|(p, _, _)| *p)
     }
 
+    /// Each protocol's first name, as `proto=` lists them.
+    pub fn names() -> Vec<&'static str> {
+        NAMES.iter().map(|(_, name, _)| *name).collect()
+    }
+
     /// `uci, leiserchess or xboard`: the names an error lists.
     pub fn choices() -> String {
-        let names: Vec<&str> = NAMES.iter().map(|(_, name, _)| *name).collect();
+        let names = Proto::names();
         match names.split_last() {
             Some((last, [])) => last.to_string(),
             Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
