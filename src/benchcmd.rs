@@ -89,7 +89,8 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with_all = ["game", "referee", "full", "sprt_sim"])]
     pub bisect_sim: bool,
     /// Versions in each simulated series, with --bisect-sim.
-    #[arg(long, default_value_t = 16, requires = "bisect_sim", value_parser = clap::value_parser!(u64).range(3..=1000))]
+    #[arg(long, default_value_t = 16, requires = "bisect_sim",
+          value_parser = clap::value_parser!(u64).range(3..=1000))]
     pub versions: u64,
     /// The drop sought, in Elo, with --bisect-sim.
     #[arg(long, default_value_t = 5.0, requires = "bisect_sim")]
@@ -105,7 +106,8 @@ pub struct BenchArgs {
     /// Measure what a split run of this many games (comma-separated sizes, e.g.
     /// 10000,100000,1000000) costs its last task, `merge` and `--resume`: wall time, CPU and
     /// peak memory of each, the journals filled from a few hundred real games.
-    #[arg(long, value_name = "GAMES", value_delimiter = ',', conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
+    #[arg(long, value_name = "GAMES", value_delimiter = ',',
+          conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
     pub scale: Vec<u64>,
     /// Measure what watching a run costs it: the same instant match unwatched and watched
     /// (a real `arbiter watch` and a client polling its page as the browser does), in turn,
@@ -119,7 +121,8 @@ pub struct BenchArgs {
     /// The same stockfish match (one command line in their syntax, which arbiter also
     /// reads) is played under arbiter and under the peer, and each harness's own CPU per
     /// ply (engines excluded) is printed with the ratio.
-    #[arg(long, value_name = "NAME=PATH", conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
+    #[arg(long, value_name = "NAME=PATH",
+          conflicts_with_all = ["game", "referee", "full", "sprt_sim", "shards"])]
     pub peer: Option<String>,
     /// Games of the --peer match (in colour-reversed pairs).
     #[arg(long, default_value_t = 100, requires = "peer")]
@@ -138,7 +141,8 @@ pub struct BenchArgs {
     /// Make the --peer comparison this many times in a row (each run: arbiter, the peer, the
     /// bare relay) and print every run's ratio with their median: one run's ratio follows
     /// the machine's load as much as the harnesses.
-    #[arg(long, default_value_t = 1, requires = "peer", value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 1, requires = "peer",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
     pub peer_runs: u32,
     /// Keep N processes of other work running through the --peer matches: loops of `cc -O2`
     /// compiles, another sandboxed arbiter match and busy loops (7: four compiles, a match, two

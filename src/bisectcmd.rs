@@ -26,7 +26,8 @@ pub struct BisectArgs {
     /// Take the versions from this git repository instead of --engine: every commit from
     /// --good to --bad, each checked out in <out>/builds/<commit> and built with --build; the
     /// engines' settings come from --each.
-    #[arg(long, value_name = "DIR", requires_all = ["good", "bad", "build", "program"], conflicts_with = "engine")]
+    #[arg(long, value_name = "DIR", requires_all = ["good", "bad", "build", "program"],
+          conflicts_with = "engine")]
     pub repo: Option<std::path::PathBuf>,
     /// The known good revision (with --repo).
     #[arg(long, value_name = "REV", requires = "repo")]

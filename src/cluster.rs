@@ -192,10 +192,14 @@ fn after_tasks(
     };
     if after != AfterTasks::Nothing {
         (
-            "then the merge, which waits for every task (afterany) and writes the\n# run's report into the run's folder."
+            "then the merge, which waits for every task (afterany) and writes the\n# run's report \
+                into the run's folder."
                 .to_string(),
             format!(
-                "merge=$(sbatch --parsable {common} --dependency=afterany:\"$array\"   --output=\"$base/slurm-merge-%j.out\" --wrap {})\necho \"submitted array job $array ({} tasks) and merge job $merge\"",
+                "merge=$(sbatch --parsable {common} \
+                    --dependency=afterany:\"$array\"   --output=\"$base/slurm-merge-%j.out\" \
+                    --wrap {})\necho \"submitted array job $array ({} tasks) and merge job \
+                    $merge\"",
                 quote(&merge_command),
                 opts.shards
             ),
@@ -357,7 +361,8 @@ fn check_splittable(job: &RunJob, args: &[String]) -> Result<(), Failure> {
     }
     if job.spec.shard.is_some() || args.iter().any(|a| a.starts_with("--shard")) {
         return Err(Failure::bad_input(
-            "arbiter slurm: leave --shard and --shards out; each array task takes its place from Slurm",
+            "arbiter slurm: leave --shard and --shards out; each array task takes its place from \
+                Slurm",
         ));
     }
     Ok(())

@@ -684,7 +684,10 @@ mod tests {
 
     #[test]
     fn the_autotester_example_becomes_a_tournament() {
-        let text = "cpus = 2\nbook = ../tests/book.dta\ngame_rounds = 500\ntitle = basic\nadjudicate = 400\n\nplayer = reference\ninvoke = ../player/leiserchess\nfis = 20 0.5\n\nplayer = candidate\ninvoke = ../player/leiserchess_new -v\nfis = 20 0.5\nhash = 64\n";
+        let text = "cpus = 2\nbook = ../tests/book.dta\ngame_rounds = 500\ntitle = \
+            basic\nadjudicate = 400\n\nplayer = reference\ninvoke = ../player/leiserchess\nfis = \
+            20 0.5\n\nplayer = candidate\ninvoke = ../player/leiserchess_new -v\nfis = 20 \
+            0.5\nhash = 64\n";
         let spec = mit_spec(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
         assert_eq!(spec.concurrency, 2);
         assert_eq!(spec.openings, Some("/at/../tests/book.dta".into()));
@@ -817,7 +820,8 @@ mod tests {
             );
         }
         // Its reader's bounds: adjudicate within 2..4000 moves.
-        let text = "adjudicate = 9000\nplayer = a\ninvoke = ./a\ndepth = 1\nplayer = b\ninvoke = ./b\ndepth = 1\n";
+        let text = "adjudicate = 9000\nplayer = a\ninvoke = ./a\ndepth = 1\nplayer = b\ninvoke = \
+            ./b\ndepth = 1\n";
         let spec = mit_spec(text, Path::new("/at"), Path::new("f.txt")).unwrap();
         assert_eq!(spec.max_plies, 8000);
         let spec = mit_spec(
@@ -827,7 +831,8 @@ mod tests {
         );
         assert_eq!(spec.unwrap().max_plies, 4);
         // A family that leaves no game is refused, naming it.
-        let text = "player = a\ninvoke = ./a\ndepth = 1\nfamily = x\nplayer = b\ninvoke = ./b\ndepth = 1\nfamily = x\n";
+        let text = "player = a\ninvoke = ./a\ndepth = 1\nfamily = x\nplayer = b\ninvoke = \
+            ./b\ndepth = 1\nfamily = x\n";
         let spec = mit_spec(text, Path::new("/at"), Path::new("f.txt")).unwrap();
         assert_eq!(spec.check_all_but_programs().unwrap_err().setting, "family");
     }
@@ -842,7 +847,8 @@ mod tests {
             err.message
         );
         assert!(err.message.contains("depth=x"), "{}", err.message);
-        let text = "book = book.dta\ntitle = my run/1\ngame_rounds = 3\nplayer = a\ninvoke = ./p\ndepth = 1\nplayer = b\ninvoke = ./q\ndepth = 1\n";
+        let text = "book = book.dta\ntitle = my run/1\ngame_rounds = 3\nplayer = a\ninvoke = \
+            ./p\ndepth = 1\nplayer = b\ninvoke = ./q\ndepth = 1\n";
         let spec = mit_spec(text, Path::new("/at"), Path::new("basic.txt")).unwrap();
         assert_eq!(spec.openings, Some("/at/book.dta".into()));
         assert_eq!(spec.name.as_deref(), Some("my-run-1"));
@@ -858,7 +864,8 @@ mod tests {
     #[test]
     fn dotted_option_and_env_keys_read_as_on_the_command_line() {
         let spec = toml_of(
-            "[[engine]]\ncmd = \"/bin/sh\"\nname = \"a\"\noption.Style = \"greedy\"\nenv.LEVEL = 3\n\n\
+            "[[engine]]\ncmd = \"/bin/sh\"\nname = \"a\"\noption.Style = \"greedy\"\nenv.LEVEL = \
+                3\n\n\
              [[engine]]\ncmd = \"/bin/sh\"\nname = \"b\"\n\n[each]\ndepth = 1\noption.Hash = 16\n",
         )
         .unwrap();

@@ -143,7 +143,8 @@ const OTHER_SETTINGS: &[Reach] = &[
         "shuffle",
         "match",
         &[],
-        Err("the run's way of shuffling a random-order book: a resumed run, or a task joining one, keeps its run's"),
+        Err("the run's way of shuffling a random-order book: a resumed run, or a task joining one, \
+            keeps its run's"),
     ),
     reach(
         "copy_base",
@@ -188,7 +189,8 @@ fn of_flags(command: &str, flags: &[&str]) -> Value {
 
 fn of_toml(lines: &str) -> Value {
     let text = format!(
-        "{lines}\n[[engine]]\ncmd = \"/bin/true\"\nname = \"a\"\ndepth = 1\n[[engine]]\ncmd = \"/bin/true\"\nname = \"b\"\ndepth = 1\n"
+        "{lines}\n[[engine]]\ncmd = \"/bin/true\"\nname = \"a\"\ndepth = 1\n[[engine]]\ncmd = \
+            \"/bin/true\"\nname = \"b\"\ndepth = 1\n"
     );
     let job = configcmd::job_of_text(text.clone(), Path::new("/run.toml"), true, None)
         .unwrap_or_else(|f| panic!("{text}: {}", f.message));

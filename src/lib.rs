@@ -348,8 +348,8 @@ enum Command {
     /// Referee rows: two bundled random movers in the MIT dialect (they report microseconds),
     /// leiserchess, at concurrency 1 and 2, without and with --affinity: arbiter's own CPU per
     /// ply and per game (engines excluded), games per second, the referee's turnaround per move
-    /// (from reading a move to asking for the reply, by its own clock), peak memory. --full: deeper perft, 1,000-game matches and a
-    /// 10,000-game run.
+    /// (from reading a move to asking for the reply, by its own clock), peak memory. --full: deeper
+    /// perft, 1,000-game matches and a 10,000-game run.
     ///
     /// --sprt-sim checks an SPRT's bounds instead: simulated tests at Elo = elo0 and elo1 on
     /// several pair distributions (with and without draws and opening bias) print the measured
@@ -748,7 +748,8 @@ fn make_book(
     };
     let lines = generate(entry, &spec).map_err(Failure::bad_input)?;
     let mut text = format!(
-        "# {} openings for {}, made by: arbiter book --game {} --count {count} --plies {plies} --seed {seed} --max-imbalance {max_imbalance}\n",
+        "# {} openings for {}, made by: arbiter book --game {} --count {count} --plies {plies} \
+            --seed {seed} --max-imbalance {max_imbalance}\n",
         lines.len(),
         entry.id,
         entry.id

@@ -268,7 +268,8 @@ fn print_bayeselo(
         rows.iter_mut().for_each(|r| r.elo += shift);
     }
     say!(
-        "{games} games, {} players; as BayesElo rates them (mm with advantage {:.1} and drawelo {:.1} fixed, prior {}, {:?} intervals, eloScale {:.4})",
+        "{games} games, {} players; as BayesElo rates them (mm with advantage {:.1} and drawelo \
+            {:.1} fixed, prior {}, {:?} intervals, eloScale {:.4})",
         rows.len(),
         o.advantage,
         o.drawelo,

@@ -358,7 +358,8 @@ impl SplitArgs {
             let index = number("JOB_COMPLETION_INDEX")?.ok_or_else(|| {
                 SpecError::new(
                     "shards",
-                    "needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); elsewhere give --shard K/N",
+                    "needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); elsewhere give --shard \
+                        K/N",
                 )
             })?;
             return make(index + 1, n, "JOB_COMPLETION_INDEX");
@@ -677,7 +678,8 @@ fn bundled_engines() -> Result<Vec<Vec<String>>, Failure> {
         .filter(|p| p.is_file())
         .ok_or_else(|| {
             Failure::bad_input(
-                "the bundled engine arbiter-engine is not next to arbiter: build the workspace (cargo build --release), or give --engine",
+                "the bundled engine arbiter-engine is not next to arbiter: build the workspace \
+                    (cargo build --release), or give --engine",
             )
         })?;
     let cmd = format!("cmd={}", exe.display());

@@ -42,7 +42,8 @@ pub fn print(outcome: &RunOutcome, names: &[String], rating: &RatingOptions, spr
 pub fn turnaround(outcome: &RunOutcome) {
     if let Some((median, p99, max)) = percentiles(&outcome.latency_us) {
         say!(
-            "Referee turnaround per move (from reading a move to asking for the reply, {} moves): median {median} us, p99 {p99} us, max {max} us",
+            "Referee turnaround per move (from reading a move to asking for the reply, {} moves): \
+                median {median} us, p99 {p99} us, max {max} us",
             outcome.latency_us.len()
         );
     }
@@ -95,7 +96,10 @@ fn head_to_head(outcome: &RunOutcome, names: &[String]) {
 fn standings(outcome: &RunOutcome, rating: &RatingOptions) {
     match outcome.totals.ratings(rating) {
         Ok(r) => {
-            say!("Joint ratings (Elo from all games together, 95% interval; the report's pairings give each pair's own):");
+            say!(
+                "Joint ratings (Elo from all games together, 95% interval; the report's pairings \
+                give each pair's own):"
+            );
             print_ratings(&r, &outcome.totals)
         }
         Err(e) => say!("No joint ratings: {e}"),

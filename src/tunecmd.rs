@@ -26,7 +26,8 @@ pub struct TuneArgs {
     /// few Elo); R_END the learning rate at the end (each pair moves theta by up to
     /// 2·R_END·C_END at the end, more at the start; fishtest's usual 0.002 needs tens of
     /// thousands of pairs). Repeat for each parameter.
-    #[arg(long = "param", value_name = "NAME=START,MIN,MAX,C_END,R_END", action = ArgAction::Append)]
+    #[arg(long = "param", value_name = "NAME=START,MIN,MAX,C_END,R_END",
+          action = ArgAction::Append)]
     pub params: Vec<String>,
     /// Game pairs to play: each moves theta once. c and a decay so that they reach C_END and
     /// a_end = R_END·C_END² at the last pair.
@@ -168,7 +169,11 @@ pub fn execute(job: TuneJob) -> Result<Exit, Failure> {
     match spec.verify {
         Some(_) if spec.run.shard.is_none() => verify(&spec, &theta, &root, job.quiet),
         Some(_) => {
-            say!("--verify runs on one machine: `arbiter tune --resume {}` runs it once the tune is done.", root.display());
+            say!(
+                "--verify runs on one machine: `arbiter tune --resume {}` runs it once the tune \
+                is done.",
+                root.display()
+            );
             Ok(Exit::Success)
         }
         None => Ok(Exit::Success),

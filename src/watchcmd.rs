@@ -229,8 +229,8 @@ async fn report(State(shared): State<Arc<Shared>>) -> Html<String> {
 }
 
 /// The page: a few lines of script that fetch the state twice a second and show it (`/events`
-/// streams the same states as server-sent events, for scripts: `curl -N .../events`); the report below
-/// is the run's own page in a frame, reloaded (keeping its scroll) when a game was counted.
+/// streams the same states as server-sent events, for scripts: `curl -N .../events`); the report
+/// below is the run's own page in a frame, reloaded (keeping its scroll) when a game was counted.
 const PAGE: &str = r###"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>arbiter watch</title>
 <style>

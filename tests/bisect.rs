@@ -277,7 +277,8 @@ fn a_bisect_over_a_git_range_builds_each_commit_skips_a_broken_one_and_finds_the
     let engine = bundled_engine();
     let good = format!("#!/bin/sh\nexec {engine} \"$@\"\n");
     let greedy = format!(
-        "#!/bin/sh\n{{ echo 'setoption name Style value greedy'; exec cat; }} | exec {engine} \"$@\"\n"
+        "#!/bin/sh\n{{ echo 'setoption name Style value greedy'; exec cat; }} | exec {engine} \
+            \"$@\"\n"
     );
     let commit = |text: Option<&str>, message: &str| {
         match text {

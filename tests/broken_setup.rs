@@ -198,7 +198,8 @@ fn an_engine_that_stops_starting_mid_run_stops_the_run_without_a_verdict() {
         &dir,
         "flaky.sh",
         &format!(
-            "#!/bin/sh\nn=$(cat {state}/starts 2>/dev/null || echo 0)\necho $((n + 1)) > {state}/starts\n\
+            "#!/bin/sh\nn=$(cat {state}/starts 2>/dev/null || echo 0)\necho $((n + 1)) > \
+                {state}/starts\n\
              [ \"$n\" -ge 1 ] && exit 1\nexec {} --fault crash --fault-after 2\n",
             bundled_engine(),
             state = state.display(),

@@ -198,7 +198,8 @@ fn two_processes_of_one_engine_share_no_writable_folder() {
         &shared,
         "relay",
         &format!(
-            "#!/bin/bash\nid=$(cat /proc/sys/kernel/random/uuid)\necho $id > note-$id.txt\nls note-*.txt | wc -l > {}/$id.seen\nexec {} \"$@\"\n",
+            "#!/bin/bash\nid=$(cat /proc/sys/kernel/random/uuid)\necho $id > note-$id.txt\nls \
+                note-*.txt | wc -l > {}/$id.seen\nexec {} \"$@\"\n",
             report.display(),
             bundled_engine()
         ),
@@ -417,7 +418,10 @@ fn a_pinned_engine_cannot_widen_its_cpu_mask() {
         &dir,
         "widener",
         &format!(
-            "#!/bin/bash\n( for i in $(seq 500); do taskset -pc $$ | grep -q ': [0-9]*$' && break; sleep 0.02; done; taskset -apc {every} $$ > /dev/null 2>&1; m=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //'); [ -n \"$m\" ] && echo \"$m\" > {}/$(cat /proc/sys/kernel/random/uuid).mask ) &\nexec {} \"$@\"\n",
+            "#!/bin/bash\n( for i in $(seq 500); do taskset -pc $$ | grep -q ': [0-9]*$' && break; \
+                sleep 0.02; done; taskset -apc {every} $$ > /dev/null 2>&1; m=$(taskset -pc $$ \
+                2>/dev/null | sed 's/.*: //'); [ -n \"$m\" ] && echo \"$m\" > {}/$(cat \
+                /proc/sys/kernel/random/uuid).mask ) &\nexec {} \"$@\"\n",
             report.display(),
             bundled_engine()
         ),

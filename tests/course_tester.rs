@@ -254,7 +254,8 @@ fn the_courses_move_rule_draws_where_the_testers_does() {
             "#!/bin/bash\nline=({})\nn=0\nwhile read -r cmd rest; do\n  case $cmd in\n    \
              uci) echo 'id name walker'; echo uciok ;;\n    isready) echo readyok ;;\n    \
              position) n=0; after=; for w in $rest; do [ -n \"$after\" ] && n=$((n+1)); \
-             [ \"$w\" = moves ] && after=1; done ;;\n    go) echo \"bestmove ${{line[$n]}}\" ;;\n    \
+             [ \"$w\" = moves ] && after=1; done ;;\n    go) echo \"bestmove ${{line[$n]}}\" \
+             ;;\n    \
              quit) exit 0 ;;\n  esac\ndone\n",
             line.join(" ")
         ),

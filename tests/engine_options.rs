@@ -103,7 +103,9 @@ fn a_toml_file_with_a_misspelt_option_is_refused() {
     let dir = scratch("options", "toml");
     let e = bundled_engine();
     let toml = format!(
-        "game = \"ultima\"\nrounds = 1\n[each]\ndepth = 1\n\n[[engine]]\nname = \"a\"\ncmd = \"{e}\"\noptions = {{ Stlye = \"greedy\" }}\n\n[[engine]]\nname = \"b\"\ncmd = \"{e}\"\n"
+        "game = \"ultima\"\nrounds = 1\n[each]\ndepth = 1\n\n[[engine]]\nname = \"a\"\ncmd = \
+            \"{e}\"\noptions = {{ Stlye = \"greedy\" }}\n\n[[engine]]\nname = \"b\"\ncmd = \
+            \"{e}\"\n"
     );
     std::fs::write(dir.join("t.toml"), toml).unwrap();
     refused(
@@ -122,7 +124,9 @@ fn an_autotester_file_with_an_option_the_player_lacks_is_refused() {
     let e = bundled_engine();
     let player = |extra: &str| {
         format!(
-            "title = typo\ngame_rounds = 2\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 1\n{extra}\n"
+            "title = typo\ngame_rounds = 2\n\nplayer = ref\ninvoke = {e} --dialect \
+                leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth \
+                = 1\n{extra}\n"
         )
     };
     std::fs::write(dir.join("a.txt"), player("Style = greedy")).unwrap();

@@ -24,7 +24,8 @@ impl Fairy {
             .unwrap_or_else(|_| "/usr/games/fairy-stockfish".into());
         assert!(
             std::path::Path::new(&bin).is_file(),
-            "no fairy-stockfish at {bin}: install Debian's fairy-stockfish package (as .ci/run does) or set FAIRY_STOCKFISH"
+            "no fairy-stockfish at {bin}: install Debian's fairy-stockfish package (as .ci/run \
+                does) or set FAIRY_STOCKFISH"
         );
         let mut child = Command::new(&bin)
             .stdin(Stdio::piped())

@@ -74,7 +74,8 @@ proptest! {
     }
 
     #[test]
-    fn engine_output_lines_never_panic(text in any::<String>(), line in mutated("info depth 12 score cp -35 nodes 99 time (microsec) 512 pv e2e4")) {
+    fn engine_output_lines_never_panic(text in any::<String>(), line in mutated("info depth 12 \
+        score cp -35 nodes 99 time (microsec) 512 pv e2e4")) {
         let _ = parse_line(&text);
         let _ = parse_line(&line);
         let _ = parse_line(&format!("bestmove {text}"));
@@ -88,7 +89,8 @@ proptest! {
     }
 
     #[test]
-    fn pgn_reader_never_panics(text in any::<String>(), pgn in mutated("[Event \"e\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\n1. g4g5 {c} e6e7 (1... x) 1-0\n")) {
+    fn pgn_reader_never_panics(text in any::<String>(), pgn in mutated("[Event \"e\"]\n[White \
+        \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\n1. g4g5 {c} e6e7 (1... x) 1-0\n")) {
         let _ = read_games(&text);
         if let Err(e) = read_games(&pgn) {
             prop_assert!(e.line >= 1);

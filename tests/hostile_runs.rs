@@ -73,7 +73,11 @@ fn out_of_range_settings_are_refused_before_anything_is_written() {
     let mit = dir.parent().unwrap().join("hostile-ranges.txt");
     std::fs::write(
         &mit,
-        format!("adjudicate = 9223372036854775809\nplayer = a\ninvoke = {0}\ndepth = 1\nplayer = b\ninvoke = {0}\ndepth = 1\n", bundled_engine()),
+        format!(
+            "adjudicate = 9223372036854775809\nplayer = a\ninvoke = {0}\ndepth = 1\nplayer = \
+            b\ninvoke = {0}\ndepth = 1\n",
+            bundled_engine()
+        ),
     )
     .unwrap();
     let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
@@ -253,7 +257,13 @@ fn control_characters_never_reach_an_engine_or_the_pgn() {
     let file = dir.parent().unwrap().join("hostile-newline.toml");
     std::fs::write(
         &file,
-        format!("rounds = 1\n[[engine]]\ncmd = \"{}\"\ndepth = 1\noptions = {{ Style = \"a\\nquit\" }}\n[[engine]]\ncmd = \"{}\"\ndepth = 1\n", bundled_engine(), bundled_engine()),
+        format!(
+            "rounds = 1\n[[engine]]\ncmd = \"{}\"\ndepth = 1\noptions = {{ Style = \
+            \"a\\nquit\" }}\n[[engine]]\ncmd = \"{}\"\ndepth = \
+            1\n",
+            bundled_engine(),
+            bundled_engine()
+        ),
     )
     .unwrap();
     let out = arbiter_in(&dir, &["run", file.to_str().unwrap()]);
@@ -344,7 +354,8 @@ fn an_endless_cecp_handshake_is_bounded() {
     let flood = script(
         &dir,
         "flood.sh",
-        "#!/bin/sh\nline='feature a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1'\nwhile :; do echo \"$line\"; done\n",
+        "#!/bin/sh\nline='feature a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 a=1 \
+            a=1'\nwhile :; do echo \"$line\"; done\n",
         0o755,
     );
     let e = format!("cmd={}", bundled_engine());
@@ -462,7 +473,9 @@ fn control_bytes_from_an_engine_stay_out_of_the_outputs() {
     let engine = script(
         dir.parent().unwrap(),
         "hostile-nul-engine.sh",
-        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name nul'; echo uciok ;;\n    isready) echo readyok ;;\n    go) printf 'bestmove e2\\000\\033[2J\\007e4\\n' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name nul'; \
+            echo uciok ;;\n    isready) echo readyok ;;\n    go) printf 'bestmove \
+            e2\\000\\033[2J\\007e4\\n' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
         0o755,
     );
     let e = format!("cmd={}", bundled_engine());
@@ -499,7 +512,10 @@ fn a_cecp_resignation_is_a_resignation() {
     let engine = script(
         dir.parent().unwrap(),
         "hostile-resign-engine.sh",
-        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    protover) echo 'feature myname=\"quitter\" ping=1 usermove=1 setboard=1 variants=\"ultima\" done=1' ;;\n    ping) echo \"pong $rest\" ;;\n    go|usermove) echo resign ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    protover) echo 'feature \
+            myname=\"quitter\" ping=1 usermove=1 setboard=1 variants=\"ultima\" done=1' \
+            ;;\n    ping) echo \"pong $rest\" ;;\n    go|usermove) echo resign ;;\n    quit) exit \
+            0 ;;\n  esac\ndone\n",
         0o755,
     );
     let e = format!("cmd={}", bundled_engine());

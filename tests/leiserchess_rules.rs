@@ -235,7 +235,8 @@ fn zapping_own_king_loses() {
 
 #[test]
 fn beam_reflects_and_zaps_the_enemy_king() {
-    // The Tangerine King turns to fire north into a SW mirror on h4, which sends the beam west to a4.
+    // The Tangerine King turns to fire north into a SW mirror on h4, which sends the beam west to
+    // a4.
     let mut g = game::<Leiserchess>("7nw/8/8/8/ww6SW/8/8/7EE W");
     play(&mut g, &["h0L"]);
     assert_eq!(

@@ -204,7 +204,8 @@ fn a_toml_game_that_is_no_game_is_refused_at_its_line() {
     std::fs::write(
         dir.join("run.toml"),
         format!(
-            "game = 3\n[[engine]]\ncmd = \"{engine}\"\nname = \"a\"\n[[engine]]\ncmd = \"{engine}\"\nname = \"b\"\n"
+            "game = 3\n[[engine]]\ncmd = \"{engine}\"\nname = \"a\"\n[[engine]]\ncmd = \
+                \"{engine}\"\nname = \"b\"\n"
         ),
     )
     .unwrap();
@@ -276,7 +277,8 @@ fn a_chess_engine_under_the_default_game_is_told_to_name_it() {
     let engine = common::script(
         &dir,
         "chessy",
-        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name chessy'; \
+        "#!/bin/sh\nwhile read -r cmd rest; do\n  case \"$cmd\" in\n    uci) echo 'id name \
+            chessy'; \
          echo uciok ;;\n    isready) echo readyok ;;\n    go) echo 'bestmove e2e4' ;;\n    \
          quit) exit 0 ;;\n  esac\ndone\n",
         0o755,

@@ -155,9 +155,9 @@ fn an_engine_that_exits_while_a_child_holds_its_output_loses_by_crash_not_stall(
     assert_eq!(gone(&dir), Vec::new(), "outlived the run");
 }
 
-/// The keepers, what the start-up check ended and the sandboxes are the harness's own cost, though the kernel
-/// counts their CPU time with the engines': a run asked for it (as `bench --peer` asks) says how
-/// much it was.
+/// The keepers, what the start-up check ended and the sandboxes are the harness's own cost, though
+/// the kernel counts their CPU time with the engines': a run asked for it (as `bench --peer` asks)
+/// says how much it was.
 #[test]
 #[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
 fn keepers_and_the_start_up_check_report_their_cpu_time() {
@@ -611,7 +611,8 @@ fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
         &tmp,
         "two-threads.sh",
         &format!(
-            "#!/bin/sh\n{} | sed -u 's/^uciok$/option name Threads type spin default 2 min 1 max 8\\nuciok/'\n",
+            "#!/bin/sh\n{} | sed -u 's/^uciok$/option name Threads type spin default 2 min 1 max \
+                8\\nuciok/'\n",
             bundled_engine()
         ),
         0o755,
@@ -707,7 +708,8 @@ fn an_engine_that_kills_its_keeper_leaves_nothing_running_without_a_control_grou
     common::script(
         &dir,
         "killer",
-        "#!/bin/bash\nkeeper=$PPID\n( sleep 0.5; setsid sleep 1000 < /dev/null > /dev/null 2>&1 & sleep 0.2; kill -9 $keeper ) &\nexec ./engine \"$@\"\n",
+        "#!/bin/bash\nkeeper=$PPID\n( sleep 0.5; setsid sleep 1000 < /dev/null > /dev/null 2>&1 & \
+            sleep 0.2; kill -9 $keeper ) &\nexec ./engine \"$@\"\n",
         0o755,
     );
     let args = [

@@ -164,8 +164,8 @@ fn the_viewer_shows_both_clocks_as_the_referee_kept_them() {
 }
 
 /// A report of a five-engine tournament (wide crosstable, LOS matrix and charts) read in the
-/// narrowest window Chromium opens (360 pixels asked): nothing runs off the page (tables scroll inside themselves, charts and the
-/// board shrink to fit).
+/// narrowest window Chromium opens (360 pixels asked): nothing runs off the page (tables scroll
+/// inside themselves, charts and the board shrink to fit).
 #[test]
 #[ignore = "needs chromium: .ci/run installs it and runs this with --ignored"]
 fn the_report_fits_a_narrow_window() {
@@ -284,8 +284,10 @@ fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_
         let marks = Marks::play(replay.as_mut(), moves[ply - 1]).unwrap();
         let expected = board_svg(rules, &replay.fen(), &marks);
         // What the page drew, and what Chromium paints of it.
-        let probe = "<script>addEventListener('load',()=>{const b=document.getElementById('board');\
-            const fill=s=>{const e=b.querySelector(`.piece [data-side=\"${s}\"] > g > :first-child`);\
+        let probe =
+            "<script>addEventListener('load',()=>{const b=document.getElementById('board');\
+            const fill=s=>{const e=b.querySelector(`.piece [data-side=\"${s}\"] > g > \
+            :first-child`);\
             return e?getComputedStyle(e).fill:null;};\
             const last=[...b.querySelectorAll('.last')].map(r=>{const q=r.getBoundingClientRect();\
             return [q.width,q.height,getComputedStyle(r).fill];});\
@@ -293,7 +295,7 @@ fn every_games_board_in_the_viewer_is_show_svgs_picture_in_two_colours_with_the_
             drawn:window.arbiterBoard(0,PLY),shown:b.querySelectorAll('.piece').length,\
             white:fill('white'),black:fill('black'),last});\
             document.body.append(pre);})</script></body>"
-            .replace("PLY", &ply.to_string());
+                .replace("PLY", &ply.to_string());
         let html = std::fs::read_to_string(&page).unwrap();
         let probed = dir.join(game).join("probe.html");
         std::fs::write(&probed, html.replace("</body>", &probe)).unwrap();

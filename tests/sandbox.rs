@@ -97,7 +97,8 @@ fn an_engine_that_kills_its_opponent_must_still_play_in_every_protocol() {
                  ( while :; do\n\
                    for p in /proc/[0-9]*; do\n\
                      case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in\n\
-                       *victim*) kill -9 ${{p#/proc/}} && echo \"killed ${{p#/proc/}}\" >> {out}/kills.txt ;;\n\
+                       *victim*) kill -9 ${{p#/proc/}} && echo \"killed ${{p#/proc/}}\" >> \
+                       {out}/kills.txt ;;\n\
                      esac\n\
                    done\n\
                    echo scanned > {out}/scanned.txt\n\
@@ -659,7 +660,10 @@ fn memory_under_cgroup_v2_is_kept_or_refused_naming_the_controller() {
         ),
         Some(2) => {
             assert!(
-                said.contains("memory=: the cgroup v2 group arbiter runs in does not give its engines the memory controller"),
+                said.contains(
+                    "memory=: the cgroup v2 group arbiter runs in does not give its \
+                    engines the memory controller"
+                ),
                 "{said}"
             );
             assert!(!dir.join("run").exists(), "nothing half-written");

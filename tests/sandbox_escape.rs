@@ -42,7 +42,8 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
             "#!/bin/bash\n\
              r={out}/attacks.txt\n\
              ( \n\
-               v=$(cat {sysctl}); echo \"$v\" > {sysctl} 2>/dev/null && echo 'sysctl written' >> $r\n\
+               v=$(cat {sysctl}); echo \"$v\" > {sysctl} 2>/dev/null && echo 'sysctl written' >> \
+               $r\n\
                (exec 3>/proc/sysrq-trigger) 2>/dev/null && echo 'sysrq opened' >> $r\n\
                cat {secret} 2>/dev/null | grep -q s3cret && echo 'secret read' >> $r\n\
                [ -s {key} ] && echo 'key read' >> $r\n\
@@ -52,7 +53,8 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
                python3 -c 'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")' 2>&1 \
                  | grep -q 'Inappropriate ioctl' && echo 'terminal request let through' >> $r\n\
                [ \"$(id -u)\" = 0 ] && echo 'runs as root' >> $r\n\
-               head -c 2000000000 /dev/zero > bomb 2>/dev/null; echo \"bomb $(stat -c %s bomb)\" >> $r\n\
+               head -c 2000000000 /dev/zero > bomb 2>/dev/null; echo \"bomb $(stat -c %s bomb)\" \
+               >> $r\n\
                rm -f bomb\n\
                head -c 2000000000 /dev/zero > /dev/shm/bomb 2>/dev/null\n\
                echo \"shm $(stat -c %s /dev/shm/bomb)\" >> $r; rm -f /dev/shm/bomb\n\
@@ -60,7 +62,8 @@ fn an_engine_changes_no_kernel_setting_reads_no_secret_and_passes_no_lock() {
                (echo x > /dev/planted) 2>/dev/null && echo 'dev written' >> $r\n\
                python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); \
                  print(\"inotify made\" if l.inotify_init1(0) >= 0 else \"\")' >> $r\n\
-               python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(0x40000000 + 39); \
+               python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); \
+               l.syscall(0x40000000 + 39); \
                  print(\"x32 call let through\" if ctypes.get_errno() != 1 else \"\")' >> $r\n\
                echo done >> $r )\n\
              exec {engine} \"$@\"\n",
@@ -221,7 +224,8 @@ fn an_engine_that_fills_its_writable_space_loses_by_the_disk_limit() {
              exec 3>/tmp/to-engine\n\
              n=0\n\
              while IFS= read -r line; do\n\
-               case \"$line\" in go*) n=$((n+1)); [ $n = 3 ] && head -c 2000000000 /dev/zero > /tmp/fill 2>/dev/null;; esac\n\
+               case \"$line\" in go*) n=$((n+1)); [ $n = 3 ] && head -c 2000000000 /dev/zero > \
+               /tmp/fill 2>/dev/null;; esac\n\
                echo \"$line\" >&3\n\
              done\n",
             engine = bundled_engine(),

@@ -301,7 +301,10 @@ fn a_suspended_task_cannot_carry_an_sprt_past_its_bound() {
     };
     let (one, split) = (games("single"), games("cluster"));
     let bound = one + 2 * 4;
-    eprintln!("Slurm SPRT, task 1 suspended 15 s: one machine {one} games, the array {split} (bound {bound})");
+    eprintln!(
+        "Slurm SPRT, task 1 suspended 15 s: one machine {one} games, the array {split} \
+        (bound {bound})"
+    );
     assert!(
         split <= bound,
         "the array played {split} games, one machine {one}"

@@ -192,7 +192,8 @@ fn requeued_dead_duplicated_conflicting_and_missing_tasks() {
         assert!(!path.exists() || journal_lines(&path).is_empty());
     }
     // A requeued task: task 1 killed, then run again with the same command line but another
-    // concurrency and its folder spelt otherwise; it plays the pairs it had claimed and not finished, then the rest.
+    // concurrency and its folder spelt otherwise; it plays the pairs it had claimed and not
+    // finished, then the rest.
     let journal = dir.join("run/shard-1-of-3/journal.jsonl");
     kill_after(&dir, &task("run", 1), &journal, 3);
     // The folder written absolutely this time: the same run.

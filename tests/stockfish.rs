@@ -10,7 +10,8 @@ fn stockfish() -> String {
     let path = std::env::var("STOCKFISH").unwrap_or_else(|_| "/usr/games/stockfish".into());
     assert!(
         std::path::Path::new(&path).is_file(),
-        "no stockfish at {path}: install Debian's stockfish package (as .ci/run does) or set STOCKFISH"
+        "no stockfish at {path}: install Debian's stockfish package (as .ci/run does) or set \
+            STOCKFISH"
     );
     path
 }
@@ -360,7 +361,10 @@ fn the_peer_bench_under_load_counts_games_lost_on_time_and_ends_its_load() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(
-        text.contains("load: 3 processes of other work: 1 loops of `cc -O2` compiles, 1 sandboxed arbiter matches, 1 busy loops"),
+        text.contains(
+            "load: 3 processes of other work: 1 loops of `cc -O2` compiles, 1 sandboxed \
+            arbiter matches, 1 busy loops"
+        ),
         "{text}"
     );
     assert!(

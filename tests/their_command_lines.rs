@@ -62,7 +62,8 @@ fn the_fastchess_readme_example_plays_chess() {
     let dir = scratch("theirs", "readme");
     let out = play(
         &dir,
-        "-engine cmd=ENGINE name=Engine1 -engine cmd=ENGINE name=Engine2 -each tc=1+0.01 -rounds 2 -repeat -concurrency 2",
+        "-engine cmd=ENGINE name=Engine1 -engine cmd=ENGINE name=Engine2 -each tc=1+0.01 -rounds 2 \
+            -repeat -concurrency 2",
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
@@ -87,7 +88,9 @@ fn an_epd_book_in_random_order_with_a_log() {
     let dir = with_book("epd");
     played(
         &dir,
-        "-engine cmd=ENGINE name=new -engine cmd=ENGINE name=old -openings file=book.epd format=epd order=random -each tc=1+0.01 -rounds 2 -repeat -concurrency 2 -log file=fastchess.log",
+        "-engine cmd=ENGINE name=new -engine cmd=ENGINE name=old -openings file=book.epd \
+            format=epd order=random -each tc=1+0.01 -rounds 2 -repeat -concurrency 2 -log \
+            file=fastchess.log",
     );
     let log = std::fs::read_to_string(dir.join("fastchess.log")).unwrap();
     assert!(
@@ -101,7 +104,10 @@ fn an_sprt_with_games_two_and_a_pgn_file() {
     let dir = with_book("sprt");
     let out = play(
         &dir,
-        "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -games 2 -rounds 3 -each proto=uci option.Style=search -openings order=random file=book.epd format=epd -randomseed -concurrency 2 -ratinginterval 10 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 -pgnout file=out.pgn -recover",
+        "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -games 2 \
+            -rounds 3 -each proto=uci option.Style=search -openings order=random file=book.epd \
+            format=epd -randomseed -concurrency 2 -ratinginterval 10 -sprt elo0=0 elo1=10 \
+            alpha=0.05 beta=0.05 -pgnout file=out.pgn -recover",
     );
     let text = stdout(&out);
     // Six games cannot decide an SPRT at these bounds: undecided, and exit code 0 as fastchess
@@ -121,7 +127,10 @@ fn a_bayesian_sprt_runs_as_fastchess_runs_it() {
     let dir = with_book("bayesian");
     let out = play(
         &dir,
-        "-engine name=deep cmd=ENGINE depth=2 -engine name=greedy cmd=ENGINE depth=1 option.Style=greedy -games 2 -rounds 10 -each proto=uci -openings file=book.epd format=epd -concurrency 2 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 model=bayesian -pgnout file=out.pgn",
+        "-engine name=deep cmd=ENGINE depth=2 -engine name=greedy cmd=ENGINE depth=1 \
+            option.Style=greedy -games 2 -rounds 10 -each proto=uci -openings file=book.epd \
+            format=epd -concurrency 2 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 model=bayesian \
+            -pgnout file=out.pgn",
     );
     let text = stdout(&out);
     assert!(
@@ -248,7 +257,9 @@ fn epdout_writes_each_games_final_position() {
     let dir = with_book("epdout");
     played(
         &dir,
-        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -openings file=book.epd format=epd -rounds 2 -games 2 -repeat -pgnout file=out.pgn -epdout file=final.epd append=true",
+        "-engine cmd=ENGINE name=a depth=1 -engine cmd=ENGINE name=b depth=1 -openings \
+            file=book.epd format=epd -rounds 2 -games 2 -repeat -pgnout file=out.pgn -epdout \
+            file=final.epd append=true",
     );
     let epd = std::fs::read_to_string(dir.join("final.epd")).unwrap();
     let lines: Vec<&str> = epd.lines().collect();
@@ -397,7 +408,10 @@ fn variant_names_each_game() {
     ] {
         let out = played(
             &dir,
-            &format!("-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -games 2 -variant {game} -pgnout file={game}.pgn"),
+            &format!(
+                "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -games 2 \
+                -variant {game} -pgnout file={game}.pgn"
+            ),
         );
         let text = stdout(&out);
         // fastchess's reading (-pgnout file=): -games 2 of its default 2 rounds.
@@ -425,11 +439,13 @@ fn books_with_a_bom_or_annotation_glyphs_are_read() {
     .unwrap();
     played(
         &dir,
-        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings file=bom.epd format=epd -games 2 -rounds 1 -pgnout file=bom.pgn",
+        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings file=bom.epd \
+            format=epd -games 2 -rounds 1 -pgnout file=bom.pgn",
     );
     played(
         &dir,
-        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings file=glyphs.pgn format=pgn -games 2 -rounds 1 -pgnout file=glyphs.pgn.out",
+        "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each depth=1 -openings \
+            file=glyphs.pgn format=pgn -games 2 -rounds 1 -pgnout file=glyphs.pgn.out",
     );
     let pgn = std::fs::read_to_string(dir.join("glyphs.pgn.out")).unwrap();
     assert_eq!(
@@ -514,7 +530,8 @@ fn noswap_reverse_and_a_book_start_play_as_the_peers_play_them() {
     // A start before the first opening is refused, naming it.
     refused(
         &dir,
-        "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -openings file=book.epd format=epd start=0",
+        "-engine cmd=ENGINE -engine cmd=ENGINE -each depth=1 -openings file=book.epd format=epd \
+            start=0",
         "start=0",
     );
 }
@@ -684,7 +701,10 @@ fn fastchess_lines_read_as_fishtest_reads_them() {
     let dir = with_book("fishtest");
     let out = played(
         &dir,
-        "-engine name=New cmd=ENGINE depth=2 -engine name=Base cmd=ENGINE depth=1 -each proto=uci option.Style=search -repeat -games 2 -rounds 3 -ratinginterval 1 -scoreinterval 1 -report penta=true -openings file=book.epd format=epd order=random -srand 5 -concurrency 2",
+        "-engine name=New cmd=ENGINE depth=2 -engine name=Base cmd=ENGINE depth=1 -each proto=uci \
+            option.Style=search -repeat -games 2 -rounds 3 -ratinginterval 1 -scoreinterval 1 \
+            -report penta=true -openings file=book.epd format=epd order=random -srand 5 \
+            -concurrency 2",
     );
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -778,7 +798,9 @@ fn only_a_games_line_says_what_fishtest_counts_as_a_lost_game() {
 fn cutechess_lines_as_scripts_grep_them() {
     let dir = with_book("cutechess-lines");
     for line in [
-        "-dialect cutechess -engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -repeat -openings file=book.epd format=epd order=random -srand 3 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
+        "-dialect cutechess -engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE \
+            depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -repeat -openings \
+            file=book.epd format=epd order=random -srand 3 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
         "-engine name=deep cmd=ENGINE depth=2 -engine name=shallow cmd=ENGINE depth=1 -each proto=uci option.Style=search -games 2 -rounds 2 -openings file=book.epd format=epd order=random -srand 3 -output format=cutechess -report penta=false -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05",
     ] {
         // Undecided, and exit code 0 as both tools give it (arbiter's own lines give 3).
@@ -1244,8 +1266,9 @@ fn a_cutechess_only_key_decides_the_dialect_and_its_stderr_file_beside_the_progr
 
 /// fastchess's defaults for what a line leaves out (types/draw_adjudication.hpp: movenumber 0,
 /// movecount 1, score 0; types/resign_adjudication.hpp: movecount 1, score 0) and its range (any
-/// `int`, cli.cpp): `-draw movenumber=100 score=1000` and `-resign score=500000` play. cutechess-cli
-/// needs every key (main.cpp: `ok = (numOk && countOk && scoreOk)`), and is refused the same.
+/// `int`, cli.cpp): `-draw movenumber=100 score=1000` and `-resign score=500000` play.
+/// cutechess-cli needs every key (main.cpp: `ok = (numOk && countOk && scoreOk)`), and is refused
+/// the same.
 #[test]
 fn adjudication_keys_left_out_take_fastchess_defaults() {
     let dir = with_book("adjudication-defaults");

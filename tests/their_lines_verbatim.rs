@@ -199,7 +199,8 @@ const FAST: &str = "read as a fastchess command line";
 
 /// cutechess-cli's manual (EXAMPLES) and README.
 #[test]
-#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with --ignored"]
+#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with \
+    --ignored"]
 fn the_cutechess_manual_examples() {
     // "Play ten games between two Sloppy engines": 10 games, the second renamed.
     starts(
@@ -218,7 +219,8 @@ fn the_cutechess_manual_examples() {
     // "Play a single game between Atak and Glaurung ... 40 moves in 1:30 + 1".
     starts(
         "cutechess-cli",
-        "-engine name=Atak cmd=Atak32.exe dir=C:\\atak proto=xboard -engine cmd=glaurung proto=uci option.Threads=1 -each tc=40/1:30+1",
+        "-engine name=Atak cmd=Atak32.exe dir=C:\\atak proto=xboard -engine cmd=glaurung proto=uci \
+            option.Threads=1 -each tc=40/1:30+1",
         1,
         CUTE,
     );
@@ -226,16 +228,19 @@ fn the_cutechess_manual_examples() {
     // here, and said so.
     refused(
         "cutechess-cli",
-        "-engine conf=Fruit -engine conf=Crafty -engine conf=Stockfish -engine conf=Sloppy -each tc=4 book=book.bin -games 2 -rounds 10 -repeat",
+        "-engine conf=Fruit -engine conf=Crafty -engine conf=Stockfish -engine conf=Sloppy -each \
+            tc=4 book=book.bin -games 2 -rounds 10 -repeat",
         "conf=",
     );
 }
 
 /// fastchess's README and manual (EXAMPLES, -quick).
 #[test]
-#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with --ignored"]
+#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with \
+    --ignored"]
 fn the_fastchess_manual_examples() {
-    let readme = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4";
+    let readme = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each \
+        tc=10+0.1 -rounds 200 -repeat -concurrency 4";
     starts_where_the_cpus_allow(readme, 4, 400);
     // Typed to arbiter, nothing in it is only cutechess's: fastchess's reading, said.
     starts(
@@ -247,13 +252,20 @@ fn the_fastchess_manual_examples() {
     // ... and typed to cutechess-cli, whose -repeat reuses openings without adding games.
     starts("cutechess-cli", readme, 200, CUTE);
     starts_where_the_cpus_allow(
-        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings file=book.epd format=epd order=random -each tc=60+0.6 option.Hash=64 -rounds 200 -repeat -concurrency 4",
+        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings \
+            file=book.epd format=epd order=random -each tc=60+0.6 option.Hash=64 -rounds 200 \
+            -repeat -concurrency 4",
         4,
         400,
     );
     // The SPRT example: up to 100000 rounds of 2 games, its PGN into a folder not there yet.
     starts_where_the_cpus_allow(
-        "-engine cmd=Engine1.exe name=Engine1 option.Threads=1 nodes=2000000 -engine cmd=Engine2.exe name=Engine2 option.Threads=2 nodes=1000000 -openings file=UHO_Lichess_4852_v1.epd format=epd order=random -each tc=300+5 -resign movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -sprt elo0=0 elo1=2 alpha=0.05 beta=0.05 -rounds 100000 -concurrency 3 -pgnout notation=san nodes=true file=./games/sprt.pgn",
+        "-engine cmd=Engine1.exe name=Engine1 option.Threads=1 nodes=2000000 -engine \
+            cmd=Engine2.exe name=Engine2 option.Threads=2 nodes=1000000 -openings \
+            file=UHO_Lichess_4852_v1.epd format=epd order=random -each tc=300+5 -resign \
+            movecount=3 score=600 -draw movenumber=34 movecount=8 score=20 -sprt elo0=0 elo1=2 \
+            alpha=0.05 beta=0.05 -rounds 100000 -concurrency 3 -pgnout notation=san nodes=true \
+            file=./games/sprt.pgn",
         3,
         200_000,
     );
@@ -267,7 +279,8 @@ fn the_fastchess_manual_examples() {
 
 /// Lines in the shapes users write from those manuals, short enough to play to the end here.
 #[test]
-#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with --ignored"]
+#[ignore = "needs stockfish and fairy-stockfish: .ci/run installs them and runs this with \
+    --ignored"]
 fn lines_users_write_play_to_the_end() {
     // A cutechess-cli script from an engine's repository (quotes taken by the shell), its
     // result-table format, round policy, time margin and `min fi` PGN words; nodes for its 5+1.
@@ -310,37 +323,44 @@ fn lines_users_write_play_to_the_end() {
     );
     plays(
         "arbiter",
-        "-engine cmd=Engine1.exe name=new -engine cmd=Engine2.exe name=base -each proto=uci st=0.05 -games 2 -rounds 2 -pgnout file=./games/x.pgn",
+        "-engine cmd=Engine1.exe name=new -engine cmd=Engine2.exe name=base -each proto=uci \
+            st=0.05 -games 2 -rounds 2 -pgnout file=./games/x.pgn",
         4,
         "it uses -pgnout file=",
     );
     plays(
         "arbiter",
-        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -each proto=uci depth=3 -games 2 -repeat -pgnout out.pgn",
+        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -each proto=uci depth=3 -games 2 -repeat \
+            -pgnout out.pgn",
         2,
         "it uses -pgnout <file>",
     );
     plays(
         "cutechess-cli",
-        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -engine cmd=Engine3.exe -each proto=uci nodes=300 -tournament gauntlet -games 2 -pgnout g.pgn",
+        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -engine cmd=Engine3.exe -each proto=uci \
+            nodes=300 -tournament gauntlet -games 2 -pgnout g.pgn",
         4,
         CUTE,
     );
     plays(
         "fastchess",
-        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -engine cmd=Engine3.exe -each nodes=300 -tournament roundrobin -rounds 1",
+        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -engine cmd=Engine3.exe -each nodes=300 \
+            -tournament roundrobin -rounds 1",
         6,
         FAST,
     );
     plays(
         "cutechess-cli",
-        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -each proto=uci nodes=400 -maxmoves 30 -draw movenumber=20 movecount=4 score=10 -resign movecount=3 score=600 -rounds 4 -epdout final.epd -variant standard",
+        "-engine cmd=Engine1.exe -engine cmd=Engine2.exe -each proto=uci nodes=400 -maxmoves 30 \
+            -draw movenumber=20 movecount=4 score=10 -resign movecount=3 score=600 -rounds 4 \
+            -epdout final.epd -variant standard",
         4,
         CUTE,
     );
     plays(
         "fastchess",
-        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings file=book.epd format=epd order=random -each tc=40/0:01+0.01 option.Hash=16 -rounds 2 -repeat -concurrency 2 -log file=fastchess.log",
+        "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -openings \
+            file=book.epd format=epd order=random -each tc=40/0:01+0.01 option.Hash=16 -rounds 2 -repeat -concurrency 2 -log file=fastchess.log",
         4,
         FAST,
     );

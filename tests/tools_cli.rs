@@ -62,7 +62,12 @@ const CUTECHESS: &str = r#"[Event "?"]
 "#;
 
 /// The MIT autotester's PGN: Event..Result headers, `{<ns> <depth> <nodes>}` after each move.
-const MIT: &str = "[Event \"basic\"]\n[Site \"6.172\"]\n[Date \"2018.11.20\"]\n[Round \"1\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \"0-1\"]\n\n1. g4g5 {1200340 5 10231} e6e7 {1100230 5 9922} 2. g5g4 {998812 5 8123} e7e6 {1012311 5 8011} 0-1\n\n[Event \"basic\"]\n[White \"candidate\"]\n[Black \"reference\"]\n[Result \"1-0\"]\n\n1. g4g5 {1200340 5 10231} 1-0\n\n[Event \"basic\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \"1/2-1/2\"]\n\n1. f0U {1 1 1} 1/2-1/2\n";
+const MIT: &str = "[Event \"basic\"]\n[Site \"6.172\"]\n[Date \"2018.11.20\"]\n[Round \
+    \"1\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \"0-1\"]\n\n1. g4g5 {1200340 5 \
+    10231} e6e7 {1100230 5 9922} 2. g5g4 {998812 5 8123} e7e6 {1012311 5 8011} 0-1\n\n[Event \
+    \"basic\"]\n[White \"candidate\"]\n[Black \"reference\"]\n[Result \"1-0\"]\n\n1. g4g5 {1200340 \
+    5 10231} 1-0\n\n[Event \"basic\"]\n[White \"reference\"]\n[Black \"candidate\"]\n[Result \
+    \"1/2-1/2\"]\n\n1. f0U {1 1 1} 1/2-1/2\n";
 
 #[test]
 fn rate_reads_pgn_written_by_other_tools() {
@@ -165,7 +170,9 @@ fn rate_reads_pgn_written_by_other_tools() {
 }
 
 /// Scholar's mate as cutechess-cli writes chess: SAN, no `Variant` tag.
-const MATE: &str = "[Event \"?\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n[Event \"?\"]\n[White \"B\"]\n[Black \"A\"]\n[Result \"1/2-1/2\"]\n\n1. d4 {adjudicated} d5 1/2-1/2\n";
+const MATE: &str = "[Event \"?\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. \
+    Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n[Event \"?\"]\n[White \"B\"]\n[Black \"A\"]\n[Result \
+    \"1/2-1/2\"]\n\n1. d4 {adjudicated} d5 1/2-1/2\n";
 
 /// `rate --check` replays every game by its rules: a real run's PGN passes with the same
 /// ratings as without the check; an illegal move or a result the moves contradict stops the
@@ -312,7 +319,14 @@ fn a_file_is_refused_as_its_command_line_is_with_the_line_at_fault() {
     .unwrap();
     let file = arbiter_in(&dir, &["run", toml.to_str().unwrap()]);
     let mit = dir.join("b.txt");
-    std::fs::write(&mit, format!("title = t\ncpus = 0\nplayer = a\ninvoke = {e}\ndepth = 1\nplayer = b\ninvoke = {e}\ndepth = 1\n")).unwrap();
+    std::fs::write(
+        &mit,
+        format!(
+            "title = t\ncpus = 0\nplayer = a\ninvoke = {e}\ndepth = 1\nplayer \
+        = b\ninvoke = {e}\ndepth = 1\n"
+        ),
+    )
+    .unwrap();
     let autotester = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
     for (out, place) in [
         (&cli, "--concurrency: ".to_string()),
@@ -354,7 +368,9 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     std::fs::write(
         &toml,
         format!(
-            "game = \"ultima\"\nrounds = 1\nconcurrency = 2\nmax_plies = 60\n[each]\ndepth = 1\n[[engine]]\nname = \"a\"\ncmd = \"{e}\"\noptions = {{ Style = \"greedy\" }}\n[[engine]]\nname = \"b\"\ncmd = \"{e}\"\noptions = {{ Style = \"random\" }}\n"
+            "game = \"ultima\"\nrounds = 1\nconcurrency = 2\nmax_plies = 60\n[each]\ndepth = \
+                1\n[[engine]]\nname = \"a\"\ncmd = \"{e}\"\noptions = {{ Style = \"greedy\" \
+                }}\n[[engine]]\nname = \"b\"\ncmd = \"{e}\"\noptions = {{ Style = \"random\" }}\n"
         ),
     )
     .unwrap();
@@ -368,7 +384,11 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     let mit = dir.join("basic.txt");
     std::fs::write(
         &mit,
-        format!("# autotester\ncpus = 2\ngame_rounds = 4\ntitle = basic\nadjudicate = 100\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 2\nstyle = 1\n"),
+        format!(
+            "# autotester\ncpus = 2\ngame_rounds = 4\ntitle = basic\nadjudicate = \
+            100\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = \
+            new\ninvoke = {e} --dialect leiserchess\ndepth = 2\nstyle = 1\n"
+        ),
     )
     .unwrap();
     let out = arbiter_in(&dir, &["run", mit.to_str().unwrap()]);
@@ -389,7 +409,11 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     let three = conf.join("three.txt");
     std::fs::write(
         &three,
-        format!("book = book.dta\ngame_rounds = 3\ntitle = three games\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect leiserchess\ndepth = 1\n"),
+        format!(
+            "book = book.dta\ngame_rounds = 3\ntitle = three games\n\nplayer = ref\ninvoke = \
+            {e} --dialect leiserchess\ndepth = 1\n\nplayer = new\ninvoke = {e} --dialect \
+            leiserchess\ndepth = 1\n"
+        ),
     )
     .unwrap();
     let out = arbiter_in(
@@ -422,7 +446,12 @@ fn run_plays_a_toml_tournament_and_an_mit_autotester_config() {
     let family = conf.join("family.txt");
     std::fs::write(
         &family,
-        format!("game_rounds = 4\ntitle = family\n\nplayer = ref\ninvoke = {e} --dialect leiserchess\ndepth = 1\n\nplayer = mine1\ninvoke = {e} --dialect leiserchess\ndepth = 1\nfamily = mine\n\nplayer = mine2\ninvoke = {e} --dialect leiserchess\ndepth = 1\nfamily = mine\n"),
+        format!(
+            "game_rounds = 4\ntitle = family\n\nplayer = ref\ninvoke = {e} --dialect \
+            leiserchess\ndepth = 1\n\nplayer = mine1\ninvoke = {e} --dialect leiserchess\ndepth = \
+            1\nfamily = mine\n\nplayer = mine2\ninvoke = {e} --dialect leiserchess\ndepth = \
+            1\nfamily = mine\n"
+        ),
     )
     .unwrap();
     let out = arbiter_in(

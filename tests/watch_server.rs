@@ -45,7 +45,8 @@ fn address(first: &str) -> String {
         .to_string()
 }
 
-/// Starts a watcher and reads the address from its first line, "Watching DIR at http://ADDRESS/ ...".
+/// Starts a watcher and reads the address from its first line, "Watching DIR at http://ADDRESS/
+/// ...".
 fn start_watching(mut command: Command) -> (Killed, String) {
     let mut watching = Killed(
         command

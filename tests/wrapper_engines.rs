@@ -1,7 +1,7 @@
 //! Engines started the ways their users start them, each in the default sandbox: a shell script
 //! that runs a program elsewhere, a program lying straight in /tmp, a Python engine in a virtual
-//! environment, a Java jar, `nice` and `taskset` in front of the engine; and a wrapper that cannot start, whose error
-//! names what it could not see and the setting that shows it.
+//! environment, a Java jar, `nice` and `taskset` in front of the engine; and a wrapper that cannot
+//! start, whose error names what it could not see and the setting that shows it.
 
 mod common;
 
@@ -96,7 +96,8 @@ fn wrapper_and_interpreter_engines_start_in_the_sandbox() {
         &dir,
         "engine.py",
         &format!(
-            "#!{}/bin/python3\nimport os, sys\nassert sys.prefix != sys.base_prefix, 'not in its venv'\nos.execv('{e}', ['{e}'] + sys.argv[1:])\n",
+            "#!{}/bin/python3\nimport os, sys\nassert sys.prefix != sys.base_prefix, 'not in its \
+                venv'\nos.execv('{e}', ['{e}'] + sys.argv[1:])\n",
             venv.display(),
             e = program.display()
         ),
@@ -196,7 +197,8 @@ fn a_wrapper_that_cannot_see_its_program_says_which_and_how_to_show_it() {
     let wrapper = script(
         &dir,
         "computed.sh",
-        "#!/bin/sh\necho \"starting $ENGINE_HOME/arbiter-engine\" >&2\nexec \"$ENGINE_HOME/arbiter-engine\" \"$@\"\n",
+        "#!/bin/sh\necho \"starting $ENGINE_HOME/arbiter-engine\" >&2\nexec \
+            \"$ENGINE_HOME/arbiter-engine\" \"$@\"\n",
         0o755,
     );
     let engine = |extra: Option<String>| {

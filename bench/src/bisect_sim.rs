@@ -80,7 +80,8 @@ pub fn table(setup: &Setup, runs: u64) -> Result<(), BenchError> {
     );
     say!(
         "arbiter: the posterior over the first worse version, every game counted (versions \
-         against the first and against the one before), stopped at 1 - alpha/2; by hand: an SPRT of the last version, then one at each midpoint, alpha \
+         against the first and against the one before), stopped at 1 - alpha/2; by hand: an SPRT \
+         of the last version, then one at each midpoint, alpha \
          split evenly over them. Ratio: arbiter's games over the hand method's."
     );
     Ok(())

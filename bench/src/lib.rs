@@ -1,6 +1,7 @@
-//! `arbiter bench`, a tool beside the library rather than part of it: perft speed of every game, and the referee's own cost with engines that reply
-//! at once: CPU per ply and per game (engines excluded), throughput, latency, peak memory; SPRT
-//! and claim simulations; and the comparison with another harness (`peer`).
+//! `arbiter bench`, a tool beside the library rather than part of it: perft speed of every game,
+//! and the referee's own cost with engines that reply at once: CPU per ply and per game (engines
+//! excluded), throughput, latency, peak memory; SPRT and claim simulations; and the comparison with
+//! another harness (`peer`).
 
 #[macro_use]
 extern crate arbiter;

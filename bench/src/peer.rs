@@ -547,7 +547,8 @@ fn show_run(
     for (pinned, floor) in floor_rows {
         if let Ok(floor) = floor {
             say!(
-                "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   ({}: a blocking read and a write alone: no rules, checks or records)",
+                "{:<12} {:>6} {:>7} {:>10.2} {:>14.1}   ({}: a blocking read and a write alone: no \
+                    rules, checks or records)",
                 "bare relay",
                 games,
                 floor.plies,
@@ -565,7 +566,9 @@ fn show_run(
     );
     if let Some(cpu) = &ours.counted_apart {
         say!(
-            "arbiter's own CPU includes its keeper processes ({:.3} s), what its start-up check ran and ended ({:.3} s) and its engines' sandboxes ({:.3} s), which the kernel counts with the engines'",
+            "arbiter's own CPU includes its keeper processes ({:.3} s), what its start-up check \
+                ran and ended ({:.3} s) and its engines' sandboxes ({:.3} s), which the kernel \
+                counts with the engines'",
             cpu.keepers.as_secs_f64(),
             cpu.check.as_secs_f64(),
             cpu.sandboxes.as_secs_f64()
@@ -574,21 +577,24 @@ fn show_run(
     for (name, m) in [("arbiter", ours), (peer.name.as_str(), theirs)] {
         if let Some(l) = &m.latency {
             say!(
-                "delay {name}'s engines did not see (time charged less time reported, per move): {}",
+                "delay {name}'s engines did not see (time charged less time reported, per move): \
+                    {}",
                 l.describe()
             );
         }
     }
     if let Some(t) = &ours.turnaround {
         say!(
-            "arbiter's turnaround per move (from reading a move to writing the request to the other engine): {t}; {} reports none",
+            "arbiter's turnaround per move (from reading a move to writing the request to the \
+                other engine): {t}; {} reports none",
             peer.name
         );
     }
     let ratio = per_ply_us(theirs) / per_ply_us(ours).max(1e-9);
     let tick_ms = 1000 / procfs::ticks_per_second();
     say!(
-        "own CPU per ply, {} / arbiter: {ratio:.2} (arbiter's time as getrusage gives it, in microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
+        "own CPU per ply, {} / arbiter: {ratio:.2} (arbiter's time as getrusage gives it, in \
+            microseconds; the peer's from /proc, in clock ticks of {tick_ms} ms)",
         peer.name,
     );
     match (floors.ours, floors.theirs) {

@@ -4,7 +4,10 @@ use std::time::Duration;
 use thiserror::Error;
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
-#[error("bad time control '{text}': {reason} (expected [moves/]seconds[+increment], e.g. 40/60, 10+0.1)")]
+#[error(
+    "bad time control '{text}': {reason} (expected [moves/]seconds[+increment], e.g. 40/60, \
+    10+0.1)"
+)]
 pub struct TimeControlError {
     pub text: String,
     pub reason: String,

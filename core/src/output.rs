@@ -77,7 +77,8 @@ pub fn open_own(path: &Path, append: bool) -> std::io::Result<std::fs::File> {
     };
     let file = options.open(path).map_err(|e| match e.raw_os_error() {
         Some(libc::ELOOP) => std::io::Error::other(format!(
-            "{} is a link: arbiter does not write through one (another user may have planted              it); give another file",
+            "{} is a link: arbiter does not write through one (another user may have \
+                planted              it); give another file",
             path.display()
         )),
         _ => e,

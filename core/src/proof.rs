@@ -14,8 +14,8 @@ use std::path::Path;
 /// Where the sealing key of this user's runs is kept: `ARBITER_KEY` (a cluster with a home per
 /// node names one file every node reads), else `$XDG_DATA_HOME/arbiter/key`, else
 /// `~/.local/share/arbiter/key`, the home being the password database's where `HOME` is unset
-/// (a system service, a bare `env -i`). Never inside a run folder: whoever can write the folder could
-/// then make a key of their own and seal what they like.
+/// (a system service, a bare `env -i`). Never inside a run folder: whoever can write the folder
+/// could then make a key of their own and seal what they like.
 pub fn key_path() -> Option<std::path::PathBuf> {
     use std::path::PathBuf;
     if let Some(path) = std::env::var_os("ARBITER_KEY").filter(|p| !p.is_empty()) {
@@ -675,7 +675,8 @@ pub fn check_line(key: Option<&Key>, text: &str, path: &Path, line: usize) -> Re
     }
     Err(match sealed(text) {
         true => format!(
-            "{}:{line}: this line was not written by arbiter for this run with your key (its proof does not match): refused; an engine or another program wrote, changed or sealed it",
+            "{}:{line}: this line was not written by arbiter for this run with your key (its proof \
+                does not match): refused; an engine or another program wrote, changed or sealed it",
             path.display()
         ),
         false => format!(

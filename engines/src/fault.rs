@@ -178,7 +178,9 @@ impl Fault {
     }
 
     pub const KINDS: &'static str =
-        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood, fork, escape, orphan, forkstorm, hog, spin, random (with --fault-rate and --fault-seed)";
+        "none, crash, nouciok, stall, illegal, garbage, overrun, ignorequit, novariant, exitstart, \
+            slowstart, longline, infoflood, stderrflood, fork, escape, orphan, forkstorm, hog, \
+            spin, random (with --fault-rate and --fault-seed)";
 
     pub fn confirms_variant(&self) -> bool {
         self.kind != FaultKind::NoVariant

@@ -28,7 +28,8 @@ use std::sync::mpsc;
 struct Args {
     /// The protocol spoken: uci (with UCI_Variant), leiserchess (the MIT 6.172 player's dialect)
     /// or xboard (CECP, protocol 2).
-    #[arg(long, alias = "dialect", default_value = "uci", value_parser = ["uci", "leiserchess", "mit", "xboard", "cecp"])]
+    #[arg(long, alias = "dialect", default_value = "uci",
+          value_parser = ["uci", "leiserchess", "mit", "xboard", "cecp"])]
     protocol: String,
     /// Misbehave on purpose, to test referees: none, crash, nouciok, stall, illegal, garbage,
     /// overrun, ignorequit, novariant, exitstart, slowstart, longline, infoflood, stderrflood,

@@ -174,7 +174,8 @@ impl MitPlayer {
                     say("id author the arbiter developers");
                     for (name, default, min, max) in OPTIONS {
                         say(&format!(
-                            "option name {name} type spin value {default} default {default} min {min} max {max}"
+                            "option name {name} type spin value {default} default {default} min \
+                                {min} max {max}"
                         ));
                     }
                     for t in &TUNABLE {

@@ -269,9 +269,7 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
     for (key, value) in pairs(values) {
         match key {
             "cmd" | "name" | "dir" | "proto" | "tc" | "st" | "depth" | "nodes" | "timemargin"
-            | "sync" => {
-                out.push(format!("{key}={value}"))
-            }
+            | "sync" => out.push(format!("{key}={value}")),
             "arg" => out.push(format!("arg={value}")),
             // cutechess-cli: the engine's stderr added to a file of its own.
             "stderr" if !value.is_empty() => out.push(format!("stderr={value}")),
@@ -279,7 +277,8 @@ fn engine_settings(flag: &str, values: &[&str]) -> Result<Vec<String>, Refused> 
                 return Err(refuse(
                     flag,
                     "ponder: arbiter does not let an engine think on its opponent's time (no `go \
-                     ponder`, and an engine not on move is frozen): leave ponder out, and the games \
+                     ponder`, and an engine not on move is frozen): leave ponder out, and the \
+                     games \
                      are played as without it",
                 ))
             }
@@ -687,7 +686,8 @@ fn encounters(dialect: Dialect, shape: &Shape) -> Result<(u64, u64), Refused> {
             if games > 2 {
                 return Err(refuse(
                     "-games",
-                    "fastchess plays 1 or 2 games per round (-games over 2 with -rounds over 2 is refused there too)",
+                    "fastchess plays 1 or 2 games per round (-games over 2 with -rounds over 2 is \
+                        refused there too)",
                 ));
             }
             Ok((games, rounds))
@@ -1311,11 +1311,14 @@ mod tests {
     #[test]
     fn the_fastchess_readme_example_is_a_match() {
         // Forced: fastchess refuses 4 games at once under a clock on a machine of fewer CPUs.
-        let line = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 -each tc=10+0.1 -rounds 200 -repeat -concurrency 4 -force-concurrency";
+        let line = "-engine cmd=Engine1.exe name=Engine1 -engine cmd=Engine2.exe name=Engine2 \
+            -each tc=10+0.1 -rounds 200 -repeat -concurrency 4 -force-concurrency";
         let t = translate("arbiter", &words(line)).unwrap();
         assert_eq!(
             t.argv.join(" "),
-            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine cmd=Engine2.exe name=Engine2 --each sync=every tc=10+0.1 --concurrency 4 --check-pvs lines"
+            "match --games 400 --game chess --engine cmd=Engine1.exe name=Engine1 --engine \
+                cmd=Engine2.exe name=Engine2 --each sync=every tc=10+0.1 --concurrency 4 \
+                --check-pvs lines"
         );
         assert!(t.reading.contains("fastchess"), "{}", t.reading);
         // The same line typed to cutechess-cli plays 200 games: its -repeat reuses openings.
@@ -1340,7 +1343,8 @@ mod tests {
             value_of(&t, "--games-per-opening").map_or(2, |v| v.parse().unwrap())
         };
         let two = "-engine cmd=a -engine cmd=b -each tc=1 -openings file=b.epd";
-        let four = "-engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=1 -openings file=b.epd";
+        let four = "-engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=1 -openings \
+            file=b.epd";
         for (program, line, games) in [
             // cutechess-cli: a new opening each game unless -repeat says otherwise.
             ("cutechess-cli", format!("{two} -rounds 10"), 1),
@@ -1389,7 +1393,8 @@ mod tests {
 
     #[test]
     fn a_gauntlets_seeds_are_read_as_their_tool_reads_them() {
-        let line = "-tournament gauntlet -engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d -each tc=1 -games 2 -seeds 2";
+        let line = "-tournament gauntlet -engine cmd=a -engine cmd=b -engine cmd=c -engine cmd=d \
+            -each tc=1 -games 2 -seeds 2";
         let cute = translate("cutechess-cli", &words(line)).unwrap();
         assert_eq!(value_of(&cute, "--seeds").as_deref(), Some("2"));
         assert!(!cute.argv.contains(&"--seeds-meet".to_string()));
@@ -1572,7 +1577,10 @@ mod tests {
     fn variant_names_the_game_and_duplicate_names_are_renamed() {
         let t = translate(
             "arbiter",
-            &words("-engine cmd=/x/E name=a -engine cmd=/x/E name=b -each depth=2 -games 2 -variant leiserchess"),
+            &words(
+                "-engine cmd=/x/E name=a -engine cmd=/x/E name=b -each depth=2 -games 2 \
+                -variant leiserchess",
+            ),
         )
         .unwrap();
         let line = t.argv.join(" ");
@@ -1621,7 +1629,10 @@ mod tests {
     fn two_sided_resignation_is_kept() {
         let argv = translate(
             "arbiter",
-            &words("-engine cmd=a -engine cmd=b -each tc=1 -resign movecount=3 score=400 twosided=true"),
+            &words(
+                "-engine cmd=a -engine cmd=b -each tc=1 -resign movecount=3 score=400 \
+                twosided=true",
+            ),
         )
         .unwrap()
         .argv;

@@ -420,7 +420,8 @@ impl Printer {
         let (elo, error) = sample.elo_and_error();
         let (nelo, nerror) = sample.nelo_and_error(spread);
         let mut out = format!(
-            "{rule}Results of {} vs {} ({}):\nElo: {elo:.2} +/- {error:.2}, nElo: {nelo:.2} +/- {nerror:.2}\n",
+            "{rule}Results of {} vs {} ({}):\nElo: {elo:.2} +/- {error:.2}, nElo: {nelo:.2} +/- \
+                {nerror:.2}\n",
             self.names[0], self.names[1], self.setup
         );
         let games = c.games() as f64;

@@ -8,9 +8,17 @@ use thiserror::Error;
 
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable writable env.<NAME> option.<Name>)")]
+    #[error(
+        "engine setting '{0}' is not key=value (keys: cmd name arg dir proto tc st depth nodes \
+        timemargin stall handshake restart sandbox memory processes threads readable writable \
+        env.<NAME> option.<Name>)"
+    )]
     NotKeyValue(String),
-    #[error("unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes timemargin stall handshake restart sandbox memory processes threads readable writable env.<NAME> option.<Name>)")]
+    #[error(
+        "unknown engine setting '{0}' (keys: cmd name arg dir proto tc st depth nodes \
+        timemargin stall handshake restart sandbox memory processes threads readable writable \
+        env.<NAME> option.<Name>)"
+    )]
     UnknownKey(String),
     #[error("engine setting {key}={value}: {reason}")]
     BadValue {
@@ -25,7 +33,10 @@ pub enum ConfigError {
     NoCommand,
     #[error("engine '{0}' has no limit: give tc=, st=, depth= or nodes=")]
     NoLimit(String),
-    #[error("engine '{0}': the leiserchess and xboard protocols have no node limit (use depth=, st= or tc=)")]
+    #[error(
+        "engine '{0}': the leiserchess and xboard protocols have no node limit (use depth=, \
+        st= or tc=)"
+    )]
     NodesUnsupported(String),
 }
 
@@ -285,7 +296,10 @@ impl EngineConfig {
         if (key == "name" || key.starts_with("option."))
             && (key.chars().chain(value.chars())).any(char::is_control)
         {
-            return Err(v.bad("holds a control character (a newline or the like), which would reach the engine or the PGN as a line of its own"));
+            return Err(v.bad(
+                "holds a control character (a newline or the like), which would reach \
+                the engine or the PGN as a line of its own",
+            ));
         }
         match key {
             "cmd" => self.cmd = value.to_string(),

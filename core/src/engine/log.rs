@@ -55,7 +55,8 @@ impl IoLog {
             if after >= MAX_PER_ENGINE {
                 let _ = writeln!(
                     w.out,
-                    "{t:12.6} {engine} ! arbiter: {engine} wrote more than {} MiB; its lines are not logged from here on",
+                    "{t:12.6} {engine} ! arbiter: {engine} wrote more than {} MiB; its lines are \
+                        not logged from here on",
                     MAX_PER_ENGINE >> 20
                 );
                 return;

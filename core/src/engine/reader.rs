@@ -509,7 +509,8 @@ mod tests {
     /// out; outside one (a variant's confirmation) it is handed out as before.
     #[tokio::test]
     async fn a_search_folds_its_info_strings() {
-        let text = b"info string NNUE evaluation using nn.bin\ninfo depth 2 string x\ninfo\tdepth 4 score cp 9\ninfo\ninformation\nbestmove a1\n";
+        let text = b"info string NNUE evaluation using nn.bin\ninfo depth 2 string x\ninfo\tdepth \
+            4 score cp 9\ninfo\ninformation\nbestmove a1\n";
         let mut r = reader(text);
         r.set_in_search(true);
         let m = r.next().await.unwrap();
@@ -659,7 +660,8 @@ mod tests {
     async fn a_reply_waited_for_on_the_thread_then_on_the_runtime(slack: bool) {
         use std::time::Duration;
         let (mut child, mut r) = shell_output(
-            "printf 'info depth 1\\ninfo depth 2 score cp 5\\nbestmove e2e4\\n'; sleep 1; printf 'late\\nlast'",
+            "printf 'info depth 1\\ninfo depth 2 score cp 5\\nbestmove e2e4\\n'; sleep 1; printf \
+                'late\\nlast'",
         );
         let soon = || Instant::now() + Duration::from_secs(5);
         let Waited::Line(best) = r.next_blocking(soon(), slack) else {

@@ -1048,7 +1048,8 @@ fn readable_folders(
             .find(|h| *h == &path || h.starts_with(&path) && path.is_file())
         {
             return Err(format!(
-                "{part}: {} is the run's own, another engine's or arbiter's key, and no engine may read it",
+                "{part}: {} is the run's own, another engine's or arbiter's key, and no engine may \
+                    read it",
                 h.display()
             ));
         }
@@ -1089,13 +1090,13 @@ const SCRIPT_FOLDER: &[&str] = &[
     "${0%/*}",
 ];
 
-/// What a wrapper script needs of the world to start: its interpreter (`#!/home/me/venv/bin/python`,
-/// with the virtual environment around it) and the programs it runs (`exec /opt/sf/stockfish
-/// "$@"`, `"$(dirname "$0")/../bin/engine"`), found where they lie now. Only executable files
-/// count: a folder or a data file a script merely names is not given (a secret, another run's
-/// folder); the engine's error then says `readable=`. A program is given with its folder, where
-/// its nets and books usually lie, except where that folder is a home, `/tmp` or holds what no
-/// engine may see: then the program file alone.
+/// What a wrapper script needs of the world to start: its interpreter
+/// (`#!/home/me/venv/bin/python`, with the virtual environment around it) and the programs it runs
+/// (`exec /opt/sf/stockfish "$@"`, `"$(dirname "$0")/../bin/engine"`), found where they lie now.
+/// Only executable files count: a folder or a data file a script merely names is not given (a
+/// secret, another run's folder); the engine's error then says `readable=`. A program is given with
+/// its folder, where its nets and books usually lie, except where that folder is a home, `/tmp` or
+/// holds what no engine may see: then the program file alone.
 fn script_targets(program: &Path, base: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
@@ -1204,7 +1205,8 @@ fn cover_hidden(
             }
             let target = cover(host, rest, program_dir).map_err(|why| {
                 format!(
-                    "{} cannot be hidden from the engine ({why}); make it before the engine starts, or run it elsewhere",
+                    "{} cannot be hidden from the engine ({why}); make it before the engine \
+                        starts, or run it elsewhere",
                     hide.display()
                 )
             })?;

@@ -947,7 +947,8 @@ mod tests {
 
     #[test]
     fn reads_tags_moves_and_results_skipping_comments() {
-        let text = "[Event \"t\"]\n[White \"a \\\"q\\\"\"]\n[Result \"0-1\"]\n\n1. g4g5 {1234 5 67} e6e7 ; note\n2. g5g4 (2. x) $1 e7e6 0-1\n\n[Event \"u\"]\n1. f0U *\n";
+        let text = "[Event \"t\"]\n[White \"a \\\"q\\\"\"]\n[Result \"0-1\"]\n\n1. g4g5 {1234 5 \
+            67} e6e7 ; note\n2. g5g4 (2. x) $1 e7e6 0-1\n\n[Event \"u\"]\n1. f0U *\n";
         let games = read_games(text).unwrap();
         assert_eq!(games.len(), 2);
         assert_eq!(games[0].tag("White"), Some("a \"q\""));
@@ -1046,9 +1047,11 @@ mod tests {
                         proptest::strategy::Just("{"), proptest::strategy::Just("}"),
                         proptest::strategy::Just("("), proptest::strategy::Just(")"),
                         proptest::strategy::Just(";"), proptest::strategy::Just("\n"),
-                        proptest::strategy::Just("\n[Note \"x\"]\n"), proptest::strategy::Just("12."),
+                        proptest::strategy::Just("\n[Note \
+                            \"x\"]\n"), proptest::strategy::Just("12."),
                         proptest::strategy::Just("\n  [Note \"y\"]\n"),
-                        proptest::strategy::Just("\n%{\n"), proptest::strategy::Just("\n\u{a0}[N \"z\"]\n"),
+                        proptest::strategy::Just("\n%{\n"), proptest::strategy::Just("\n\u{a0}[N \
+                            \"z\"]\n"),
                     ],
                     0..24,
                 ),

@@ -79,7 +79,8 @@ pub fn check(
         if !played.is_empty() && !report.bound && report.pv[0] != played {
             out.push((
                 format!(
-                    "Warning; Bestmove does not match beginning of last PV - move {played} from {who}"
+                    "Warning; Bestmove does not match beginning of last PV - move {played} from \
+                        {who}"
                 ),
                 format!("Info; {line}"),
             ));

@@ -134,7 +134,9 @@ impl Board {
             self.board_height() + self.legend_lines() * LINE + 6,
         );
         let mut svg = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"board\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\"><rect width=\"{w}\" height=\"{h}\" fill=\"#fbfaf7\"/>"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"board\" width=\"{w}\" \
+                height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\"><rect \
+                width=\"{w}\" height=\"{h}\" fill=\"#fbfaf7\"/>"
         );
         for rank in 0..self.ranks {
             for file in 0..self.files {
@@ -150,7 +152,8 @@ impl Board {
             let (x, y) = self.corner(file, rank);
             let _ = write!(
                 svg,
-                "<rect class=\"tint\" x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{}\" fill-opacity=\"0.35\"/>",
+                "<rect class=\"tint\" x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" \
+                    fill=\"{}\" fill-opacity=\"0.35\"/>",
                 self.tint_colour(tint)
             );
         }
@@ -198,7 +201,8 @@ impl Board {
                 let (x, y) = self.corner(file, rank);
                 let _ = write!(
                     svg,
-                    "<rect class=\"last\" data-square=\"{square}\" x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"#f4d03f\" fill-opacity=\"0.7\"/>"
+                    "<rect class=\"last\" data-square=\"{square}\" x=\"{x}\" y=\"{y}\" \
+                        width=\"{CELL}\" height=\"{CELL}\" fill=\"#f4d03f\" fill-opacity=\"0.7\"/>"
                 );
             }
         }
@@ -213,7 +217,10 @@ impl Board {
             let points = points.join(" ");
             let _ = write!(
                 svg,
-                "<g class=\"beam\" data-end=\"{}\" fill=\"none\" stroke-linejoin=\"round\"><polyline points=\"{points}\" stroke=\"#fff\" stroke-width=\"8\" stroke-opacity=\"0.75\"/><polyline points=\"{points}\" stroke=\"{BEAM}\" stroke-width=\"3\"/></g>",
+                "<g class=\"beam\" data-end=\"{}\" fill=\"none\" \
+                    stroke-linejoin=\"round\"><polyline points=\"{points}\" stroke=\"#fff\" \
+                    stroke-width=\"8\" stroke-opacity=\"0.75\"/><polyline points=\"{points}\" \
+                    stroke=\"{BEAM}\" stroke-width=\"3\"/></g>",
                 marks.beam.last().map(String::as_str).unwrap_or("")
             );
         }
@@ -227,7 +234,8 @@ impl Board {
                 let (cx, cy) = self.centre(file as i32, rank);
                 let _ = write!(
                     svg,
-                    "<g class=\"piece\" data-square=\"{}{}\" transform=\"translate({cx},{cy})\">{piece}</g>",
+                    "<g class=\"piece\" data-square=\"{}{}\" \
+                        transform=\"translate({cx},{cy})\">{piece}</g>",
                     (b'a' + file as u8) as char,
                     rank + self.drawing.first_rank
                 );
@@ -238,7 +246,9 @@ impl Board {
                 let (cx, cy) = self.centre(file, rank);
                 let _ = write!(
                     svg,
-                    "<g class=\"removed\" data-square=\"{square}\" stroke=\"{BEAM}\" stroke-width=\"3\" fill=\"none\"><circle cx=\"{cx}\" cy=\"{cy}\" r=\"21\"/><path d=\"M{} {}l24 24m0 -24l-24 24\"/></g>",
+                    "<g class=\"removed\" data-square=\"{square}\" stroke=\"{BEAM}\" \
+                        stroke-width=\"3\" fill=\"none\"><circle cx=\"{cx}\" cy=\"{cy}\" \
+                        r=\"21\"/><path d=\"M{} {}l24 24m0 -24l-24 24\"/></g>",
                     cx - 12,
                     cy - 12
                 );
@@ -273,7 +283,8 @@ impl Board {
         };
         let _ = write!(
             svg,
-            "<text class=\"hands\" x=\"{MARGIN}\" y=\"{}\" font-size=\"13\">in hand: {} {}, {} {}</text>",
+            "<text class=\"hands\" x=\"{MARGIN}\" y=\"{}\" font-size=\"13\">in hand: {} {}, {} \
+                {}</text>",
             self.board_height() + 14,
             self.drawing.sides[0].name,
             of(Color::White),
@@ -304,31 +315,44 @@ impl Board {
         let mirror = "stroke=\"#d6ecfa\" stroke-width=\"5\" stroke-linecap=\"round\"";
         let outline = match figure.shape {
             Shape::Mirror => format!(
-                "<polygon points=\"-16,-16 -16,16 16,16\" {body}/><line x1=\"-16\" y1=\"-16\" x2=\"16\" y2=\"16\" {mirror}/><line x1=\"-14\" y1=\"-14\" x2=\"14\" y2=\"14\" stroke=\"#41627a\" stroke-width=\"1\"/>"
+                "<polygon points=\"-16,-16 -16,16 16,16\" {body}/><line x1=\"-16\" y1=\"-16\" \
+                    x2=\"16\" y2=\"16\" {mirror}/><line x1=\"-14\" y1=\"-14\" x2=\"14\" y2=\"14\" \
+                    stroke=\"#41627a\" stroke-width=\"1\"/>"
             ),
             Shape::Switch => format!(
-                "<rect x=\"-16\" y=\"-16\" width=\"32\" height=\"32\" rx=\"5\" {body}/><line x1=\"-15\" y1=\"15\" x2=\"15\" y2=\"-15\" {mirror}/>"
+                "<rect x=\"-16\" y=\"-16\" width=\"32\" height=\"32\" rx=\"5\" {body}/><line \
+                    x1=\"-15\" y1=\"15\" x2=\"15\" y2=\"-15\" {mirror}/>"
             ),
             Shape::Shield => format!(
-                "<rect x=\"-14\" y=\"-10\" width=\"28\" height=\"26\" rx=\"3\" {body}/><rect x=\"-18\" y=\"-18\" width=\"36\" height=\"8\" rx=\"2\" fill=\"#cfd8dc\" stroke=\"#222\" stroke-width=\"1.5\"/>"
+                "<rect x=\"-14\" y=\"-10\" width=\"28\" height=\"26\" rx=\"3\" {body}/><rect \
+                    x=\"-18\" y=\"-18\" width=\"36\" height=\"8\" rx=\"2\" fill=\"#cfd8dc\" \
+                    stroke=\"#222\" stroke-width=\"1.5\"/>"
             ),
             Shape::Laser => format!(
-                "<rect x=\"-15\" y=\"-13\" width=\"30\" height=\"29\" rx=\"4\" {body}/><polygon points=\"0,-23 -7,-12 7,-12\" fill=\"#222\"/><circle r=\"6\" fill=\"{BEAM}\" stroke=\"#222\"/>"
+                "<rect x=\"-15\" y=\"-13\" width=\"30\" height=\"29\" rx=\"4\" {body}/><polygon \
+                    points=\"0,-23 -7,-12 7,-12\" fill=\"#222\"/><circle r=\"6\" fill=\"{BEAM}\" \
+                    stroke=\"#222\"/>"
             ),
             Shape::LaserKing => format!(
                 "<circle r=\"16\" {body}/><polygon points=\"0,-24 -7,-13 7,-13\" fill=\"#222\"/>"
             ),
             Shape::Crown | Shape::Disc => format!("<circle r=\"17\" {body}/>"),
-            Shape::Square => format!("<rect x=\"-15\" y=\"-15\" width=\"30\" height=\"30\" {body}/>"),
+            Shape::Square => format!(
+                "<rect x=\"-15\" y=\"-15\" width=\"30\" height=\"30\" \
+                {body}/>"
+            ),
             Shape::Diamond => format!("<polygon points=\"0,-20 20,0 0,20 -20,0\" {body}/>"),
             Shape::Triangle => format!("<polygon points=\"0,-20 18,15 -18,15\" {body}/>"),
             Shape::Octagon => format!(
                 "<polygon points=\"-7,-18 7,-18 18,-7 18,7 7,18 -7,18 -18,7 -18,-7\" {body}/>"
             ),
             Shape::Star => format!(
-                "<polygon points=\"0,-20 5,-12 14,-14 12,-5 20,0 12,5 14,14 5,12 0,20 -5,12 -14,14 -12,5 -20,0 -12,-5 -14,-14 -5,-12\" {body}/>"
+                "<polygon points=\"0,-20 5,-12 14,-14 12,-5 20,0 12,5 14,14 5,12 0,20 -5,12 -14,14 \
+                    -12,5 -20,0 -12,-5 -14,-14 -5,-12\" {body}/>"
             ),
-            Shape::Pentagon => format!("<polygon points=\"0,-20 14,-12 17,18 -17,18 -14,-12\" {body}/>"),
+            Shape::Pentagon => {
+                format!("<polygon points=\"0,-20 14,-12 17,18 -17,18 -14,-12\" {body}/>")
+            }
         };
         // Crowns and letters stay upright whichever way the piece faces.
         let upright = match (figure.shape, figure.letter) {

@@ -131,15 +131,44 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
     let x = |v: f64| left + (v - x_lo) / (x_hi - x_lo) * plot_w;
     let y = |v: f64| top + (y_hi - v.clamp(y_lo, y_hi)) / (y_hi - y_lo) * plot_h;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\" font-size=\"11\">",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} \
+            {h}\" role=\"img\" aria-label=\"{}\" font-size=\"11\">",
         html_escape(axes.label)
     );
-    let _ = write!(svg, "<rect x=\"{left}\" y=\"{top}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#888\"/>");
+    let _ = write!(
+        svg,
+        "<rect x=\"{left}\" y=\"{top}\" width=\"{plot_w}\" height=\"{plot_h}\" \
+        fill=\"none\" stroke=\"#888\"/>"
+    );
     for t in ticks(y_lo, y_hi) {
-        let _ = write!(svg, "<line class=\"ytick\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", left, y(t), left + plot_w, y(t), left - 5.0, y(t) + 4.0, number(t));
+        let _ = write!(
+            svg,
+            "<line class=\"ytick\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" \
+            y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" \
+            text-anchor=\"end\">{}</text>",
+            left,
+            y(t),
+            left + plot_w,
+            y(t),
+            left - 5.0,
+            y(t) + 4.0,
+            number(t)
+        );
     }
     for t in ticks(x_lo, x_hi) {
-        let _ = write!(svg, "<line class=\"xtick\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", x(t), top + plot_h, x(t), top + plot_h + 4.0, x(t), top + plot_h + 16.0, number(t));
+        let _ = write!(
+            svg,
+            "<line class=\"xtick\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" \
+            y2=\"{:.1}\" stroke=\"#888\"/><text x=\"{:.1}\" y=\"{:.1}\" \
+            text-anchor=\"middle\">{}</text>",
+            x(t),
+            top + plot_h,
+            x(t),
+            top + plot_h + 4.0,
+            x(t),
+            top + plot_h + 16.0,
+            number(t)
+        );
     }
     let _ = write!(
         svg,
@@ -148,9 +177,26 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
         h - 8.0,
         html_escape(axes.x_label)
     );
-    let _ = write!(svg, "<text transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">{}</text>", top + plot_h / 2.0, html_escape(axes.y_label));
+    let _ = write!(
+        svg,
+        "<text transform=\"translate(14 {:.1}) rotate(-90)\" \
+        text-anchor=\"middle\" font-size=\"12\">{}</text>",
+        top + plot_h / 2.0,
+        html_escape(axes.y_label)
+    );
     for r in rules {
-        let _ = write!(svg, "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-dasharray=\"5\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", y(r.y), left + plot_w, y(r.y), left + plot_w + 4.0, y(r.y) + 4.0, html_escape(&side_label(&r.label)));
+        let _ = write!(
+            svg,
+            "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" \
+            stroke=\"#999\" stroke-dasharray=\"5\"/><text x=\"{:.1}\" \
+            y=\"{:.1}\">{}</text>",
+            y(r.y),
+            left + plot_w,
+            y(r.y),
+            left + plot_w + 4.0,
+            y(r.y) + 4.0,
+            html_escape(&side_label(&r.label))
+        );
     }
     for (i, s) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
@@ -176,10 +222,26 @@ pub fn line_chart(axes: &Axes, series: &[Series], rules: &[Rule]) -> String {
             .iter()
             .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
             .collect();
-        let _ = write!(svg, "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>", points.join(" "), html_escape(&s.name));
+        let _ = write!(
+            svg,
+            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" \
+            points=\"{}\"><title>{}</title></polyline>",
+            points.join(" "),
+            html_escape(&s.name)
+        );
         if series.len() > 1 {
             let ly = top + 14.0 * i as f64 + 8.0;
-            let _ = write!(svg, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"3\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", left + plot_w + 6.0, ly - 2.0, left + plot_w + 20.0, ly + 2.0, html_escape(&side_label(&s.name)));
+            let _ = write!(
+                svg,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"3\" \
+                fill=\"{colour}\"/><text x=\"{:.1}\" \
+                y=\"{:.1}\">{}</text>",
+                left + plot_w + 6.0,
+                ly - 2.0,
+                left + plot_w + 20.0,
+                ly + 2.0,
+                html_escape(&side_label(&s.name))
+            );
         }
     }
     svg.push_str("</svg>");
@@ -202,16 +264,35 @@ pub fn ratings_chart(rated: &[(String, f64, f64, f64)]) -> String {
     let x = |v: f64| left + (v - lo) / (hi - lo) * width;
     let axis_y = row_h * rated.len() as f64 + 14.0;
     let height = axis_y + 40.0;
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"{height}\" viewBox=\"0 0 660 {height}\" role=\"img\" aria-label=\"Ratings with 95% intervals\" font-size=\"11\">");
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" \
+        height=\"{height}\" viewBox=\"0 0 660 {height}\" role=\"img\" aria-label=\"Ratings with \
+        95% intervals\" font-size=\"11\">"
+    );
     let _ = write!(
         svg,
         "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{:.1}\" y2=\"{axis_y}\" stroke=\"#888\"/>",
         left + width
     );
     for t in ticks(lo, hi) {
-        let _ = write!(svg, "<line x1=\"{0:.1}\" y1=\"10\" x2=\"{0:.1}\" y2=\"{axis_y}\" stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3}</text>", x(t), if t == 0.0 { "#999" } else { "#eee" }, axis_y + 14.0, number(t));
+        let _ = write!(
+            svg,
+            "<line x1=\"{0:.1}\" y1=\"10\" x2=\"{0:.1}\" y2=\"{axis_y}\" \
+            stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" \
+            text-anchor=\"middle\">{3}</text>",
+            x(t),
+            if t == 0.0 { "#999" } else { "#eee" },
+            axis_y + 14.0,
+            number(t)
+        );
     }
-    let _ = write!(svg, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">Elo (joint rating, 95% interval)</text>", left + width / 2.0, height - 6.0);
+    let _ = write!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">Elo \
+        (joint rating, 95% interval)</text>",
+        left + width / 2.0,
+        height - 6.0
+    );
     for (i, (name, e, l, h)) in rated.iter().enumerate() {
         let y = 22.0 + row_h * i as f64;
         let _ = write!(
@@ -221,8 +302,23 @@ pub fn ratings_chart(rated: &[(String, f64, f64, f64)]) -> String {
             y + 4.0,
             html_escape(name)
         );
-        let _ = write!(svg, "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#4a6fa5\" stroke-width=\"3\"/>", x(*l), x(*h));
-        let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#c0392b\"><title>{} {} ({} .. {})</title></circle>", x(*e), html_escape(name), signed(*e), signed(*l), signed(*h));
+        let _ = write!(
+            svg,
+            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
+            stroke=\"#4a6fa5\" stroke-width=\"3\"/>",
+            x(*l),
+            x(*h)
+        );
+        let _ = write!(
+            svg,
+            "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#c0392b\"><title>{} \
+            {} ({} .. {})</title></circle>",
+            x(*e),
+            html_escape(name),
+            signed(*e),
+            signed(*l),
+            signed(*h)
+        );
     }
     svg.push_str("</svg>");
     svg

@@ -16,7 +16,8 @@ use std::fmt::Write as _;
 use super::story::MAX_HISTORY as MAX_LINES;
 
 const STYLE: &str = "#moves{columns:8rem;font-size:.9rem}#moves li.now{font-weight:bold}\
-#view button{min-width:2.5rem}body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;\
+#view button{min-width:2.5rem}body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem \
+auto;\
 padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid \
 #ccc;padding:.3rem .6rem;text-align:right}td:first-child,th:first-child,td.left{text-align:left}\
 caption{text-align:left;font-weight:bold;padding-bottom:.3rem}p.note{color:#555;font-size:.9rem}\
@@ -32,7 +33,13 @@ pub fn html(totals: &Totals, info: &RunInfo, tables: &Tables, story: &Story) -> 
         pairings: pairing_lines,
     } = tables;
     let mut h = String::new();
-    let _ = write!(h, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>", e(&info.event));
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta \
+        name=\"viewport\" content=\"width=device-width, \
+        initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>",
+        e(&info.event)
+    );
     header(&mut h, totals, info);
     engines(&mut h, info);
     standings(&mut h, rows, ratings, note);
@@ -104,7 +111,8 @@ fn engines(h: &mut String, info: &RunInfo) {
             .collect();
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=\"left\"><code>{}</code></td><td class=\"left\">{}</td><td class=\"left\">{}</td><td class=\"left\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"left\"><code>{}</code></td><td class=\"left\">{}</td><td \
+                class=\"left\">{}</td><td class=\"left\">{}</td></tr>",
             e(&cfg.name),
             e(&command),
             cfg.proto.as_str(),
@@ -234,7 +242,10 @@ fn los_matrix(h: &mut String, totals: &Totals, rows: &[Standing], r: &Ratings) {
     if order.len() > MATRIX_ENGINES {
         return;
     }
-    h.push_str("<table id=\"los\"><caption>Likelihood of superiority (row engine stronger than column engine)</caption><tr><th></th>");
+    h.push_str(
+        "<table id=\"los\"><caption>Likelihood of superiority (row engine stronger than \
+        column engine)</caption><tr><th></th>",
+    );
     for &j in &order {
         let _ = write!(h, "<th>{}</th>", e(&totals.names[j]));
     }
@@ -260,7 +271,10 @@ fn crosstable(h: &mut String, totals: &Totals) {
         h.push_str("<p>The crosstable of this many engines is in crosstable.csv.</p>");
         return;
     }
-    h.push_str("<table id=\"crosstable\"><caption>Crosstable (W-L-D of the row engine against the column engine)</caption><tr><th></th>");
+    h.push_str(
+        "<table id=\"crosstable\"><caption>Crosstable (W-L-D of the row engine against the \
+        column engine)</caption><tr><th></th>",
+    );
     for name in &totals.names {
         let _ = write!(h, "<th>{}</th>", e(name));
     }
@@ -301,7 +315,20 @@ fn pairings(h: &mut String, lines: &[PairingLine]) {
 fn sprt_section(h: &mut String, sprt: &Sprt, llr: &[f64], info: &RunInfo) {
     let last = llr.last().copied().unwrap_or(0.0);
     let (lo, hi) = sprt.bounds();
-    let _ = write!(h, "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], <strong>{}</strong>.</p>", sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), super::write::counted(llr.len() as u64, "game pair", "game pairs"), describe_sprt_end(sprt, llr, info.decision));
+    let _ = write!(
+        h,
+        "<h2>SPRT</h2><p>elo0 {} elo1 {}, alpha {} beta {} ({:?} model): LLR {} \
+        after {}, bounds [{lo:.3}, {hi:.3}], \
+        <strong>{}</strong>.</p>",
+        sprt.elo0,
+        sprt.elo1,
+        sprt.alpha,
+        sprt.beta,
+        sprt.model,
+        fixed(last, 3),
+        super::write::counted(llr.len() as u64, "game pair", "game pairs"),
+        describe_sprt_end(sprt, llr, info.decision)
+    );
     let series = Series {
         name: "LLR".into(),
         points: llr
@@ -355,7 +382,10 @@ fn endings(h: &mut String, totals: &Totals, story: &Story) {
     if kinds.is_empty() || story.names().len() > 200 {
         return;
     }
-    h.push_str("<table id=\"endings\"><caption>How each engine's games ended (games, of which lost)</caption><tr><th>engine</th>");
+    h.push_str(
+        "<table id=\"endings\"><caption>How each engine's games ended (games, of which \
+        lost)</caption><tr><th>engine</th>",
+    );
     for k in &kinds {
         let _ = write!(h, "<th>{}</th>", e(k.as_str()));
     }

@@ -1,9 +1,9 @@
 //! The game viewer of report.html: a few games of the run replayed through the rules, ply by
 //! ply — the board, the last move's laser beam and what it removed, the move list with each
-//! engine's score, depth and time, both clocks — drawn by a small script inside the page (no network).
-//! Large runs would make the page huge, so at most `--viewer-games` (default `MAX_SHOWN`) games
-//! are embedded: games ended
-//! by a fault first, then decisive ones, then the rest, each in schedule order.
+//! engine's score, depth and time, both clocks — drawn by a small script inside the page (no
+//! network). Large runs would make the page huge, so at most `--viewer-games` (default `MAX_SHOWN`)
+//! games are embedded: games ended by a fault first, then decisive ones, then the rest, each in
+//! schedule order.
 
 use super::board_svg::{Board, Marks, CELL, MARGIN};
 use super::write::html_escape;
@@ -308,7 +308,8 @@ pub fn section(h: &mut String, showcase: &Showcase) {
         showcase.seen,
         if (shown as u64) < showcase.seen {
             format!(
-                " (at most {}, --viewer-games: games a fault ended first, then decisive games, then draws)",
+                " (at most {}, --viewer-games: games a fault ended first, then decisive games, \
+                    then draws)",
                 showcase.cap
             )
         } else {
@@ -339,7 +340,8 @@ pub fn section(h: &mut String, showcase: &Showcase) {
          <button id=\"first\">|&lt;</button><button id=\"prev\">&lt;</button>\
          <button id=\"next\">&gt;</button><button id=\"last\">&gt;|</button> \
          <span id=\"where\"></span></p><div id=\"board\"></div><p id=\"info\"></p>\
-         <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const BOARDS={};\nconst GAMES=[{}];\n{script}</script>",
+         <ol id=\"moves\"></ol></div><script id=\"viewer-script\">const BOARDS={};\nconst \
+         GAMES=[{}];\n{script}</script>",
         boards_json(&tokens),
         data
     );

@@ -537,7 +537,11 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
         let _ = writeln!(md, "\n{}", ratings_note(r));
         los_table(&mut md, totals, rows, r);
     }
-    let _ = writeln!(md, "\n## Pairings\n\n| pairing | W-L-D | pairing Elo, these two alone (trinomial) | pairing Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |");
+    let _ = writeln!(
+        md,
+        "\n## Pairings\n\n| pairing | W-L-D | pairing Elo, these two alone \
+        (trinomial) | pairing Elo (pentanomial) | LOS |\n| --- | --- | --- | --- | --- |"
+    );
     for p in &tables.pairings {
         let _ = writeln!(
             md,
@@ -553,8 +557,19 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
     if let Some((sprt, llr)) = &info.sprt {
         let (lo, hi) = sprt.bounds();
         let last = llr.last().copied().unwrap_or(0.0);
-        let _ = writeln!(md, "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} after {}, bounds [{lo:.3}, {hi:.3}], {}.",
-            sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model, fixed(last, 3), counted(llr.len() as u64, "pair", "pairs"), describe_sprt_end(sprt, llr, info.decision));
+        let _ = writeln!(
+            md,
+            "\n## SPRT\n\nelo0 {} elo1 {} alpha {} beta {} ({:?} model): LLR {} \
+            after {}, bounds [{lo:.3}, {hi:.3}], {}.",
+            sprt.elo0,
+            sprt.elo1,
+            sprt.alpha,
+            sprt.beta,
+            sprt.model,
+            fixed(last, 3),
+            counted(llr.len() as u64, "pair", "pairs"),
+            describe_sprt_end(sprt, llr, info.decision)
+        );
     }
     let ends: Vec<String> = totals
         .terminations
@@ -573,7 +588,11 @@ pub(super) fn markdown(totals: &Totals, info: &RunInfo, tables: &Tables) -> Stri
 
 /// The standings table of report.md.
 fn md_standings(md: &mut String, rows: &[Standing]) {
-    let _ = writeln!(md, "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
+    let _ = writeln!(
+        md,
+        "## Standings\n\n| rank | engine | Elo | 95% interval | games | points | \
+        score | draws |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
     for (i, s) in rows.iter().enumerate() {
         let (elo, ci) = match s.elo {
             Some((e, lo, hi)) => (signed(e), format!("{} .. {}", signed(lo), signed(hi))),
@@ -646,7 +665,8 @@ pub fn ratings_note(r: &Ratings) -> String {
 pub const PAIRING_NOTE: &str = "Pairings: the Elo of one engine's score against the other alone \
     (trinomial: per game; pentanomial: per game pair, which counts the pair's shared opening). It \
     differs from the difference of their standings ratings, which use every game of the run, model \
-    draws and the first move, and are pulled towards 0 by the prior: on few games, or with lopsided \
+    draws and the first move, and are pulled towards 0 by the prior: on few games, or with \
+    lopsided \
     scores, the two can differ by hundreds of Elo.";
 
 /// The SPRT's verdict and, once decided, the pair at which the LLR first crossed a bound: where

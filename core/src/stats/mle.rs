@@ -2,10 +2,11 @@
 //! generalized SPRT and of the profile-likelihood intervals.
 //!
 //! Source: Michel Van den Bergh, "Maximum likelihood estimation for multinomial distributions
-//! with a constraint on the expectation value" (hardy.uhasselt.be/Fishtest/support_MLE_multinomial.pdf,
-//! Proposition 1.1) and "Normalized Elo, practical" (…/normalized_elo_practical.pdf, section 4.1),
-//! as implemented in fishtest's `server/fishtest/stats/stat_util.py` (`secular`, `MLE_expected`,
-//! `MLE_t_value`, `regularize`, `results_to_pdf`).
+//! with a constraint on the expectation value"
+//! (hardy.uhasselt.be/Fishtest/support_MLE_multinomial.pdf, Proposition 1.1) and "Normalized Elo,
+//! practical" (…/normalized_elo_practical.pdf, section 4.1), as implemented in fishtest's
+//! `server/fishtest/stats/stat_util.py` (`secular`, `MLE_expected`, `MLE_t_value`, `regularize`,
+//! `results_to_pdf`).
 //!
 //! The results of a test are counts over known score values: three for single games (loss,
 //! draw, win = 0, 1/2, 1) or five for game pairs (0, 1/4, 1/2, 3/4, 1 per game). Empty cells are

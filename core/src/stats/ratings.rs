@@ -127,7 +127,11 @@ pub enum RatingError {
     Disconnected(String),
     #[error("{0} has no finite rating (it won or lost every game); use a prior of virtual draws")]
     Unbounded(String),
-    #[error("{0} players are more than joint ratings are computed for (at most {MAX_PLAYERS}: the fit's memory and time grow with the square and cube of the players); the standings rank by points")]
+    #[error(
+        "{0} players are more than joint ratings are computed for (at most {MAX_PLAYERS}: the \
+        fit's memory and time grow with the square and cube of the players); the standings rank by \
+        points"
+    )]
     TooManyPlayers(usize),
 }
 

@@ -6,17 +6,18 @@
 //! observed counts, under that hypothesis's constraint, is found (`mle.rs`), and
 //! `LLR = N * sum_i phat_i * ln(p1_i / p0_i)`. In the logistic model the constraint is on the
 //! expected score (`1 / (1 + 10^(-elo/400))`); in the normalized model on the t-value
-//! `(mu - 1/2) / sigma`, which is `nElo / (800 / ln 10)` per game and `sqrt(2)` times that per pair.
-//! The Bayesian model is fastchess's `model=bayesian`: on single games (win, draw, loss), the
+//! `(mu - 1/2) / sigma`, which is `nElo / (800 / ln 10)` per game and `sqrt(2)` times that per
+//! pair. The Bayesian model is fastchess's `model=bayesian`: on single games (win, draw, loss), the
 //! expected score BayesElo's model gives each bound with the draw Elo the games' own win and loss
 //! rates imply (`200 log10((1 - L) / L * (1 - W) / W)`); it stays at 0 until a game is won and
 //! one is lost.
 //!
 //! Why not the normal approximation `N (s1 - s0)(2 mean - s0 - s1) / (2 var)` used before: it
 //! divides by the sample's variance, which is near zero for a few identical pairs, so two lost
-//! pairs gave an LLR far past the bounds and stopped a test. The exact GLR is a ratio of two likelihoods of the
-//! same data, so a few pairs can only move it a little (two lost pairs against elo1 = 100:
-//! -0.95 normalized, -0.66 logistic; the normal approximation gave -13.49 normalized). Empty cells are regularized with 1e-3 pseudo-pairs, as in fishtest: that is the
+//! pairs gave an LLR far past the bounds and stopped a test. The exact GLR is a ratio of two
+//! likelihoods of the same data, so a few pairs can only move it a little (two lost pairs against
+//! elo1 = 100: -0.95 normalized, -0.66 logistic; the normal approximation gave -13.49
+//! normalized). Empty cells are regularized with 1e-3 pseudo-pairs, as in fishtest: that is the
 //! whole rule for degenerate samples, no minimum number of pairs is needed.
 
 use super::mle::{Sample, GAME_SCORES, PAIR_SCORES};

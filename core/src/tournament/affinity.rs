@@ -120,8 +120,8 @@ pub struct ClaimedCpus {
 /// Under `auto` a run is pinned only where that takes nothing from anyone: each of its `games`
 /// gets a CPU no other arbiter run holds, at least one more CPU it may use, held by no run, is
 /// left to everything else (four tasks of a split run started at once on two CPUs: one is
-/// pinned, not two), and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken from the
-/// last, as CPU 0 usually serves the most interrupts.
+/// pinned, not two), and no engine searches with more than one CPU (`one_cpu_each`). CPUs are taken
+/// from the last, as CPU 0 usually serves the most interrupts.
 pub fn claim_free_cpus(games: usize, one_cpu_each: bool) -> Result<ClaimedCpus, String> {
     let allowed = allowed_cpus();
     if !one_cpu_each {
@@ -258,7 +258,8 @@ pub(crate) fn cpu_lock_dir() -> Result<std::path::PathBuf, String> {
     };
     match why {
         Some(why) => Err(format!(
-            "the CPU-lock folder {} {why}: refused (remove it, or name another with ARBITER_CPU_LOCKS)",
+            "the CPU-lock folder {} {why}: refused (remove it, or name another with \
+                ARBITER_CPU_LOCKS)",
             dir.display()
         )),
         None => Ok(dir),

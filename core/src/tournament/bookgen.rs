@@ -47,7 +47,8 @@ pub fn generate(entry: &GameEntry, spec: &BookSpec) -> Result<Vec<String>, Strin
     }
     if lines.len() < spec.count {
         return Err(format!(
-            "found only {} of {} balanced openings in {attempts} tries; try fewer plies or a larger imbalance",
+            "found only {} of {} balanced openings in {attempts} tries; try fewer plies or a \
+                larger imbalance",
             lines.len(),
             spec.count
         ));

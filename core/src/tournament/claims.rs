@@ -1,15 +1,15 @@
 //! Who plays which game pair of a split run: claims on the shared file system.
 //!
 //! A task claims a block of pairs from `p` on by linking a file holding its own name to
-//! `claims/p<p>`, which fails if the name is taken: atomic on local file systems and on NFS (unlike `flock`), and the claim
-//! is never seen, nor left by a kill, without its owner's name (see `create_new`). Tasks walk the pairs
-//! in the schedule's order, so any number of them, started in any order, play the lowest pairs
-//! first and an SPRT counting pairs in order is never held back by a task still in the queue.
-//! A pooled SPRT claims pair by pair, so that the tasks stop near the pair where one machine
-//! would; any other run claims blocks of pairs, as many pairs to a block as keep its claim files
-//! under `MAX_CLAIM_FILES` however many games it has (a million games: 123 pairs a block), which
-//! is what a shared file system's metadata server is spared. The block's size is in
-//! `claims/block`.
+//! `claims/p<p>`, which fails if the name is taken: atomic on local file systems and on NFS (unlike
+//! `flock`), and the claim is never seen, nor left by a kill, without its owner's name (see
+//! `create_new`). Tasks walk the pairs in the schedule's order, so any number of them, started in
+//! any order, play the lowest pairs first and an SPRT counting pairs in order is never held back by
+//! a task still in the queue. A pooled SPRT claims pair by pair, so that the tasks stop near the
+//! pair where one machine would; any other run claims blocks of pairs, as many pairs to a block as
+//! keep its claim files under `MAX_CLAIM_FILES` however many games it has (a million games: 123
+//! pairs a block), which is what a shared file system's metadata server is spared. The block's size
+//! is in `claims/block`.
 //!
 //! A claim lasts while its task is alive: every task rewrites its heartbeat file
 //! (`claims/alive-<task>`) several times per lease. A task whose heartbeat has not changed for a

@@ -23,7 +23,10 @@ use thiserror::Error;
 pub enum MergeError {
     #[error("{0}")]
     Input(String),
-    #[error("game {game} has different results in {first} and {second}: the shards did not play the same run (or an engine is not deterministic); remove the wrong folder and merge again")]
+    #[error(
+        "game {game} has different results in {first} and {second}: the shards did not play \
+        the same run (or an engine is not deterministic); remove the wrong folder and merge again"
+    )]
     Conflict {
         /// The game's number (its index plus one; wide enough for any index a file holds).
         game: u128,

@@ -4,8 +4,9 @@
 //! (`g4g5 e6e7`, the MIT autotester's format), or `fen <FEN>` optionally followed by
 //! `moves <m1> <m2> ...` (as in UCI's `position`); blank lines and `#` lines are skipped.
 //! Chess users' formats: `.epd`, one position per line (the four EPD fields; of the opcodes after
-//! them only the move counters `hmvc` and `fmvn` are read), and `.pgn`, each game's moves (SAN or the game's notation) from its `FEN` tag or the
-//! start. Moves are kept in the game's own notation, as the engines are sent them.
+//! them only the move counters `hmvc` and `fmvn` are read), and `.pgn`, each game's moves (SAN or
+//! the game's notation) from its `FEN` tag or the start. Moves are kept in the game's own notation,
+//! as the engines are sent them.
 
 use crate::game::GameEntry;
 use std::path::Path;

@@ -327,7 +327,8 @@ fn check_records_agree(
         if let Some(&(line, o, t)) = first.get(&index) {
             if (o, t) != (outcome, termination) {
                 return Err(RunError::Setup(format!(
-                    "{}: entries {line} and {at} give game {} different results; a run records each game once: remove the wrong entry and resume again",
+                    "{}: entries {line} and {at} give game {} different results; a run records \
+                        each game once: remove the wrong entry and resume again",
                     path.display(),
                     u128::from(index) + 1
                 )));

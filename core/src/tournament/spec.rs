@@ -564,7 +564,10 @@ impl RunSpec {
             };
             return Err(SpecError::new(
                 setting,
-                format!("{size} games: at most {MAX_GAMES} in one run (split it, or stop it with an SPRT)"),
+                format!(
+                    "{size} games: at most {MAX_GAMES} in one run (split it, or stop it with \
+                    an SPRT)"
+                ),
             ));
         }
         Ok(())
@@ -893,7 +896,8 @@ pub fn check_folder_format(value: &serde_json::Value, path: &Path) -> Result<(),
     };
     Err(match found {
         None => format!(
-            "{}: written by an earlier arbiter (folder format 1; this build reads {FOLDER_FORMAT}). \
+            "{}: written by an earlier arbiter (folder format 1; this build reads \
+                {FOLDER_FORMAT}). \
              Upgrade the run's folder once, in place, and go on as before:\n  arbiter adopt {}",
             path.display(),
             run.display()

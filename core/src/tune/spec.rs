@@ -121,7 +121,8 @@ impl TuneSpec {
         if self.run.strict {
             return Err(SpecError::new(
                 "strict",
-                "a tune does not stop at an engine's fault: the pair's result moves theta like any other",
+                "a tune does not stop at an engine's fault: the pair's result moves theta like any \
+                    other",
             ));
         }
         if self.run.colours != crate::tournament::Colours::Alternate {
@@ -146,7 +147,8 @@ impl TuneSpec {
             return Err(SpecError::new(
                 "param",
                 format!(
-                    "give 1 to {MAX_PARAMS} parameters (--param Name=start,min,max,c_end,r_end), not {}",
+                    "give 1 to {MAX_PARAMS} parameters (--param Name=start,min,max,c_end,r_end), \
+                        not {}",
                     self.params.len()
                 ),
             ));

@@ -88,7 +88,8 @@ impl<P: Position> History<P> {
         self.plies.len()
     }
 
-    /// Key of the position `back` plies before the current one (0 = current), if the game is that long.
+    /// Key of the position `back` plies before the current one (0 = current), if the game is that
+    /// long.
     pub fn key_back(&self, back: usize) -> Option<u64> {
         let n = self.plies.len();
         if back > n {

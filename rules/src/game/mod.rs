@@ -1,8 +1,9 @@
-//! The game abstraction every rules module implements, and the history-aware layer the referee uses.
+//! The game abstraction every rules module implements, and the history-aware layer the referee
+//! uses.
 //!
-//! A game is a [`Position`]: a value that knows its own board, moves and notation but nothing of the
-//! past. Rules that need the past (Ko, repetition, move-count draws) live in [`Game`], which keeps the
-//! history and asks the position's [`Position::judge`] hook what it means.
+//! A game is a [`Position`]: a value that knows its own board, moves and notation but nothing of
+//! the past. Rules that need the past (Ko, repetition, move-count draws) live in [`Game`], which
+//! keeps the history and asks the position's [`Position::judge`] hook what it means.
 
 pub mod drawing;
 mod history;
@@ -422,7 +423,8 @@ pub trait Position: Clone + Send + Sync + 'static {
     fn fen(&self) -> String;
     fn turn(&self) -> Color;
 
-    /// Appends the moves perft counts from this position (empty when the game is over on the board).
+    /// Appends the moves perft counts from this position (empty when the game is over on the
+    /// board).
     fn generate(&self, out: &mut Vec<Self::Move>);
 
     /// Plays a move produced by `generate`, returning what it removed from the board.
@@ -459,7 +461,8 @@ pub trait Position: Clone + Send + Sync + 'static {
         false
     }
 
-    /// Whether a move restarts the count of the move-count draw rule (by default: it removed a piece).
+    /// Whether a move restarts the count of the move-count draw rule (by default: it removed a
+    /// piece).
     fn resets_move_rule(_mv: Self::Move, removed: &Removals) -> bool {
         !removed.is_empty()
     }

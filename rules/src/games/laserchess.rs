@@ -466,7 +466,8 @@ impl Position for LaserChess {
     };
     const BENCH_DEPTHS: (u32, u32) = (4, 5);
     const DESCRIPTION: &'static str =
-        "Laser Chess (Khet-like), 10x8, Deflectors, Defenders, Switches; setups ace (default), curiosity, grail, mercury, sophie";
+        "Laser Chess (Khet-like), 10x8, Deflectors, Defenders, Switches; setups ace (default), \
+            curiosity, grail, mercury, sophie";
     const START_FEN: &'static str =
         "l++3d++kd++b+++2/2b7/3B+6/b++1B1ss+1b+++1B+/b+++1B+1S+S1b++1B/6b+++3/7B++2/2B+DKD3L w";
     const SETUPS: &'static [(&'static str, &'static str)] = &[
@@ -481,11 +482,13 @@ impl Position for LaserChess {
         ),
         (
             "mercury",
-            "l++3bkb+++2S+/5d++b+++3/b+++2s+1d++4/b++3B+3B1/1b++3b+++3B/4D1S+2B+/3B+D5/s+2B+KB++3L w",
+            "l++3bkb+++2S+/5d++b+++3/b+++2s+1d++4/b++3B+3B1/1b++3b+++3B/4D1S+2B+/3B+D5/s+2B+KB++3L \
+                w",
         ),
         (
             "sophie",
-            "l++3kB+b+++3/3d++1d+3B/b++3bb+++1S+1B+/7s2/2S7/b+++1s+1B+B++3B/b++3D+++1D3/3B+b+++K3L w",
+            "l++3kB+b+++3/3d++1d+3B/b++3bb+++1S+1B+/7s2/2S7/b+++1s+1B+B++3B/b++3D+++1D3/3B+b+++K3L \
+                w",
         ),
     ];
     const ZAP_SUFFIX: bool = true;
@@ -615,9 +618,11 @@ impl Position for LaserChess {
         } else if self.board_over() {
             "the game is already over"
         } else if shape.swap {
-            "only a Switch swaps, with an adjacent Deflector or Defender, and both must be allowed where they land"
+            "only a Switch swaps, with an adjacent Deflector or Defender, and both must be allowed \
+                where they land"
         } else if shape.to != 0 {
-            "a piece steps to an adjacent empty square its colour may enter (Switches swap with 'u')"
+            "a piece steps to an adjacent empty square its colour may enter (Switches swap with \
+                'u')"
         } else {
             "that piece cannot turn"
         };
@@ -729,8 +734,14 @@ impl Position for LaserChess {
             out.push_str(&format!("   {}", (b'a' + file as u8) as char));
         }
         out.push('\n');
-        out.push_str("Upper case Blue, lower case Red. L laser: the way it points; B deflector: the way its\n");
-        out.push_str("mirror faces; D defender: the way its shield faces; S switch: its mirror (\\ or /); K king.\n");
+        out.push_str(
+            "Upper case Blue, lower case Red. L laser: the way it points; B deflector: \
+            the way its\n",
+        );
+        out.push_str(
+            "mirror faces; D defender: the way its shield faces; S switch: its mirror \
+            (\\ or /); K king.\n",
+        );
         out.push_str("~b blue-only, ~r red-only square.\n");
         let mover = if self.turn == Color::White {
             "Blue"

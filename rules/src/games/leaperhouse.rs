@@ -685,7 +685,8 @@ impl Position for Leaperhouse {
             } else if Self::color_of(cell) != self.turn {
                 "the piece on the first square belongs to the opponent"
             } else if cell & 0x0f == PAWN && !shape.promote {
-                "the piece cannot move there (a pawn entering, inside or leaving the zone must promote: add '+')"
+                "the piece cannot move there (a pawn entering, inside or leaving the zone must \
+                    promote: add '+')"
             } else {
                 "the piece cannot move there, or the move leaves the King in check"
             }

@@ -1,7 +1,8 @@
-//! Leiserchess 2018 (MIT 6.172), 8x8: `../shared/rules/leiserchess-2018.txt` as RULINGS.md rules it.
+//! Leiserchess 2018 (MIT 6.172), 8x8: `../shared/rules/leiserchess-2018.txt` as RULINGS.md rules
+//! it.
 //!
-//! Every piece rotates, steps to an adjacent empty square, or swaps with an adjacent enemy piece and
-//! then makes one extra basic move. After the move the mover's King fires; a zapped King loses.
+//! Every piece rotates, steps to an adjacent empty square, or swaps with an adjacent enemy piece
+//! and then makes one extra basic move. After the move the mover's King fires; a zapped King loses.
 
 use super::laser_bits::{adjacent_pairs, around, counting, neighbours, Bits};
 use super::laser_board::{

@@ -137,8 +137,9 @@ impl Ultima {
         })
     }
 
-    /// Calls `f(move, captured squares)` for every move of `color` that the rules of movement allow,
-    /// check not considered. Stops early when `f` returns false; returns false if it stopped.
+    /// Calls `f(move, captured squares)` for every move of `color` that the rules of movement
+    /// allow, check not considered. Stops early when `f` returns false; returns false if it
+    /// stopped.
     fn for_each_pseudo(&self, color: Color, mut f: impl FnMut(UltimaMove, u64) -> bool) -> bool {
         let own_king = self.kings[color.index()] as usize;
         for rank in 0..8 {
@@ -741,7 +742,10 @@ impl Position for Ultima {
             out.push('\n');
         }
         out.push_str("   a b c d e f g h\n");
-        out.push_str("K king  P pawn  L long leaper  W withdrawer  C coordinator  I immobilizer  S chameleon\n");
+        out.push_str(
+            "K king  P pawn  L long leaper  W withdrawer  C coordinator  I immobilizer  S \
+            chameleon\n",
+        );
         let mover = if self.turn == Color::White {
             "White"
         } else {

@@ -153,10 +153,14 @@ pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), Engin
     let mut need_confirmation = false;
     if let Some(vars) = &variants {
         if !vars.is_empty() && !offers(asked) {
-            return Err(variant_error(io, format!(
-                "its UCI_Variant offers {} (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)",
-                vars.join(", ")
-            )));
+            return Err(variant_error(
+                io,
+                format!(
+                    "its UCI_Variant offers {} (for Fairy-Stockfish, load the variant with \
+                    option.VariantPath=<variants.ini>)",
+                    vars.join(", ")
+                ),
+            ));
         }
         io.send(&format!("setoption name UCI_Variant value {asked}"))
             .await?;
@@ -181,9 +185,13 @@ pub(super) async fn handshake(io: &mut EngineIo, game: &str) -> Result<(), Engin
     // `info string variant <name>` line shows that the variant was taken.
     let confirmed = ready_collecting(io, deadline, asked, &[], false).await?;
     if need_confirmation && !confirmed {
-        return Err(variant_error(io, format!(
-            "it did not confirm the variant with 'info string variant {asked}' (for Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
-        )));
+        return Err(variant_error(
+            io,
+            format!(
+                "it did not confirm the variant with 'info string variant {asked}' (for \
+                Fairy-Stockfish, load the variant with option.VariantPath=<variants.ini>)"
+            ),
+        ));
     }
     Ok(())
 }
