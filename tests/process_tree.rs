@@ -602,8 +602,12 @@ fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
             ),
         }
     }
+    // Each run that should pin waits, as the first did, for a machine not busy with other work.
+    let quiet = || wait_for_load_below(cpus.len() as f64 - 0.5, Duration::from_secs(150));
+    quiet();
     assert!(says_it_pinned(&tmp, &[]), "a free CPU is taken and said");
     assert!(!says_it_pinned(&tmp, &["--affinity", "off"]));
+    quiet();
     assert!(says_it_pinned(&tmp, &["no-flag"]), "auto is the default");
     assert!(!says_it_pinned(&tmp, &["--each", "threads=2"]));
     // An engine that searches with two threads unless told otherwise (as Lc0 offers it).
@@ -621,6 +625,7 @@ fn auto_affinity_pins_a_game_to_a_cpu_no_other_run_holds_when_one_is_spare() {
     let offers_two = ["--engine", &engine, "name=a", "--engine", &engine, "name=b"];
     assert!(!says_it_pinned(&tmp, &offers_two));
     let told_one = [&offers_two[..], &["--each", "option.Threads=1"]].concat();
+    quiet();
     assert!(says_it_pinned(&tmp, &told_one), "told to search with one");
     let concurrency = cpus.len().to_string();
     assert!(
