@@ -5,26 +5,10 @@
 
 mod common;
 
-use common::{assert_exit, bundled_engine, scratch, stderr, stdout};
+use common::earlier_format::{earlier_folders, the_run};
+use common::{assert_exit, scratch, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-/// The fixture copied into `dir`, with the bundled engine beside its wrapper and its key.
-fn earlier_folders(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/format-1");
-    let copied = Command::new("cp")
-        .arg("-R")
-        .arg(from.join("."))
-        .arg(dir)
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    std::fs::copy(bundled_engine(), dir.join("arbiter-engine")).unwrap();
-    for (file, mode) in [("key", 0o600), ("engine.sh", 0o755)] {
-        std::fs::set_permissions(dir.join(file), std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-}
 
 fn arbiter(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_arbiter"))
@@ -34,34 +18,6 @@ fn arbiter(dir: &Path, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-/// The run the fixture's folders hold, as typed: `more` added.
-fn the_run(more: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "match",
-        "--games",
-        "8",
-        "--seed",
-        "3",
-        "--random-openings",
-        "--openings",
-        "book.txt",
-        "--quiet",
-    ]
-    .map(String::from)
-    .to_vec();
-    for (name, depth) in [("deep", 2), ("shallow", 1)] {
-        args.extend([
-            "--engine".to_string(),
-            "cmd=./engine.sh".to_string(),
-            format!("name={name}"),
-            format!("depth={depth}"),
-            "option.Style=search".to_string(),
-        ]);
-    }
-    args.extend(more.iter().map(|s| s.to_string()));
-    args
 }
 
 fn run(dir: &Path, more: &[&str]) -> Output {

@@ -457,3 +457,63 @@ fn a_task_larger_than_every_node_is_refused_unless_forced() {
         stdout(&out)
     );
 }
+
+/// A split run an earlier build began (`tests/data/format-1`: a random-order book, one task
+/// interrupted after 3 of 8 games) is upgraded once with `arbiter adopt`, and the script
+/// `arbiter slurm` prints then finishes it: its array tasks join the run in the order it began
+/// with, and the merge job writes the games the earlier build played on one machine.
+#[test]
+#[ignore = "needs a Slurm cluster: .ci/run starts one and runs this with --ignored"]
+fn an_earlier_builds_split_run_is_finished_by_a_slurm_array_after_one_upgrade() {
+    use common::earlier_format::{earlier_folders, the_run};
+    slurm_answers();
+    let dir = scratch("slurm", "earlier");
+    earlier_folders(&dir);
+    let keyed = |program: &str, args: &[String]| {
+        let out = Command::new(program)
+            .args(args)
+            .current_dir(&dir)
+            .env("ARBITER_KEY", dir.join("key"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+        out
+    };
+    let arbiter = env!("CARGO_BIN_EXE_arbiter");
+    keyed(arbiter, &["adopt".into(), "split".into()]);
+    let mut slurm: Vec<String> = ["slurm", "--shards", "2", "--time", "15:00", "--"]
+        .map(String::from)
+        .to_vec();
+    slurm.extend(the_run(&["--out", "split"]));
+    let script = keyed(arbiter, &slurm);
+    std::fs::write(dir.join("submit.sh"), &script.stdout).unwrap();
+    let said = stdout(&keyed("bash", &["submit.sh".into()]));
+    let words: Vec<&str> = said.split_whitespace().collect();
+    let (array, merge) = (words[3], words[words.len() - 1]);
+    wait_for(&[array, merge], Duration::from_secs(600));
+    let merged = std::fs::read_dir(dir.join("split"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("slurm-merge-"))
+        .expect("the merge job's log");
+    let merged = std::fs::read_to_string(merged).unwrap();
+    assert!(merged.contains("Merged 8 games"), "{merged}");
+    // The same run on one machine, by the earlier build, upgraded and its reports written again.
+    keyed(arbiter, &["adopt".into(), "whole".into()]);
+    keyed(
+        arbiter,
+        &[
+            "match".into(),
+            "--resume".into(),
+            "whole".into(),
+            "--quiet".into(),
+        ],
+    );
+    for file in ["games.csv", "standings.csv", "crosstable.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.join("whole").join(file)).unwrap(),
+            std::fs::read_to_string(dir.join("split").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}

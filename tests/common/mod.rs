@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod earlier_format;
+
 use arbiter::game::{Game, Position, Status};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
