@@ -48,21 +48,29 @@ fn toml_of(flags: &[&str]) -> String {
     lines.join("\n")
 }
 
-/// Every run setting with the TOML lines that set it: those `RunArgs` declares, reached by their
-/// examples' flags and the same as TOML keys, then the others.
-fn every_setting() -> Vec<(Reach, Option<String>)> {
-    let declared = RunArgs::SETTINGS.iter().map(|(field, flags)| {
-        let reach = reach(
-            field,
-            "tournament",
-            flags,
-            Err("its TOML lines are beside it"),
-        );
-        (reach, Some(toml_of(flags)))
+/// A run setting as the test reaches it: the subcommand and flags that set its field, and the
+/// TOML lines that do (`None`: not a key of the file).
+struct Setting {
+    field: &'static str,
+    command: &'static str,
+    flags: &'static [&'static str],
+    toml: Option<String>,
+}
+
+/// Every run setting: those `RunArgs` declares, reached by their examples' flags and the same as
+/// TOML keys, then the others.
+fn every_setting() -> Vec<Setting> {
+    let declared = RunArgs::SETTINGS.iter().map(|(field, flags)| Setting {
+        field,
+        command: "tournament",
+        flags,
+        toml: Some(toml_of(flags)),
     });
-    let others = OTHER_SETTINGS.iter().map(|r| {
-        let toml = r.toml.ok().map(String::from);
-        (reach(r.field, r.command, r.flags, r.toml), toml)
+    let others = OTHER_SETTINGS.iter().map(|r| Setting {
+        field: r.field,
+        command: r.command,
+        flags: r.flags,
+        toml: r.toml.ok().map(String::from),
     });
     declared.chain(others).collect()
 }
@@ -214,7 +222,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
     let fields = serde_json::to_value(spec).unwrap();
     let fields: Vec<&String> = fields.as_object().unwrap().keys().collect();
     let every = every_setting();
-    let listed: Vec<&str> = every.iter().map(|(r, _)| r.field).collect();
+    let listed: Vec<&str> = every.iter().map(|r| r.field).collect();
     for field in &fields {
         assert!(
             listed.contains(&field.as_str()),
@@ -227,7 +235,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
         "a listed field RunSpec does not have"
     );
     let base_toml = of_toml("");
-    for (r, toml) in every.iter().filter(|(r, _)| !r.flags.is_empty()) {
+    for r in every.iter().filter(|r| !r.flags.is_empty()) {
         let base = of_flags(r.command, &[]);
         let set = of_flags(r.command, r.flags);
         assert_ne!(
@@ -235,7 +243,7 @@ fn every_run_setting_is_reached_from_a_flag_and_a_toml_key() {
             "{:?} leaves {} as it was",
             r.flags, r.field
         );
-        if let Some(lines) = toml {
+        if let Some(lines) = &r.toml {
             assert_ne!(
                 of_toml(lines)[r.field],
                 base_toml[r.field],
@@ -257,7 +265,7 @@ fn only_the_per_task_settings_may_differ_between_shards() {
             .identity()
     };
     let every = every_setting();
-    for (r, _) in every.iter().filter(|(r, _)| !r.flags.is_empty()) {
+    for r in every.iter().filter(|r| !r.flags.is_empty()) {
         let changed = of_flags(r.command, r.flags);
         let per_task = RunSpec::PER_TASK.contains(&r.field);
         let mut only_it = base.clone();
@@ -271,7 +279,7 @@ fn only_the_per_task_settings_may_differ_between_shards() {
     }
     for field in RunSpec::PER_TASK {
         assert!(
-            every.iter().any(|(r, _)| r.field == *field),
+            every.iter().any(|r| r.field == *field),
             "{field} is not a setting"
         );
     }

@@ -190,7 +190,7 @@ run_settings! {
         /// counted from the book's last move, as the MIT course's tester does, where the rule
         /// text's 100 count from the first). Named in the report and in each PGN's Rules tag.
         #[arg(long, num_args = 1.., value_name = "NAME=VALUE")]
-        rules: Vec<String> => |r: &Vec<String>| rule_pairs(r),
+        rules: Vec<String> => rule_pairs,
             example ["--rules", "repetition=fairy-stockfish"];
         /// Stop at the first game an engine loses by a fault of the program (an illegal move, its
         /// clock, a crash, silence, its memory limit): the games in progress are abandoned, the

@@ -175,17 +175,14 @@ fn upgraded_tune(mut value: Value) -> Result<Option<TuneSpec>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Writes a settings file whole, sealed under the id its run had (so its journals' seals hold):
-/// written aside, sealed, then renamed over the old one.
+/// Writes a settings file whole (under a random name, renamed into place), sealed first under
+/// the id its run had, so that its journals' seals hold.
 fn write(r: &Rewrite) -> std::io::Result<()> {
-    let dir = r.path.parent().unwrap_or(Path::new("."));
-    if !r.sealed {
-        return crate::output::replace(&r.path, r.text.as_bytes());
+    if r.sealed {
+        let dir = r.path.parent().unwrap_or(Path::new("."));
+        let name = file_name(&r.path);
+        let id = proof::run_id(dir, &name);
+        proof::seal_spec_as(dir, &name, r.text.as_bytes(), id.as_deref())?;
     }
-    let name = file_name(&r.path);
-    let id = proof::run_id(dir, &name);
-    let aside = dir.join(format!(".{name}.upgrade"));
-    crate::output::replace(&aside, r.text.as_bytes())?;
-    proof::seal_spec_as(dir, &name, r.text.as_bytes(), id.as_deref())?;
-    std::fs::rename(&aside, &r.path)
+    crate::output::replace(&r.path, r.text.as_bytes())
 }
