@@ -129,7 +129,6 @@ fn prepare(args: &BisectArgs, engine_groups: Vec<Vec<String>>) -> Result<Bisect,
                 alpha: args.alpha,
                 max_games: args.max_games,
                 step_pairs,
-                probes: arbiter::bisect::posterior::Probes::WithNeighbours,
             })
         }
     };

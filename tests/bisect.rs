@@ -67,17 +67,24 @@ fn a_real_bisect_finds_the_first_weaker_version_and_resumes_after_sigint_to_it()
         games_in_steps(&whole),
         "{json}"
     );
-    // Every step is a run of its own, proven as a run is, with its report.
+    // Every step is a run of its own, proven as a run is, with its games; the bisect's page
+    // shows them, and links each step's PGN.
+    let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
     for step in std::fs::read_dir(whole.join("steps")).unwrap().flatten() {
-        for file in ["run.json", "run.proof", "journal.jsonl", "report.html"] {
+        for file in ["run.json", "run.proof", "journal.jsonl", "games.pgn"] {
             assert!(
                 step.path().join(file).exists(),
                 "{}: {file}",
                 step.path().display()
             );
         }
+        assert!(!step.path().join("report.html").exists());
+        let name = step.file_name().to_string_lossy().into_owned();
+        assert!(
+            report.contains(&format!("steps/{name}/games.pgn")),
+            "{name}"
+        );
     }
-    let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
     assert!(report.contains("first worse: v6"), "{report}");
     assert!(report.contains("<svg"), "the posterior is drawn");
 
@@ -182,6 +189,9 @@ fn a_bisect_split_over_two_tasks_writes_the_bytes_of_one_machine() {
         std::fs::read_to_string(one.join("bisect.json")).unwrap()
     );
     for step in std::fs::read_dir(one.join("steps")).unwrap().flatten() {
+        // A merged step has no page of its own, as one machine's has none.
+        let merged = split.join("steps").join(step.file_name());
+        assert!(!merged.join("report.html").exists(), "{}", merged.display());
         for file in ["games.csv", "standings.csv"] {
             let theirs = split.join("steps").join(step.file_name()).join(file);
             assert_eq!(

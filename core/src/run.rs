@@ -5,7 +5,7 @@
 //! The command line only parses flags and prints what happens.
 
 use crate::game::GameEntry;
-use crate::report::{write_reports, RunInfo};
+use crate::report::{write_made, Pages, RunInfo};
 use crate::tournament::contents::{self, Compare};
 use crate::tournament::folder::{self, MadeBeforeEngines, RunFolder};
 use crate::tournament::launch::{book_of, game_entry, out_dir, record_default_book, write_copies};
@@ -49,6 +49,8 @@ pub struct Run {
     pub openings: Vec<Opening>,
     /// What was found on the way, for the user (a requeued task continued).
     pub notes: Vec<String>,
+    /// Whether its pages for people are written with its games and tables.
+    pub pages: Pages,
 }
 
 /// Refuses an output file that is one of the run's own (`--pgnout R/games.pgn --out R` copied
@@ -154,6 +156,7 @@ impl Run {
             book,
             openings,
             notes,
+            pages: Pages::Written,
         })
     }
 
@@ -318,7 +321,7 @@ impl OpenRun {
         }
         let mut opts = RunOptions::of(spec, this.entry, this.openings, folder);
         opts.checked = checked;
-        let outcome = runtime.block_on(run_reported(opts, on_game));
+        let outcome = runtime.block_on(run_made(opts, this.pages, on_game));
         drop((pinned, _held));
         let outcome = outcome?;
         // A finished run resumed has its copies in place already (and other runs may have
@@ -336,10 +339,19 @@ pub async fn run_reported(
     opts: RunOptions,
     on_game: impl FnMut(Progress),
 ) -> Result<RunOutcome, RunError> {
+    run_made(opts, Pages::Written, on_game).await
+}
+
+/// `run_reported`, its pages written only where `pages` says.
+async fn run_made(
+    opts: RunOptions,
+    pages: Pages,
+    on_game: impl FnMut(Progress),
+) -> Result<RunOutcome, RunError> {
     let dir = opts.folder.dir.clone();
     let spec = opts.spec.clone();
     let mut outcome = run(opts, on_game).await?;
-    write_reports_of(&dir, &spec, &outcome)?;
+    write_reports_of(&dir, &spec, &outcome, pages)?;
     match outcome.stopped.take() {
         Some(e) => Err(e),
         None => Ok(outcome),
@@ -347,9 +359,14 @@ pub async fn run_reported(
 }
 
 /// Writes the reports of a run's games, as they ended, into its folder `dir`.
-pub fn write_reports_of(dir: &Path, spec: &RunSpec, outcome: &RunOutcome) -> Result<(), RunError> {
+pub fn write_reports_of(
+    dir: &Path,
+    spec: &RunSpec,
+    outcome: &RunOutcome,
+    pages: Pages,
+) -> Result<(), RunError> {
     let info = RunInfo::of_run(spec, &outcome.llr, outcome.interrupted, outcome.decision);
-    write_reports(dir, &outcome.totals, &info).map_err(|e| RunError::Output {
+    write_made(dir, &outcome.totals, &info, pages).map_err(|e| RunError::Output {
         path: dir.display().to_string(),
         reason: e.to_string(),
     })
@@ -358,8 +375,13 @@ pub fn write_reports_of(dir: &Path, spec: &RunSpec, outcome: &RunOutcome) -> Res
 /// Merges the folders of a split run into `out` (`tournament::merge`), then writes the merged
 /// run's reports.
 pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
+    merge_with(out, dirs, Pages::Written)
+}
+
+/// `merge`, its pages written only where `pages` says.
+pub fn merge_with(out: &Path, dirs: &[PathBuf], pages: Pages) -> Result<Merged, MergeError> {
     let merged = crate::tournament::merge::merge(out, dirs)?;
-    write_reports_of(out, &merged.spec, &merged.outcome)
+    write_reports_of(out, &merged.spec, &merged.outcome, pages)
         .map_err(|e| MergeError::Input(e.to_string()))?;
     Ok(merged)
 }

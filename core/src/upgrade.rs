@@ -2,12 +2,14 @@
 //! wrote (folder format 1, or older still with its key kept inside it) a folder of this build's
 //! format, in place. Nothing else in arbiter reads an earlier format; it names this command.
 //!
-//! What changes: each settings file (`run.json`, a tune's `tune.json`, a split run's
-//! `claims/run.json`) is written as this build writes it, stating its format, with the opening
+//! What changes: each settings file (`run.json`, a tune's `tune.json`, a bisect's
+//! `bisect-spec.json`, a split run's `claims/run.json`) is written as this build writes it, stating its format, with the opening
 //! order the run began with (`legacy`, the only one of format 1) recorded; each is sealed again
 //! under its run's id, so the journals' seals still hold. A folder sealed with a key inside it
 //! is first taken over by the owner's key (`proof::adopt`).
 
+use crate::bisect::drive::SPEC_FILE as BISECT_FILE;
+use crate::bisect::BisectSpec;
 use crate::proof;
 use crate::tournament::claims::{CLAIMS_DIR, IDENTITY_FILE};
 use crate::tournament::shuffle::Shuffle;
@@ -86,7 +88,7 @@ fn file_name(path: &Path) -> String {
 fn rewrites_in(dir: &Path) -> Result<Vec<Rewrite>, String> {
     let mut found = Vec::new();
     let is_claims = dir.file_name().is_some_and(|n| n == CLAIMS_DIR);
-    for name in [SPEC_FILE, TUNE_FILE] {
+    for name in [SPEC_FILE, TUNE_FILE, BISECT_FILE] {
         let path = dir.join(name);
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -102,8 +104,12 @@ fn rewrites_in(dir: &Path) -> Result<Vec<Rewrite>, String> {
                 Some(run) => pretty(&run),
                 None => continue,
             },
-            _ => match upgraded_tune(value).map_err(|e| at(&e))? {
+            (TUNE_FILE, _) => match upgraded_tune(value).map_err(|e| at(&e))? {
                 Some(tune) => pretty(&tune),
+                None => continue,
+            },
+            _ => match upgraded_bisect(value).map_err(|e| at(&e))? {
+                Some(bisect) => pretty(&bisect),
                 None => continue,
             },
         };
@@ -160,6 +166,11 @@ fn upgraded_identity(mut value: Value) -> Result<Option<String>, String> {
         return Ok(None);
     };
     value["run"] = serde_json::to_value(run.unsplit()).expect("plain");
+    // Every bisect of this build may play a version against the one before it; which ones a
+    // bisect played, its steps' folders say.
+    if let Some(bisect) = value.get_mut("bisect").and_then(Value::as_object_mut) {
+        bisect.remove("probes");
+    }
     Ok(Some(value.to_string()))
 }
 
@@ -170,6 +181,21 @@ fn upgraded_tune(mut value: Value) -> Result<Option<TuneSpec>, String> {
         return Ok(None);
     };
     value["run"] = serde_json::to_value(run).expect("plain");
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// A bisect's settings with its games' upgraded; `None` where they already are current.
+fn upgraded_bisect(mut value: Value) -> Result<Option<BisectSpec>, String> {
+    let games = value
+        .get("games")
+        .cloned()
+        .ok_or("not a bisect's settings")?;
+    let Some(games) = upgraded_run(games)? else {
+        return Ok(None);
+    };
+    value["games"] = serde_json::to_value(games).expect("plain");
     serde_json::from_value(value)
         .map(Some)
         .map_err(|e| e.to_string())

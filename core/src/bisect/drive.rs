@@ -16,6 +16,7 @@
 
 pub use super::outcome::{describe, Answer, BisectOutcome, BisectSpec, Step, VersionGames};
 use super::posterior::{Leader, Matchup, Posterior};
+use crate::report::Pages;
 use crate::run::Run;
 use crate::tournament::spec::Shard;
 use crate::tournament::{RunError, RunKind, RunSpec};
@@ -59,7 +60,6 @@ pub struct BisectProgress<'a> {
 ///     alpha: 0.05,
 ///     max_games: 2_000,
 ///     step_pairs: 4,
-///     probes: Default::default(),
 /// };
 /// let outcome = Bisect::prepare(Some(spec), None)?.open()?.play(|_| {})?;
 /// println!("{:?} after {} games", outcome.answer, outcome.games);
@@ -118,7 +118,6 @@ impl Bisect {
                 "alpha": spec.alpha,
                 "max_games": spec.max_games,
                 "step_pairs": spec.step_pairs,
-                "probes": spec.probes,
             },
             "run": spec.games.unsplit(),
         });
@@ -190,7 +189,7 @@ impl OpenBisect {
         let this = &self.bisect;
         let spec = &this.spec;
         let names: Vec<String> = spec.games.engines.iter().map(|e| e.name.clone()).collect();
-        let mut posterior = Posterior::new(names.len(), spec.elo, spec.probes);
+        let mut posterior = Posterior::new(names.len(), spec.elo);
         let mut versions: Vec<VersionGames> = names.iter().map(|n| VersionGames::of(n)).collect();
         let decided = |posterior: &Posterior, games: u64| match posterior.decided(spec.alpha) {
             Some(sure) if sure.version.is_some() => Some(Answer::Found(sure)),
@@ -435,6 +434,11 @@ fn play_step(
             Run::prepare(spec, None)?
         }
     };
+    // The bisect's page shows every step's games: a step writes its games and tables only.
+    let run = Run {
+        pages: Pages::Left,
+        ..run
+    };
     // `done` counts the games a resumed step had played before, as its journal holds them.
     Ok(run.open()?.play(|p| on_game(p.done))?)
 }
@@ -453,7 +457,7 @@ fn whole_step(
         let _ = std::fs::remove_dir_all(&scratch);
     }
     std::fs::create_dir_all(scratch.parent().unwrap_or(dir)).map_err(|e| output(dir, e))?;
-    let merged = crate::run::merge(&scratch, &[folder.to_path_buf()])
+    let merged = crate::run::merge_with(&scratch, &[folder.to_path_buf()], Pages::Left)
         .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
     if !merged.missing.is_empty() {
         return Err(BisectError::Setup(format!(
@@ -484,7 +488,7 @@ fn merge_split_step(dir: &Path, number: u64) -> Result<(), BisectError> {
             && split
             && !folder.join(crate::tournament::spec::SPEC_FILE).exists()
         {
-            crate::run::merge(&folder, std::slice::from_ref(&folder))
+            crate::run::merge_with(&folder, std::slice::from_ref(&folder), Pages::Left)
                 .map_err(|e| BisectError::Setup(format!("{}: {e}", folder.display())))?;
         }
     }
@@ -527,5 +531,8 @@ fn load(dir: &Path) -> Result<BisectSpec, String> {
         )
     })?;
     crate::proof::check_spec(dir, SPEC_FILE, text.as_bytes())?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::tournament::spec::check_folder_format(&value, &path)?;
+    serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -1,7 +1,7 @@
 //! What a bisect is asked and what it found: its settings, its steps and its answer, as the
 //! driver (`drive`) plays them and the report (`report`) shows them.
 
-use super::posterior::{Leader, Matchup, Probes};
+use super::posterior::{Leader, Matchup};
 use crate::stats::pentanomial::Pentanomial;
 use crate::stats::Wdl;
 use crate::tournament::RunSpec;
@@ -21,9 +21,6 @@ pub struct BisectSpec {
     pub max_games: u64,
     /// Game pairs per step.
     pub step_pairs: u64,
-    /// The matchups it may play (absent in bisects saved before neighbours were played).
-    #[serde(default)]
-    pub probes: Probes,
 }
 
 /// How a bisect ended.

@@ -37,7 +37,6 @@
 
 use crate::stats::pentanomial::Pentanomial;
 use crate::stats::sprt::{Sprt, SprtModel};
-use serde::{Deserialize, Serialize};
 
 /// The prior probability of "no drop", the rest shared evenly by the places. Half: the user who
 /// asks believes there is a drop, but a series without one must be answered as fast as the
@@ -46,17 +45,6 @@ use serde::{Deserialize, Serialize};
 /// "none" and every place at once (`bench --bisect-sim`: at a sixteenth, "none" cost twice the
 /// hand method's games).
 pub const PRIOR_NONE: f64 = 0.5;
-
-/// Which matchups a bisect may play.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Probes {
-    /// Each version against the first only (bisects saved before neighbours were played).
-    #[default]
-    AgainstFirst,
-    /// Against the first, and a version against the one before it.
-    WithNeighbours,
-}
 
 /// One matchup: `player` against `opponent`, an earlier version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -90,7 +78,6 @@ pub struct Posterior {
     versions: usize,
     evidence: Vec<Evidence>,
     test: Sprt,
-    probes: Probes,
     /// Each hypothesis's log prior plus the LLRs of the matchups it splits: `[none, 1, ...]`,
     /// kept as games come so that no matchup is summed again.
     log_weight: Vec<f64>,
@@ -108,7 +95,7 @@ pub struct Leader {
 
 impl Posterior {
     /// `versions` in the series (at least two), a drop of at least `elo` (logistic Elo) sought.
-    pub fn new(versions: usize, elo: f64, probes: Probes) -> Posterior {
+    pub fn new(versions: usize, elo: f64) -> Posterior {
         assert!(versions >= 2 && elo > 0.0);
         Posterior {
             versions,
@@ -120,7 +107,6 @@ impl Posterior {
                 beta: 0.05,
                 model: SprtModel::Logistic,
             },
-            probes,
             log_weight: std::iter::once(PRIOR_NONE.ln())
                 .chain(std::iter::repeat_n(
                     ((1.0 - PRIOR_NONE) / (versions - 1) as f64).ln(),
@@ -238,13 +224,11 @@ impl Posterior {
         for j in 1..p.len() {
             consider(Matchup::against_first(j));
         }
-        if self.probes == Probes::WithNeighbours {
-            for j in 2..p.len() {
-                consider(Matchup {
-                    player: j,
-                    opponent: j - 1,
-                });
-            }
+        for j in 2..p.len() {
+            consider(Matchup {
+                player: j,
+                opponent: j - 1,
+            });
         }
         best.1
     }
@@ -276,7 +260,7 @@ mod tests {
 
     #[test]
     fn before_any_game_no_drop_holds_half_and_the_last_version_is_played_first() {
-        let p = Posterior::new(9, 10.0, Probes::WithNeighbours);
+        let p = Posterior::new(9, 10.0);
         let probs = p.probabilities();
         assert!((probs[0] - 0.5).abs() < 1e-12, "{probs:?}");
         assert!(
@@ -289,7 +273,7 @@ mod tests {
 
     #[test]
     fn losses_of_a_version_move_the_drop_to_it_or_before_and_wins_after_it() {
-        let mut p = Posterior::new(9, 50.0, Probes::AgainstFirst);
+        let mut p = Posterior::new(9, 50.0);
         // Version 4 loses clearly: the drop is at 4 or before.
         p.add(Matchup::against_first(4), &pairs([300, 200, 100, 0, 0]));
         let probs = p.probabilities();
@@ -312,7 +296,7 @@ mod tests {
     #[test]
     fn a_version_against_its_neighbour_tells_its_place_from_every_other() {
         let start = || {
-            let mut p = Posterior::new(9, 50.0, Probes::WithNeighbours);
+            let mut p = Posterior::new(9, 50.0);
             p.add(Matchup::against_first(4), &pairs([300, 200, 100, 0, 0]));
             p.add(Matchup::against_first(2), &pairs([0, 100, 400, 100, 0]));
             p
@@ -341,20 +325,8 @@ mod tests {
     }
 
     #[test]
-    fn bisects_saved_before_neighbours_were_played_play_only_against_the_first() {
-        let mut p = Posterior::new(9, 50.0, Probes::AgainstFirst);
-        p.add(Matchup::against_first(4), &pairs([300, 200, 100, 0, 0]));
-        p.add(Matchup::against_first(2), &pairs([0, 100, 400, 100, 0]));
-        for _ in 0..20 {
-            let next = p.next_probe();
-            assert_eq!(next.opponent, 0);
-            p.add(next, &pairs([0, 1, 2, 1, 0]));
-        }
-    }
-
-    #[test]
     fn a_last_version_as_strong_as_the_first_leaves_no_drop_leading() {
-        let mut p = Posterior::new(5, 10.0, Probes::WithNeighbours);
+        let mut p = Posterior::new(5, 10.0);
         p.add(Matchup::against_first(4), &pairs([5, 30, 90, 30, 5]));
         assert_eq!(p.leader().version, None);
     }

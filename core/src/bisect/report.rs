@@ -209,7 +209,7 @@ fn html(spec: &BisectSpec, outcome: &BisectOutcome) -> String {
             .strip_prefix(s.folder.ancestors().nth(2).unwrap_or(Path::new("")));
         let link = folder
             .map(|f| {
-                f.join(crate::report::files::REPORT_HTML)
+                f.join(crate::report::files::GAMES_PGN)
                     .display()
                     .to_string()
             })

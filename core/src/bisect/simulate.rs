@@ -6,7 +6,7 @@
 //! Game pairs are drawn as `stats::simulate` draws them for `bench --sprt-sim`: a pentanomial
 //! shape with draws and an opening bias, tilted to each version's Elo against version 0.
 
-use super::posterior::{Matchup, Posterior, Probes};
+use super::posterior::{Matchup, Posterior};
 use crate::stats::pentanomial::Pentanomial;
 use crate::stats::simulate::{at_elo, draw_pair, Shape, SHAPES};
 use crate::stats::sprt::{Decision, Sprt, SprtModel};
@@ -79,7 +79,6 @@ pub struct Setup {
     /// The most game pairs either method may play in one bisection.
     pub budget_pairs: u64,
     pub shape: Shape,
-    pub probes: Probes,
 }
 
 impl Setup {
@@ -91,7 +90,6 @@ impl Setup {
             step_pairs: super::DEFAULT_STEP_PAIRS,
             budget_pairs: 1_000_000,
             shape: SHAPES[3],
-            probes: Probes::WithNeighbours,
         }
     }
 }
@@ -133,7 +131,7 @@ fn draw(probs: &[f64; 5], pairs: u64, rng: &mut SplitMix) -> Pentanomial {
 /// The posterior search on one series: its answer, the pairs it played, and whether the
 /// budget ran out.
 fn posterior_search(setup: &Setup, elos: &[f64], rng: &mut SplitMix) -> (Option<usize>, u64, bool) {
-    let mut posterior = Posterior::new(setup.versions, setup.elo, setup.probes);
+    let mut posterior = Posterior::new(setup.versions, setup.elo);
     let mut pairs = 0;
     loop {
         if let Some(decided) = posterior.decided(setup.alpha) {

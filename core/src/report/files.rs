@@ -24,6 +24,9 @@ pub enum Maker {
     Games,
     /// Made whole from the results once the games are in.
     Report(fn(&Report) -> std::io::Result<Vec<u8>>),
+    /// A page for people, made whole as a report is; not written where another page shows the
+    /// games (a bisect's steps).
+    Page(fn(&Report) -> std::io::Result<Vec<u8>>),
 }
 
 pub struct RunFile {
@@ -63,12 +66,12 @@ pub const RUN_FILES: &[RunFile] = &[
     ),
     file(
         "report.md",
-        Maker::Report(|r| Ok(markdown(r.totals, r.info, r.tables).into_bytes())),
+        Maker::Page(|r| Ok(markdown(r.totals, r.info, r.tables).into_bytes())),
         true,
     ),
     file(
         REPORT_HTML,
-        Maker::Report(|r| Ok(super::html::html(r.totals, r.info, r.tables, r.story).into_bytes())),
+        Maker::Page(|r| Ok(super::html::html(r.totals, r.info, r.tables, r.story).into_bytes())),
         false,
     ),
 ];

@@ -325,6 +325,26 @@ pub(super) fn standings_csv(rows: &[Standing]) -> std::io::Result<Vec<u8>> {
 
 /// Writes every output file of the run into `dir`.
 pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Result<()> {
+    write_made(dir, totals, info, Pages::Written)
+}
+
+/// Which of a run's made files are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pages {
+    /// Every one: the games, the tables and the pages for people.
+    Written,
+    /// The games and the tables only: a bisect's steps, whose games the bisect's page shows.
+    Left,
+}
+
+/// Writes the files made from a run's journal; its pages (report.md, report.html) only where
+/// `pages` says.
+pub fn write_made(
+    dir: &Path,
+    totals: &Totals,
+    info: &RunInfo,
+    pages: Pages,
+) -> std::io::Result<()> {
     let story = write_games(dir, totals, info)?;
     let tables = Tables::of(totals, &info.rating);
     let report = super::files::Report {
@@ -334,9 +354,12 @@ pub fn write_reports(dir: &Path, totals: &Totals, info: &RunInfo) -> std::io::Re
         story: &story,
     };
     for file in super::files::RUN_FILES {
-        if let super::files::Maker::Report(make) = file.maker {
-            write_atomically(&dir.join(file.name), &make(&report)?)?;
-        }
+        let make = match file.maker {
+            super::files::Maker::Report(make) => make,
+            super::files::Maker::Page(make) if pages == Pages::Written => make,
+            _ => continue,
+        };
+        write_atomically(&dir.join(file.name), &make(&report)?)?;
     }
     Ok(())
 }

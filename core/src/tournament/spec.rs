@@ -876,8 +876,8 @@ impl RunSpec {
 /// Refuses settings an earlier build wrote (at `path`), naming the one command that upgrades
 /// their folder, on a line of its own so that no clip of the message cuts it.
 pub fn check_folder_format(value: &serde_json::Value, path: &Path) -> Result<(), String> {
-    // A tune's settings hold its run's.
-    let found = [value, &value["run"]]
+    // A tune's settings hold its run's, a bisect's its games'.
+    let found = [value, &value["run"], &value["games"]]
         .into_iter()
         .find_map(|v| v.get("folder_format").and_then(|v| v.as_u64()));
     if found == Some(u64::from(FOLDER_FORMAT)) {

@@ -230,7 +230,10 @@ impl TuneSpec {
             )
         })?;
         crate::proof::check_spec(dir, TUNE_FILE, text.as_bytes())?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::tournament::spec::check_folder_format(&value, &path)?;
+        serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 
