@@ -152,3 +152,60 @@ fn an_upgrade_checks_every_seal_first_and_changes_nothing_it_cannot_prove() {
         before
     );
 }
+
+/// A bisect the earlier build stopped after three steps: refused with the upgrade command, and
+/// after one `arbiter adopt` resumed to its budget. The steps it played are read back as they
+/// were, none is played again, and the rest are this build's.
+#[test]
+fn an_earlier_builds_bisect_goes_on_after_one_upgrade_from_the_steps_it_played() {
+    let dir = scratch("format", "bisect");
+    earlier_folders(&dir);
+    let resume = ["bisect", "--resume", "bisect", "--quiet"];
+    let refused = arbiter(&dir, &resume);
+    assert_exit(&refused, 2);
+    names_the_upgrade(&refused, "bisect");
+    let json = |file: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bisect").join(file)).unwrap())
+            .unwrap()
+    };
+    let before = json("bisect.json");
+    assert_eq!(before["status"], "interrupted");
+    let played = before["steps"].as_array().unwrap().clone();
+    assert_eq!(played.len(), 3);
+    let journals = |steps: &[serde_json::Value]| -> Vec<String> {
+        steps
+            .iter()
+            .map(|s| {
+                let folder = dir.join("bisect").join(s["folder"].as_str().unwrap());
+                std::fs::read_to_string(folder.join("journal.jsonl")).unwrap()
+            })
+            .collect()
+    };
+    let kept = journals(&played);
+
+    let adopted = arbiter(&dir, &["adopt", "bisect"]);
+    assert_exit(&adopted, 0);
+    let said = stdout(&adopted);
+    for file in [
+        "bisect/bisect-spec.json",
+        "bisect/steps/001-v5/run.json",
+        "bisect/steps/003-v3/run.json",
+    ] {
+        assert!(said.contains(&format!("upgraded {file}")), "{said}");
+    }
+    // Out of the budget of 48 games, the 24 left are played.
+    assert_exit(&arbiter(&dir, &resume), 3);
+    let after = json("bisect.json");
+    assert_eq!(after["status"], "budget", "{after}");
+    assert_eq!(after["games"], 48, "{after}");
+    let steps = after["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6, "{after}");
+    // As they were, in everything the earlier build said of them (this build says more).
+    for (now, then) in steps.iter().zip(&played) {
+        for (key, value) in then.as_object().unwrap() {
+            assert_eq!(&now[key], value, "{key} of {then}");
+        }
+    }
+    assert_eq!(journals(&steps[..3]), kept, "no game of them was played again");
+    assert_exit(&arbiter(&dir, &["adopt", "bisect"]), 2);
+}
