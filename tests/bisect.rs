@@ -129,6 +129,90 @@ fn a_real_bisect_finds_the_first_weaker_version_and_resumes_after_sigint_to_it()
     assert_eq!(json["games"].as_u64().unwrap(), games_in_steps(&cut));
 }
 
+/// The versions' engines are kept running from step to step: each worker starts each version it
+/// plays once, however many steps play it, and none is left running once the bisect ends.
+#[test]
+fn a_bisect_starts_each_version_once_per_worker_and_leaves_none_running() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("bisect", "kept");
+    let wrapper = dir.join("engine.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            // Not exec'd: the shell stays, named by this test's own path, as long as its engine.
+            "#!/bin/sh\necho \"started $*\" >&2\n{} \"$@\"\n",
+            bundled_engine()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut args: Vec<String> = [
+        "bisect",
+        "--elo",
+        "100",
+        "--concurrency",
+        "2",
+        "--openings",
+        &common::book("leiserchess"),
+        "--out",
+        "kept",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Four versions: the kept engines (four per worker) are never too many.
+    for v in 1..=4 {
+        args.extend([
+            "--engine".into(),
+            format!("cmd={}", wrapper.display()),
+            format!("name=v{v}"),
+            format!("depth={}", if v >= 3 { 1 } else { 2 }),
+            format!("stderr={}", dir.join(format!("v{v}.err")).display()),
+        ]);
+    }
+    common::succeed_in(&dir, &args);
+    let json = result(&dir.join("kept"));
+    let steps = json["steps"].as_array().unwrap();
+    assert!(steps.len() >= 3, "{json}");
+    let mut played = std::collections::BTreeSet::new();
+    for s in steps {
+        played.insert(s["version"].as_str().unwrap().to_string());
+        played.insert(s["against"].as_str().unwrap().to_string());
+    }
+    let starts = |v: &str| {
+        std::fs::read_to_string(dir.join(format!("{v}.err")))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("started"))
+            .count()
+    };
+    for v in ["v1", "v2", "v3", "v4"] {
+        let expected = if played.contains(v) { 2 } else { 0 };
+        assert_eq!(
+            starts(v),
+            expected,
+            "{v}: started {} times over {} steps",
+            starts(v),
+            steps.len()
+        );
+    }
+    // No engine of the bisect outlives it (its end is asked politely, so given a moment).
+    let running = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(wrapper.to_str().unwrap()))
+            .collect()
+    };
+    let ended = Instant::now();
+    while !running().is_empty() && ended.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(running().is_empty(), "{:?}", running());
+}
+
 /// Split by hand over two tasks started at once (as a cluster's array tasks), the bisect plays
 /// every step as a split run and each task reaches the answer; `--resume` on one machine then
 /// merges each step and writes the files one machine playing it alone writes, to the byte. A

@@ -206,6 +206,10 @@ fn an_earlier_builds_bisect_goes_on_after_one_upgrade_from_the_steps_it_played()
             assert_eq!(&now[key], value, "{key} of {then}");
         }
     }
-    assert_eq!(journals(&steps[..3]), kept, "no game of them was played again");
+    assert_eq!(
+        journals(&steps[..3]),
+        kept,
+        "no game of them was played again"
+    );
     assert_exit(&arbiter(&dir, &["adopt", "bisect"]), 2);
 }

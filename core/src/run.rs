@@ -11,8 +11,10 @@ use crate::tournament::folder::{self, MadeBeforeEngines, RunFolder};
 use crate::tournament::launch::{book_of, game_entry, out_dir, record_default_book, write_copies};
 use crate::tournament::merge::{MergeError, Merged};
 use crate::tournament::openings::Opening;
+use crate::tournament::shelf::{Place, Shelf};
 use crate::tournament::{run, Checked, Progress, RunError, RunOptions, RunOutcome, RunSpec};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A run ready to start: its settings complete, its folder chosen, its book loaded.
 ///
@@ -51,6 +53,9 @@ pub struct Run {
     pub notes: Vec<String>,
     /// Whether its pages for people are written with its games and tables.
     pub pages: Pages,
+    /// Where engines left running by an earlier run in this process are kept, and where this
+    /// run leaves its own (a bisect's steps); none: every engine is started and ended here.
+    pub shelf: Option<Arc<Shelf>>,
 }
 
 /// Refuses an output file that is one of the run's own (`--pgnout R/games.pgn --out R` copied
@@ -157,6 +162,7 @@ impl Run {
             openings,
             notes,
             pages: Pages::Written,
+            shelf: None,
         })
     }
 
@@ -175,24 +181,86 @@ impl Run {
             self.spec.shard.is_some(),
             self.spec.log.as_deref(),
         );
-        let runtime = runtime()?;
         let engines = self.spec.engines_as_played();
-        let started = runtime.block_on(crate::tournament::preflight(
-            &engines,
-            self.entry.id,
-            &hidden,
-        ));
-        match (started, &self.spec.log) {
-            (Ok(engines), _) => Ok(Checked::new(engines, runtime)),
-            (Err(failed), Some(log)) if failed.log_into(log).is_ok() => {
+        let Some(shelf) = &self.shelf else {
+            let runtime = runtime()?;
+            let started = runtime.block_on(crate::tournament::preflight(
+                &engines,
+                self.entry.id,
+                &hidden,
+                crate::tournament::Started::Once,
+            ));
+            return match started {
+                Ok(started) => Ok(Checked::new(started, runtime)),
+                Err(failed) => Err(self.refused(failed, made)),
+            };
+        };
+        // Engines kept between runs are started here, every worker's, on the thread that plays
+        // the runs (a worker's thread ends with its run, and its engines with it). Those an
+        // earlier run left play again where they are of this run's very configurations; the
+        // others stay for a later run, on the runtime that reads them all.
+        let confined = crate::engine::sandbox::hide_from_each_other(&engines, &hidden);
+        let workers = self
+            .spec
+            .concurrency
+            .min(self.spec.schedule_size().max(1) as usize);
+        let mut places = Vec::new();
+        for _ in 0..workers.max(1) {
+            places.push(match shelf.take() {
+                Some(place) => place,
+                None => Place {
+                    runtime: runtime()?,
+                    engines: Vec::new(),
+                },
+            });
+        }
+        let mut first = None;
+        for place in places {
+            let mut spare = place.engines;
+            let mut again = Vec::new();
+            for (i, config) in confined.iter().enumerate() {
+                if let Some(k) = spare.iter().position(|e| e.config() == config) {
+                    again.push((i, spare.remove(k)));
+                }
+            }
+            let running: Vec<usize> = again.iter().map(|(i, _)| *i).collect();
+            let started = place.runtime.block_on(crate::tournament::preflight(
+                &engines,
+                self.entry.id,
+                &hidden,
+                crate::tournament::Started::EachToKeep { running: &running },
+            ));
+            let mut started = started.map_err(|failed| self.refused(failed, made))?;
+            started.extend(again);
+            let checked = Checked::new(started, place.runtime).with_spare(spare);
+            match first {
+                None => first = Some(checked),
+                Some(_) => {
+                    let (runtime, engines) = checked.take();
+                    shelf.put(Place { runtime, engines });
+                }
+            }
+        }
+        Ok(first.expect("one worker at least"))
+    }
+
+    /// The run refused for an engine that failed its start: what it said on stderr is kept in
+    /// `--log`, if there is one.
+    fn refused(
+        &self,
+        failed: crate::tournament::StartFailed,
+        made: &mut MadeBeforeEngines,
+    ) -> RunError {
+        match &self.spec.log {
+            Some(log) if failed.log_into(log).is_ok() => {
                 made.keep_file(log);
-                Err(RunError::Setup(format!(
+                RunError::Setup(format!(
                     "{}\n  (its stderr is in {} too)",
                     failed.message,
                     log.display()
-                )))
+                ))
             }
-            (Err(failed), _) => Err(RunError::Setup(failed.message)),
+            _ => RunError::Setup(failed.message),
         }
     }
 
@@ -321,6 +389,7 @@ impl OpenRun {
         }
         let mut opts = RunOptions::of(spec, this.entry, this.openings, folder);
         opts.checked = checked;
+        opts.shelf = this.shelf.clone();
         let outcome = runtime.block_on(run_made(opts, this.pages, on_game));
         drop((pinned, _held));
         let outcome = outcome?;

@@ -18,9 +18,11 @@ pub use super::outcome::{describe, Answer, BisectOutcome, BisectSpec, Step, Vers
 use super::posterior::{Leader, Matchup, Posterior};
 use crate::report::Pages;
 use crate::run::Run;
+use crate::tournament::shelf::Shelf;
 use crate::tournament::spec::Shard;
 use crate::tournament::{RunError, RunKind, RunSpec};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The bisect's settings, saved (and sealed) in its folder as `bisect-spec.json`.
 pub const SPEC_FILE: &str = "bisect-spec.json";
@@ -201,6 +203,9 @@ impl OpenBisect {
         // Ctrl-C between steps (the next one's engines starting) stops the bisect as one
         // during a step stops its run: a listener for the whole bisect.
         let stopped = listen_for_stop();
+        // The versions' engines are kept running from step to step (each worker's, so as many
+        // as the versions a worker played last fit).
+        let shelf = Arc::new(Shelf::new(ENGINES_KEPT));
         let answer = loop {
             if let Some(answer) = decided(&posterior, games) {
                 break answer;
@@ -209,7 +214,12 @@ impl OpenBisect {
             let (matchup, run_spec) = this.next_step(number, &names, &posterior)?;
             let folder = run_spec.out.clone().expect("a step's folder");
             let playing = describe(matchup, &names);
-            let mut outcome = play_step(run_spec, &folder, |done| {
+            let step = StepPlace {
+                folder: &folder,
+                shelf: &shelf,
+                series: &spec.games.engines,
+            };
+            let mut outcome = play_step(run_spec, step, |done| {
                 on_game(&BisectProgress {
                     games: games + done,
                     max_games: spec.max_games,
@@ -411,12 +421,26 @@ fn step_spec(spec: &BisectSpec, dir: &Path, matchup: Matchup, number: u64) -> Ru
     run
 }
 
+/// Engines kept running between steps, per worker: the first version and the few the search
+/// is playing near the drop.
+const ENGINES_KEPT: usize = 4;
+
+/// Where a step plays, and what it plays with.
+struct StepPlace<'a> {
+    folder: &'a Path,
+    /// Where the engines of the steps before wait.
+    shelf: &'a Arc<Shelf>,
+    /// Every version of the bisect, each hidden from the others' engines.
+    series: &'a [crate::engine::EngineConfig],
+}
+
 /// Plays (or, when finished, reads back) one step's match.
 fn play_step(
     spec: RunSpec,
-    folder: &Path,
+    step: StepPlace,
     mut on_game: impl FnMut(u64),
 ) -> Result<crate::tournament::RunOutcome, BisectError> {
+    let folder = step.folder;
     let saved = folder.join(crate::tournament::spec::SPEC_FILE).exists();
     let run = match saved {
         // A task of a split step: its folder is the task's own, and a requeued task continues
@@ -435,10 +459,12 @@ fn play_step(
         }
     };
     // The bisect's page shows every step's games: a step writes its games and tables only.
-    let run = Run {
+    let mut run = Run {
         pages: Pages::Left,
+        shelf: Some(step.shelf.clone()),
         ..run
     };
+    crate::engine::sandbox::hide_the_series(&mut run.spec.engines, step.series);
     // `done` counts the games a resumed step had played before, as its journal holds them.
     Ok(run.open()?.play(|p| on_game(p.done))?)
 }

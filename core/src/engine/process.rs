@@ -87,6 +87,8 @@ pub(super) const MAX_OFFERED_OPTIONS: usize = 4096;
 pub struct EngineProcess {
     io: EngineIo,
     dialect: Speaker,
+    /// The thread that started it: its keeper dies with that thread (`PR_SET_PDEATHSIG`).
+    started_on: std::thread::ThreadId,
 }
 
 /// An engine's process: spawned, written to and read from line by line. What the lines say is
@@ -426,6 +428,11 @@ fn spawn_command(
 }
 
 impl EngineProcess {
+    /// The thread that started the engine, which it does not outlive.
+    pub fn started_on(&self) -> std::thread::ThreadId {
+        self.started_on
+    }
+
     /// Starts the engine and completes the handshake for `game`: `uci`/`uciok`, options, the
     /// variant (confirmed by the engine when it offers `UCI_Variant`), `isready`/`readyok`.
     pub async fn start(
@@ -512,6 +519,7 @@ impl EngineProcess {
         let mut engine = EngineProcess {
             io,
             dialect: config.proto.speaker(),
+            started_on: std::thread::current().id(),
         };
         match engine.dialect.handshake(&mut engine.io, game).await {
             Ok(()) => {

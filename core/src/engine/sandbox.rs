@@ -1393,7 +1393,8 @@ fn is_system(p: &Path) -> bool {
 }
 
 /// The engines, each with what it must not see: the run's own files and folders (`run`: its
-/// folder, the I/O log) and the other engines' folders.
+/// folder, the I/O log), the other engines' folders, and what it was set to hide already (a
+/// bisect's step: every other version's folders).
 pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<EngineConfig> {
     let folders: Vec<Vec<PathBuf>> = engines.iter().map(engine_folders).collect();
     engines
@@ -1401,9 +1402,14 @@ pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<En
         .enumerate()
         .map(|(i, engine)| {
             let mut hidden = run.to_vec();
-            for (j, theirs) in folders.iter().enumerate() {
-                if j != i {
-                    hidden.extend(theirs.iter().cloned());
+            let theirs = folders
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .flat_map(|(_, f)| f);
+            for folder in engine.hidden.iter().chain(theirs) {
+                if !hidden.contains(folder) {
+                    hidden.push(folder.clone());
                 }
             }
             EngineConfig {
@@ -1415,12 +1421,33 @@ pub fn hide_from_each_other(engines: &[EngineConfig], run: &[PathBuf]) -> Vec<En
         .collect()
 }
 
+/// Sets each engine of a bisect's step to hide every other version's folders, so that an engine
+/// started for one step is the very engine another step would start (see `tournament::shelf`).
+pub fn hide_the_series(step: &mut [EngineConfig], series: &[EngineConfig]) {
+    for engine in step {
+        engine.hidden = series
+            .iter()
+            .filter(|v| v.name != engine.name)
+            .flat_map(engine_folders)
+            .collect();
+    }
+}
+
 /// What of a run its engines must not see: its folder (all of a split run's, `out_dir` being one
-/// task's) and its I/O log.
+/// task's; all of a bisect's steps, `out_dir` being one step's) and its I/O log.
 pub fn run_files(out_dir: &Path, split: bool, log: Option<&Path>) -> Vec<PathBuf> {
     let folder = match split {
         true => out_dir.parent().unwrap_or(out_dir),
         false => out_dir,
+    };
+    let steps = folder.parent().filter(|steps| {
+        steps
+            .parent()
+            .is_some_and(|b| b.join(BISECT_SPEC_FILE).exists())
+    });
+    let folder = match steps {
+        Some(steps) if steps.file_name().is_some_and(|n| n == "steps") => steps,
+        _ => folder,
     };
     std::iter::once(folder)
         .chain(log)

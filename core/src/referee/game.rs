@@ -104,6 +104,11 @@ impl Player {
         self.idle_freezer().is_some()
     }
 
+    /// The running engine, taken to be kept for a later run (it is this player's no more).
+    pub fn take_process(&mut self) -> Option<EngineProcess> {
+        self.process.take()
+    }
+
     /// Kills the process after a failure; the next game starts a fresh one.
     pub async fn discard(&mut self) {
         if let Some(p) = self.process.take() {

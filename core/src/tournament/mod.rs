@@ -24,6 +24,7 @@ pub mod rules_check;
 pub mod run;
 pub mod runner;
 pub mod schedule;
+pub mod shelf;
 pub mod shuffle;
 pub mod spec;
 mod split;
@@ -71,6 +72,16 @@ pub fn check_engine_command(cfg: &EngineConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// Which engines the start-up check starts.
+#[derive(Clone, Copy)]
+pub enum Started<'a> {
+    /// One of each way of starting (engines that differ only in name start once).
+    Once,
+    /// Each engine, to be kept for a run of workers and beyond (`shelf`), but those `running`
+    /// already: the indices of engines an earlier run left.
+    EachToKeep { running: &'a [usize] },
+}
+
 /// Starts every engine once and completes its handshake for `game` (protocol, options, variant):
 /// a set-up that cannot play is refused before any game is played or any file is written, with
 /// the engine's name and the operating system's or the engine's own error.
@@ -82,6 +93,7 @@ pub async fn preflight(
     engines: &[EngineConfig],
     game: &str,
     run: &[PathBuf],
+    which: Started<'_>,
 ) -> Result<Vec<(usize, EngineProcess)>, StartFailed> {
     let engines = &crate::engine::sandbox::hide_from_each_other(engines, run);
     let unnamed = |c: &EngineConfig| EngineConfig {
@@ -92,8 +104,13 @@ pub async fn preflight(
     let before = (children_cpu(), crate::engine::keeper::spent());
     let mut started = Vec::new();
     for (i, cfg) in engines.iter().enumerate() {
-        // Engines that differ only in name start the same way: one check covers them all.
-        if engines[..i].iter().any(|e| unnamed(e) == unnamed(cfg)) {
+        // Engines that differ only in name start the same way: one check covers them all,
+        // unless each is kept to play. One kept running from an earlier run was checked then.
+        let covered = match which {
+            Started::Once => engines[..i].iter().any(|e| unnamed(e) == unnamed(cfg)),
+            Started::EachToKeep { running } => running.contains(&i),
+        };
+        if covered {
             continue;
         }
         match EngineProcess::start(cfg, game, None).await {
@@ -159,6 +176,9 @@ impl StartFailed {
 /// current-thread runtime, which the run gives to its first worker to play them.
 pub struct Checked {
     engines: Vec<(usize, EngineProcess)>,
+    /// Engines of other configurations on the same runtime, kept from an earlier run for a
+    /// later one (`shelf`).
+    spare: Vec<EngineProcess>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -166,14 +186,27 @@ impl Checked {
     pub fn new(engines: Vec<(usize, EngineProcess)>, runtime: tokio::runtime::Runtime) -> Checked {
         Checked {
             engines,
+            spare: Vec::new(),
             runtime: Some(runtime),
         }
     }
 
-    /// The runtime and the engines (with the index of their engine), to play.
-    pub fn take(mut self) -> (tokio::runtime::Runtime, Vec<(usize, EngineProcess)>) {
+    /// With engines of other configurations on the same runtime, to keep.
+    pub fn with_spare(mut self, spare: Vec<EngineProcess>) -> Checked {
+        self.spare = spare;
+        self
+    }
+
+    /// The runtime and the engines, the checked ones first, to play.
+    pub fn take(mut self) -> (tokio::runtime::Runtime, Vec<EngineProcess>) {
         let runtime = self.runtime.take().expect("taken once");
-        (runtime, std::mem::take(&mut self.engines))
+        let engines = std::mem::take(&mut self.engines)
+            .into_iter()
+            .map(|(_, e)| e);
+        (
+            runtime,
+            engines.chain(std::mem::take(&mut self.spare)).collect(),
+        )
     }
 
     /// Whether each engine of `configs` searches with one CPU, by its settings and, where they
@@ -198,7 +231,7 @@ impl Checked {
     pub fn quit(self) {
         let (runtime, engines) = self.take();
         runtime.block_on(async {
-            for (_, engine) in engines {
+            for engine in engines {
                 engine.quit().await;
             }
         });
@@ -211,6 +244,7 @@ impl Drop for Checked {
     /// without waiting.
     fn drop(&mut self) {
         self.engines.clear();
+        self.spare.clear();
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub folder: RunFolder,
     /// The start-up check's engines, to play the first worker's first games.
     pub checked: Option<super::Checked>,
+    /// Where the workers take engines an earlier run left running, and leave theirs.
+    pub shelf: Option<Arc<super::shelf::Shelf>>,
 }
 
 /// One task of a run split over machines.
@@ -65,6 +67,7 @@ impl RunOptions {
             openings,
             folder,
             checked: None,
+            shelf: None,
         }
     }
 
@@ -421,7 +424,10 @@ pub async fn run(
         source,
         stop.clone(),
         Results::new(tx, wake.clone()),
-        checked,
+        runner::Kept {
+            checked,
+            shelf: opts.shelf.clone(),
+        },
     )
     .map_err(|e| RunError::Setup(format!("cannot start the game workers: {e}")))?;
     let journaling = Journaling {

@@ -6,6 +6,7 @@ use super::contention::{Contention, Crowding};
 use super::live::{Live, LiveHeader};
 use super::openings::Opening;
 use super::overload;
+use super::shelf::{Place, Shelf};
 use crate::engine::log::IoLog;
 use crate::engine::{EngineConfig, EngineProcess};
 use crate::game::GameEntry;
@@ -113,6 +114,8 @@ struct Shared {
     unfrozen: bool,
     /// Some engine plays with a clock, which a late wake-up can run out.
     clocked: bool,
+    /// The workers leave their engines running on a shelf for a later run.
+    shelved: bool,
 }
 
 /// The threads playing a schedule. Each worker is an OS thread with a runtime of its own, so one
@@ -198,7 +201,7 @@ pub fn start_workers(
     source: Arc<dyn GameSource>,
     stop: Arc<AtomicBool>,
     results: Results,
-    checked: Option<super::Checked>,
+    kept: Kept,
 ) -> std::io::Result<Workers> {
     let cpus = settings.affinity.cpus();
     // Where a worker goes when its CPU turns out to be shared with other work.
@@ -211,17 +214,26 @@ pub fn start_workers(
         stop,
         unfrozen,
         clocked,
+        shelved: kept.shelf.is_some(),
     });
     let (cancel, cancelled) = watch::channel(false);
     let mut workers = Workers {
         threads: Vec::new(),
         cancel,
     };
-    // The start-up check's engines go to the first worker, with the runtime that reads them.
-    let mut checked = checked;
+    // The start-up check's engines go to the first worker, with the runtime that reads them;
+    // the other workers take a place on the shelf, if there is one.
+    let Kept { mut checked, shelf } = kept;
     for slot in 0..shared.settings.concurrency.max(1) {
-        let (runtime, kept) = match checked.take() {
-            Some(c) => c.take(),
+        let begun = match checked.take() {
+            Some(c) => Some(c.take()),
+            None => shelf
+                .as_ref()
+                .and_then(|s| s.take())
+                .map(|place| (place.runtime, place.engines)),
+        };
+        let (runtime, kept) = match begun {
+            Some(begun) => begun,
             None => match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -236,6 +248,7 @@ pub fn start_workers(
         let cpu = (!cpus.is_empty()).then(|| cpus[slot % cpus.len()]);
         let (shared, results, cancelled) = (shared.clone(), results.clone(), cancelled.clone());
         let wide = wide.clone();
+        let shelf = shelf.clone();
         let thread = std::thread::Builder::new()
             .name(format!("game worker {}", slot + 1))
             .spawn(move || {
@@ -249,7 +262,14 @@ pub fn start_workers(
                         pinned = Some(Pinned { cpu, wide });
                     }
                 }
-                runtime.block_on(worker(slot, &shared, results, cancelled, kept, pinned));
+                let kept =
+                    runtime.block_on(worker(slot, &shared, results, cancelled, kept, pinned));
+                if let Some(shelf) = shelf.filter(|_| !kept.is_empty()) {
+                    shelf.put(Place {
+                        runtime,
+                        engines: kept,
+                    });
+                }
             });
         match thread {
             Ok(t) => workers.threads.push(t),
@@ -280,17 +300,29 @@ fn clocked_and_unfrozen(settings: &RunSettings, cpus: usize) -> (bool, bool) {
     (clocked, unfrozen)
 }
 
+/// Engines a run's workers begin with: the start-up check's, and those earlier runs left.
+pub struct Kept {
+    pub checked: Option<super::Checked>,
+    pub shelf: Option<Arc<Shelf>>,
+}
+
 /// Plays games one after another with engine processes of its own, kept from game to game.
+/// Returns the engines to keep on the run's shelf (none without one, or when cancelled).
 async fn worker(
     slot: usize,
     shared: &Shared,
     results: Results,
     mut cancelled: watch::Receiver<bool>,
-    kept: Vec<(usize, EngineProcess)>,
+    kept: Vec<EngineProcess>,
     mut pinned: Option<Pinned>,
-) {
+) -> Vec<EngineProcess> {
     let settings = &shared.settings;
-    let mut players = players_with(settings, kept).await;
+    let (mut players, mut spare) = players_with(settings, kept).await;
+    if !shared.shelved {
+        for engine in spare.drain(..) {
+            engine.quit().await;
+        }
+    }
     // Engines not started yet (not adopted from the start-up check) are told too: the setting
     // holds for every process a player starts.
     if shared.unfrozen {
@@ -302,7 +334,7 @@ async fn worker(
         let index = match next_index(shared, &mut cancelled).await {
             Take::Play(index) => index,
             Take::Done => break,
-            Take::Cancelled => return,
+            Take::Cancelled => return Vec::new(),
         };
         let pairing = shared.schedule.pairing(index);
         let spec = game_spec(settings, &pairing);
@@ -341,7 +373,7 @@ async fn worker(
         let record = tokio::select! {
             record = played => record,
             // Returning drops the players, which kills their engines.
-            _ = cancelled.wait_for(|c| *c) => return,
+            _ = cancelled.wait_for(|c| *c) => return Vec::new(),
         };
         // Said by the worker that saw it, not left to the run's thread, which may read the
         // result only after this worker has played more games (a faulty engine kept from game
@@ -354,12 +386,20 @@ async fn worker(
         let (white, black) = two_mut(&mut players, pairing.white, pairing.black);
         let record = after_game(white, black, record).await;
         if results.send(index, record).await.is_err() {
-            return;
+            return Vec::new();
         }
+    }
+    if shared.shelved {
+        return players
+            .iter_mut()
+            .filter_map(Player::take_process)
+            .chain(spare)
+            .collect();
     }
     for p in &mut players {
         p.shutdown().await;
     }
+    Vec::new()
 }
 
 /// What a worker takes from the run next.
@@ -555,24 +595,33 @@ fn cpu_time(white: &Player, black: &Player) -> affinity::CpuTime {
         .fold(affinity::CpuTime::default(), affinity::CpuTime::add)
 }
 
-/// The worker's players. The start-up check's engines play when they are the very processes
-/// this worker would start: not when they must log their input and output (they were started
-/// without the log). Started unpinned, they are moved onto this worker's CPU when it has one.
-async fn players_with(settings: &RunSettings, kept: Vec<(usize, EngineProcess)>) -> Vec<Player> {
+/// The worker's players, and the engines it was given that none of them plays. The start-up
+/// check's engines, and those an earlier run left on the shelf, play when they are the very
+/// processes this worker would start: not when they must log their input and output (they were
+/// started without the log). Started unpinned, they are moved onto this worker's CPU when it
+/// has one.
+async fn players_with(
+    settings: &RunSettings,
+    kept: Vec<EngineProcess>,
+) -> (Vec<Player>, Vec<EngineProcess>) {
     let mut players: Vec<Player> = settings.engines.iter().cloned().map(Player::new).collect();
     let adoptable = settings.log.is_none();
-    for (i, engine) in kept {
-        match players.get_mut(i) {
-            Some(player) if adoptable && player.config == *engine.config() => {
+    let mut spare = Vec::new();
+    for engine in kept {
+        let player = players
+            .iter_mut()
+            .find(|p| p.process().is_none() && p.config == *engine.config());
+        match player {
+            Some(player) if adoptable => {
                 if settings.affinity.is_on() {
                     engine.move_here();
                 }
                 player.adopt(engine)
             }
-            _ => engine.quit().await,
+            _ => spare.push(engine),
         }
     }
-    players
+    (players, spare)
 }
 
 /// The game a pairing plays: its opening from the book, its round, the run's rules.
