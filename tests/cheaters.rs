@@ -560,3 +560,104 @@ fn an_interrupted_run_resumes_as_it_was_asked_whatever_the_cheat_did() {
         stderr(&refused)
     );
 }
+
+/// A bisect keeps its engines running from step to step. The cheat, a version started for the
+/// first step, waits until later steps' files exist, then tries to read and forge every step's
+/// records: its sandbox hid the bisect's whole `steps/` folder when it started, later steps too.
+#[test]
+#[ignore = "needs bubblewrap: .ci/run installs it and runs this with --ignored"]
+fn a_kept_engine_sees_no_later_step_of_its_bisect() {
+    common::needs_bubblewrap();
+    let dir = scratch("cheaters", "bisect");
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    let engine = bundled_engine();
+    let text = format!(
+        r#"#!/bin/bash
+log={report}/$(cat /proc/sys/kernel/random/uuid).log
+echo "started in $(pwd)" >> $log
+(
+  while [ ! -e {report}/now ]; do sleep 0.05; done
+  for i in $(seq 1 10); do
+    ls bisect/steps/*/journal.jsonl > /dev/null 2>&1 && echo "step journal seen" >> $log
+    for j in bisect/steps/*/journal.jsonl; do
+      echo '{{"forged":"CHEAT"}}' >> "$j" 2>/dev/null && grep -q CHEAT "$j" 2>/dev/null \
+        && echo "journal forged" >> $log
+    done
+    [ $i = 1 ] && echo "attacked" >> $log
+    sleep 0.05
+  done
+) &
+exec {engine} "$@"
+"#,
+        report = report.display()
+    );
+    script(&dir, "cheat", &text, 0o755);
+    let mut args: Vec<String> = [
+        "bisect",
+        "--elo",
+        "100",
+        "--concurrency",
+        "2",
+        "--max-games",
+        "64",
+        "--openings",
+        &common::book("leiserchess"),
+        "--out",
+        "bisect",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    for v in 1..=4 {
+        args.extend([
+            "--engine".into(),
+            "cmd=./cheat".into(),
+            format!("name=v{v}"),
+            format!("depth={}", if v >= 3 { 1 } else { 2 }),
+            common::writable(&report),
+            format!("readable={engine}"),
+        ]);
+    }
+    let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Loose once a second step's games are being written: the engines were started before it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let second_step_played = || {
+        std::fs::read_dir(dir.join("bisect/steps")).is_ok_and(|steps| {
+            steps.flatten().any(|s| {
+                s.file_name().to_string_lossy().starts_with("002-")
+                    && std::fs::read_to_string(s.path().join("journal.jsonl"))
+                        .is_ok_and(|j| !j.is_empty())
+            })
+        })
+    };
+    while !second_step_played() {
+        assert!(Instant::now() < deadline, "no second step was played");
+        assert!(run.try_wait().unwrap().is_none(), "the bisect ended first");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(report.join("now"), "").unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    let said = logs(&report);
+    assert!(said.contains("attacked"), "the attack never ran: {said}");
+    for breach in ["step journal seen", "journal forged"] {
+        assert!(!said.contains(breach), "{breach}: {said}");
+    }
+    for step in std::fs::read_dir(dir.join("bisect/steps"))
+        .unwrap()
+        .flatten()
+    {
+        let journal = std::fs::read_to_string(step.path().join("journal.jsonl")).unwrap();
+        assert!(!journal.contains("CHEAT"), "{}", step.path().display());
+    }
+    // The steps were played by kept engines: each worker started each version once.
+    let starts = said.lines().filter(|l| l.starts_with("started in")).count();
+    assert!(starts <= 8, "{starts} starts: {said}");
+}
