@@ -146,30 +146,14 @@ fn a_bisect_starts_each_version_once_per_worker_and_leaves_none_running() {
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut args: Vec<String> = [
-        "bisect",
-        "--elo",
-        "100",
-        "--concurrency",
-        "2",
-        "--openings",
-        &common::book("leiserchess"),
-        "--out",
-        "kept",
-        "--quiet",
-    ]
-    .map(String::from)
-    .to_vec();
     // Four versions: the kept engines (four per worker) are never too many.
-    for v in 1..=4 {
-        args.extend([
-            "--engine".into(),
+    let mut args = common::bisect_of("kept", 4, 3, |v| {
+        vec![
             format!("cmd={}", wrapper.display()),
-            format!("name=v{v}"),
-            format!("depth={}", if v >= 3 { 1 } else { 2 }),
             format!("stderr={}", dir.join(format!("v{v}.err")).display()),
-        ]);
-    }
+        ]
+    });
+    args.push("--quiet".into());
     common::succeed_in(&dir, &args);
     let json = result(&dir.join("kept"));
     let steps = json["steps"].as_array().unwrap();

@@ -593,32 +593,14 @@ exec {engine} "$@"
         report = report.display()
     );
     script(&dir, "cheat", &text, 0o755);
-    let mut args: Vec<String> = [
-        "bisect",
-        "--elo",
-        "100",
-        "--concurrency",
-        "2",
-        "--max-games",
-        "64",
-        "--openings",
-        &common::book("leiserchess"),
-        "--out",
-        "bisect",
-        "--quiet",
-    ]
-    .map(String::from)
-    .to_vec();
-    for v in 1..=4 {
-        args.extend([
-            "--engine".into(),
+    let mut args = common::bisect_of("bisect", 4, 3, |_| {
+        vec![
             "cmd=./cheat".into(),
-            format!("name=v{v}"),
-            format!("depth={}", if v >= 3 { 1 } else { 2 }),
             common::writable(&report),
             format!("readable={engine}"),
-        ]);
-    }
+        ]
+    });
+    args.extend(["--max-games", "64", "--quiet"].map(String::from));
     let mut run = Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(&args)
         .current_dir(&dir)

@@ -3,10 +3,11 @@
 //! format, in place. Nothing else in arbiter reads an earlier format; it names this command.
 //!
 //! What changes: each settings file (`run.json`, a tune's `tune.json`, a bisect's
-//! `bisect-spec.json`, a split run's `claims/run.json`) is written as this build writes it, stating its format, with the opening
-//! order the run began with (`legacy`, the only one of format 1) recorded; each is sealed again
-//! under its run's id, so the journals' seals still hold. A folder sealed with a key inside it
-//! is first taken over by the owner's key (`proof::adopt`).
+//! `bisect-spec.json`, a split run's `claims/run.json`) is written as this build writes it,
+//! stating its format, with the opening order the run began with (`legacy`, the only one of
+//! format 1) recorded; each is sealed again under its run's id, so the journals' seals still
+//! hold. A folder sealed with a key inside it is first taken over by the owner's key
+//! (`proof::adopt`).
 
 use crate::bisect::drive::SPEC_FILE as BISECT_FILE;
 use crate::bisect::BisectSpec;

@@ -371,6 +371,18 @@ pub fn writable(folder: &Path) -> String {
 /// A bisect of eight versions of the bundled engine into `out`: v1..v5 search 2 plies, v6..v8
 /// one (a real weakness, worth hundreds of Elo), `--elo 100`, from the book's openings.
 pub fn bisect_series(out: &str) -> Vec<String> {
+    bisect_of(out, 8, 6, |_| vec![format!("cmd={}", bundled_engine())])
+}
+
+/// A bisect into `out` of `versions` versions, v1 first: those from `weak_from` on search one ply
+/// where the others search two, each also set as `engine` says (its program at least).
+/// `--elo 100`, two games at once, from the book's openings.
+pub fn bisect_of(
+    out: &str,
+    versions: u32,
+    weak_from: u32,
+    engine: impl Fn(u32) -> Vec<String>,
+) -> Vec<String> {
     let mut args: Vec<String> = [
         "bisect",
         "--elo",
@@ -382,17 +394,16 @@ pub fn bisect_series(out: &str) -> Vec<String> {
         "--out",
         out,
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for v in 1..=8 {
-        let depth = if v >= 6 { 1 } else { 2 };
+    .map(String::from)
+    .to_vec();
+    for v in 1..=versions {
+        let depth = if v >= weak_from { 1 } else { 2 };
         args.extend([
             "--engine".to_string(),
-            format!("cmd={}", bundled_engine()),
             format!("name=v{v}"),
             format!("depth={depth}"),
         ]);
+        args.extend(engine(v));
     }
     args
 }
