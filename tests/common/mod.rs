@@ -398,12 +398,10 @@ pub fn bisect_of(
     .to_vec();
     for v in 1..=versions {
         let depth = if v >= weak_from { 1 } else { 2 };
-        args.extend([
-            "--engine".to_string(),
-            format!("name=v{v}"),
-            format!("depth={depth}"),
-        ]);
+        // `--engine <its own settings> name=vN depth=N`, as tests that edit a version find it.
+        args.push("--engine".to_string());
         args.extend(engine(v));
+        args.extend([format!("name=v{v}"), format!("depth={depth}")]);
     }
     args
 }
