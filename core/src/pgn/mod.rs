@@ -661,7 +661,7 @@ impl Progress {
         }
         if self.comment_depth == 0 {
             // A tag, an escape or a blank line, or one that may start with a wide space.
-            match raw.iter().find(|b| !b.is_ascii_whitespace()) {
+            match raw.iter().find(|&&b| !trimmed(b)) {
                 Some(b'[' | b'%') | None => return false,
                 Some(b) if !b.is_ascii() => return false,
                 Some(_) => {}
@@ -751,10 +751,17 @@ fn ends_in_comment(text: &[u8]) -> bool {
         .is_some_and(|opened| memchr::memrchr(b'}', text).is_none_or(|closed| closed < opened))
 }
 
+/// Whether `str::trim` takes `byte` off a line's ends: ASCII whitespace and the vertical tab
+/// (which `u8::is_ascii_whitespace` leaves out), so a line the full read trims to a tag is a
+/// tag to the quick reads too.
+fn trimmed(byte: u8) -> bool {
+    byte.is_ascii_whitespace() || byte == b'\x0b'
+}
+
 /// `Some` where a line starting with `byte` is movetext wherever it lies: not a tag, an escape
 /// or blank, and not perhaps starting with a space that is not ASCII.
 fn plain_start(byte: u8) -> Option<()> {
-    let special = byte.is_ascii_whitespace() || matches!(byte, b'%' | b'[') || !byte.is_ascii();
+    let special = trimmed(byte) || matches!(byte, b'%' | b'[') || !byte.is_ascii();
     (!special).then_some(())
 }
 
@@ -1052,6 +1059,7 @@ mod tests {
                         proptest::strategy::Just("\n  [Note \"y\"]\n"),
                         proptest::strategy::Just("\n%{\n"), proptest::strategy::Just("\n\u{a0}[N \
                             \"z\"]\n"),
+                        proptest::strategy::Just("\n\x0b[Result \"0-1\"]\n"),
                     ],
                     0..24,
                 ),
