@@ -9,7 +9,7 @@
 //!
 //! Ratings must agree within 1 Elo and interval ends within 2, as the BayesElo user reads them.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, scratch, stderr, stdout};
 

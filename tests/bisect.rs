@@ -3,7 +3,7 @@
 //! openings; then the same bisect stopped by SIGINT and resumed, to the same answer with no
 //! game played twice.
 
-mod common;
+use crate::common;
 
 use common::{bundled_engine, scratch, stderr, stdout};
 use std::path::Path;

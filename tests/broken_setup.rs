@@ -3,7 +3,7 @@
 //! stops starting during a run stops the run (exit 4) instead of losing games it never played.
 //! Every case runs the real `arbiter` binary against real files and processes.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, script, stderr, stdout};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! was given (its environment, a descriptor it inherited) and share a folder with a twin.
 //! `.ci/run` installs bubblewrap; without it these tests fail, they never skip.
 
-mod common;
+use crate::common;
 
 use common::{bundled_engine, scratch, script, stderr, stdout};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! published numbers (the Chess Programming Wiki's "Perft Results", which shakmaty's own tests
 //! use), a game to mate replayed through the CLI, and SAN in the PGN of a real match.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{find_game, Position};
 use arbiter::games::chess::Chess;

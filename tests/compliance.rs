@@ -1,7 +1,7 @@
 //! `arbiter compliance` and fastchess's `--compliance ENGINE [ARGS]`, on the bundled engine as
 //! it is and misbehaving on purpose: the first failing step is named, with the engine's output.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, assert_exit, bundled_engine, stderr, stdout};
 

@@ -3,7 +3,7 @@
 //! to what the course's `Harness.java` and `PlayGame.java` give for them: which pairings play,
 //! how often and with which colours, each player's limit, and where its move rule draws.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{Position, Status};
 use arbiter::games::leiserchess::Leiserchess;

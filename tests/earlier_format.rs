@@ -3,7 +3,7 @@
 //! run with a random-order book goes on with `--shard` and `arbiter slurm`, and merges to the
 //! bytes of the same run played on one machine.
 
-mod common;
+use crate::common;
 
 use common::earlier_format::{earlier_folders, the_run};
 use common::{assert_exit, scratch, stderr, stdout};

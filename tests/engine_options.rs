@@ -3,7 +3,7 @@
 //! `--each`, a TOML file, the MIT autotester's `.txt`, fastchess's `config.json`, and CECP.
 //! Otherwise a typo (`option.Stlye=greedy`) turns an SPRT into an engine against itself.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, stderr};
 use std::path::Path;

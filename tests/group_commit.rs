@@ -2,7 +2,7 @@
 //! disk syncs, none is counted before it is in the journal, and a game that may end the run (an
 //! SPRT's) is synced at once.
 
-mod common;
+use crate::common;
 
 use arbiter::engine::EngineConfig;
 use arbiter::game::find_game;

@@ -1,7 +1,7 @@
 //! Runs attacked as a hostile or careless user would: out-of-range settings, absurd concurrency,
 //! huge schedules, two arbiters on one run folder. Real binaries, real files.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, script, stderr};
 use std::io::{BufRead, BufReader};

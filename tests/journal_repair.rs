@@ -2,7 +2,7 @@
 //! with garbage is mended on resume, and a run stopped by a full disk (a real, tiny tmpfs) is
 //! finished once space is freed, with every game exactly once.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, stderr};
 use std::path::{Path, PathBuf};

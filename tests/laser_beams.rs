@@ -2,7 +2,7 @@
 //! starts at the mover's firing piece, steps square by square in straight lines, and ends on the
 //! square of the piece the referee removed, when it removed one.
 
-mod common;
+use crate::common;
 
 use arbiter::game::find_game;
 use common::{arbiter_in, bundled_engine, scratch, stderr};

@@ -1,6 +1,6 @@
 //! Laser Chess: perft, beams against every piece, helix squares, swaps, notation, setups.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{Game, Outcome, Position, Status, Termination};
 use arbiter::games::laserchess::LaserChess;

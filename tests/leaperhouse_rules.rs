@@ -1,7 +1,7 @@
 //! Leaperhouse: Fairy-Stockfish perft and notation, drops and their bans, promotion, campmate,
 //! stalemate, drop mate, and the repetition rulings.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{Game, Outcome, Position, Status, Termination};
 use arbiter::games::leaperhouse::Leaperhouse;

@@ -1,6 +1,6 @@
 //! Leiserchess 2018 and 2012: reference perft, the rule texts' sample games, and each rule.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{Game, Outcome, Position, Status, Termination};
 use arbiter::games::leiserchess::Leiserchess;

@@ -2,7 +2,7 @@
 //! found by doing what the README documents, in an order a user would, with real runs of the
 //! bundled engine.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, deep_against_shallow, scratch, stderr, stdout, succeed_in};
 use std::path::Path;

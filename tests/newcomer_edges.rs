@@ -1,7 +1,7 @@
 //! The rough edges a newcomer hit, each as they met it: flags after the moves, an SPRT without
 //! `--games`, run folders named by epoch seconds, `--help` that left things out.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, arbiter_in, bundled_engine as engine, stderr, stdout};
 

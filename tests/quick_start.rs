@@ -1,7 +1,7 @@
 //! The README's first command, as a newcomer runs it: `arbiter tournament` with no engines given,
 //! on a machine busy with other work.
 
-mod common;
+use crate::common;
 
 use common::{scratch, stderr, stdout};
 use std::process::Command;

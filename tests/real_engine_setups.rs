@@ -3,7 +3,7 @@
 //! loaded), the MIT player's clock dialect on the 2012 game, `restart=on|off`, a bare `cmd=` in
 //! the working folder, and what the errors say.
 
-mod common;
+use crate::common;
 
 use common::{
     arbiter_in, assert_exit, bundled_engine, rule_text, scratch, stderr, stdout, succeed_in,

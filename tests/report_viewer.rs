@@ -3,7 +3,7 @@
 //! test opens a game at the ply where the referee recorded a zap (found by replaying the game
 //! through `arbiter replay`, not from the page) and checks the drawn beam ends on that square.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, arbiter_in, bundled_engine, scratch, stderr, stdout};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `arbiter match` and `arbiter tournament` from the command line, with the bundled engine as a
 //! real process: results, reports, SPRT exit codes, resume after `kill -9`, bad input.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, arbiter_in, assert_exit, bundled_engine as engine, stderr, stdout};
 use std::path::Path;

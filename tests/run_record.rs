@@ -2,7 +2,7 @@
 //! task of a split run and a merge refuse a book or an engine program that is not the one the
 //! run was played with, naming the file, before they play or prove a game.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, book, bundled_engine, deep_against_shallow, scratch, stderr, succeed_in};
 use std::path::Path;

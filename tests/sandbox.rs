@@ -3,7 +3,7 @@
 //! writes into the run, reads the opponent's folder and dials a port, a fork storm, a memory hog.
 //! `.ci/run` installs bubblewrap; without it these tests fail, they never skip.
 
-mod common;
+use crate::common;
 
 use common::{bundled_engine, scratch, stderr, stdout, succeed_in};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! named in the engine's own script, a lock on a file every sandbox sees, a new user namespace,
 //! and filling its working folder. CI runs as root, where each of these once worked.
 
-mod common;
+use crate::common;
 
 use common::{bundled_engine, scratch, succeed_in};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! installs Debian's slurm-wlm and munge, starts a one-node cluster (`.ci/slurm/start.sh`) and
 //! runs them with `--ignored`. Without a cluster they fail, saying so; they never pass unrun.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! it is given: hostile values in names and paths stay text, and a run that would fail in
 //! every task is refused before anything is printed. (The real cluster is tests/slurm_cluster.rs.)
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, script, stderr, stdout};
 use std::process::Command;

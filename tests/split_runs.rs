@@ -2,7 +2,7 @@
 //! at fixed depths, which plays the same game from the same opening every time: the merged run
 //! must be the single-machine run, byte for byte, however it was split, requeued or duplicated.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, bundled_engine, scratch, stderr, stdout};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! which `.ci/run` installs and runs these tests for with `--ignored`. Without stockfish they
 //! fail, saying so; they never pass unrun.
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, scratch, stderr, stdout};
 

@@ -2,7 +2,7 @@
 //! theirs: the example of fastchess's README, and two lines in the shapes fastchess users write
 //! in their scripts (EPD book in random order, a log file, -games 2, an SPRT, -pgnout file=).
 
-mod common;
+use crate::common;
 
 use common::{arbiter_in, assert_exit, bundled_engine, scratch, stderr, stdout};
 

@@ -8,7 +8,7 @@
 //!
 //! Needs stockfish and fairy-stockfish: `.ci/run` installs them and runs this with --ignored.
 
-mod common;
+use crate::common;
 
 use common::{scratch, stderr, stdout};
 use std::io::{BufRead, BufReader};

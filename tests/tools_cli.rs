@@ -1,6 +1,6 @@
 //! `arbiter rate`, `arbiter run` and `arbiter book`, and the books committed in openings/.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, arbiter_in, bundled_engine, stderr, stdout};
 use std::path::PathBuf;

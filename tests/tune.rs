@@ -3,7 +3,7 @@
 //! `kill -9`, one machine or two split tasks), and bad parameters are refused before anything
 //! is played.
 
-mod common;
+use crate::common;
 
 use common::{arbiter, bundled_engine as engine, focus_tune, stderr, stdout};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Ultima: perft, one test per capture method and chameleon imitation, immobilization, suicide,
 //! check, and random playouts.
 
-mod common;
+use crate::common;
 
 use arbiter::game::{Game, Outcome, Position, Status, Termination};
 use arbiter::games::ultima::Ultima;

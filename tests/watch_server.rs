@@ -1,6 +1,6 @@
 //! `arbiter watch` keeps answering whatever a local program does with its connections.
 
-mod common;
+use crate::common;
 
 use common::{deep_against_shallow, scratch, succeed_in};
 use std::io::{BufRead, Read, Write};

@@ -3,7 +3,7 @@
 //! environment, a Java jar, `nice` and `taskset` in front of the engine; and a wrapper that cannot
 //! start, whose error names what it could not see and the setting that shows it.
 
-mod common;
+use crate::common;
 
 use common::{bundled_engine, scratch, script, stderr, stdout};
 use std::process::{Command, Output};

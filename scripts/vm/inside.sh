@@ -72,9 +72,9 @@ undelegated() {
 
 # One test of the repository's own, by name.
 run_test() {
-  local who=$1 binary=$2 name=$3
-  (cd "$repo" && as "$who" /opt/arbiter-vm/"$binary" --include-ignored --exact --test-threads 1 \
-      --nocapture "$name") > /tmp/test.out 2>&1
+  local who=$1 file=$2 name=$3
+  (cd "$repo" && as "$who" /opt/arbiter-vm/all --include-ignored --exact --test-threads 1 \
+      --nocapture "$file::$name") > /tmp/test.out 2>&1
   local rc=$?
   grep -E "^test |spinner|panicked|assert" /tmp/test.out | head -12
   return $rc
