@@ -131,11 +131,11 @@ fn the_mit_dialect_plays_leiserchess2012_under_a_clock() {
             &e,
             "name=uci",
             "--each",
-            "tc=10+0.1",
+            "tc=3+0.1",
             "--log",
             "io.log",
             "--max-plies",
-            "60",
+            "20",
         ],
     );
     assert_exit(&out, 0);

@@ -1323,6 +1323,9 @@ fn openbench_pgnout_keeps_nodes_seldepth_and_the_matching_lines() {
             "seldepth=true",
             "nodes=true",
             "match_line=^info string pgncomment .*",
+            // Every move's comment is checked: a few moves a game check as much as a hundred.
+            "-maxmoves",
+            "10",
         ],
     );
     assert_exit(&out, 0);
@@ -1367,7 +1370,7 @@ fn fischer_random_plays_chess960_from_its_book() {
     let out = play(
         &dir,
         "-engine cmd=ENGINE name=a -engine cmd=ENGINE name=b -each tc=2+0.02 -variant fischerandom \
-         -openings file=frc.epd format=epd -rounds 2 -games 2 -pgnout file=frc.pgn -maxmoves 40",
+         -openings file=frc.epd format=epd -rounds 2 -games 2 -pgnout file=frc.pgn -maxmoves 20",
     );
     assert_exit(&out, 0);
     let pgn = std::fs::read_to_string(dir.join("frc.pgn")).unwrap();
@@ -1416,7 +1419,7 @@ fn an_engines_polyglot_book_plays_its_moves_within_its_depth() {
     let out = play(
         &dir,
         "-engine cmd=ENGINE name=a book=book.bin bookdepth=2 -engine cmd=ENGINE name=b \
-         book=book.bin bookdepth=2 -each proto=uci tc=2+0.02 -games 2 -pgnout out.pgn",
+         book=book.bin bookdepth=2 -each proto=uci tc=2+0.02 -games 2 -pgnout out.pgn -maxmoves 6",
     );
     assert_exit(&out, 0);
     let pgn = std::fs::read_to_string(dir.join("out.pgn")).unwrap();
