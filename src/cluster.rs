@@ -313,9 +313,10 @@ fn slurm_flags(opts: &SlurmOptions) -> String {
 /// Refuses a script no node of the cluster (of the partition, when one is named) could run: a
 /// task asks for the run's concurrency in CPUs (`--cpus-per-task`), and Slurm accepts an array
 /// no node can hold and leaves it pending for ever. Asked of `sinfo` where it is installed;
-/// nothing is said where it is not, nor where it does not answer in `SINFO_PATIENCE` (a
-/// controller that is down: `sinfo` retries it for ten seconds). `--force` writes the script all
-/// the same (a cluster whose larger nodes are down now), with a warning.
+/// nothing is said where it is not. Where it does not answer in `SINFO_PATIENCE` (a controller
+/// that is down: `sinfo` retries it for ten seconds), a note says the nodes were not checked.
+/// `--force` writes the script all the same (a cluster whose larger nodes are down now), with a
+/// warning.
 pub fn refuse_if_no_node_fits(
     cpus: usize,
     partition: Option<&str>,
@@ -326,8 +327,17 @@ pub fn refuse_if_no_node_fits(
     if let Some(p) = partition {
         sinfo.arg(format!("--partition={p}"));
     }
-    let Some(out) = answer_within(sinfo, SINFO_PATIENCE) else {
-        return Ok(());
+    let out = match answer_within(sinfo, SINFO_PATIENCE) {
+        Answer::Output(out) => out,
+        Answer::NotStarted => return Ok(()),
+        Answer::Late => {
+            eprintln!(
+                "note: sinfo did not answer within {} s: the nodes' CPUs were not checked \
+                 against --concurrency",
+                SINFO_PATIENCE.as_secs()
+            );
+            return Ok(());
+        }
     };
     let most = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -356,49 +366,36 @@ pub fn refuse_if_no_node_fits(
 /// How long `sinfo` is given to answer: a controller that answers at all does so well within it.
 const SINFO_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// `cmd`'s output where it starts and ends within `patience`; where it does not end, it is
-/// killed, and a note says what was not checked.
-fn answer_within(
-    mut cmd: std::process::Command,
-    patience: std::time::Duration,
-) -> Option<std::process::Output> {
-    use std::io::Read;
-    let mut child = cmd
-        .stdin(std::process::Stdio::null())
+/// What a helper program gave in the time it was given.
+enum Answer {
+    Output(std::process::Output),
+    /// It is not installed, or could not be started.
+    NotStarted,
+    /// It was killed for taking longer.
+    Late,
+}
+
+fn answer_within(cmd: std::process::Command, patience: std::time::Duration) -> Answer {
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    // Read as it is written: a pipe left full would keep it from ending.
-    let mut pipe = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut stdout = Vec::new();
-        pipe.read_to_end(&mut stdout).map(|_| stdout)
-    });
-    let started = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < patience => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                eprintln!(
-                    "note: sinfo did not answer within {} s: the nodes' CPUs were not checked \
-                     against --concurrency",
-                    patience.as_secs()
-                );
-                return None;
-            }
-        }
+        .kill_on_drop(true);
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Answer::NotStarted;
     };
-    let stdout = reader.join().ok()?.ok()?;
-    Some(std::process::Output {
-        status,
-        stdout,
-        stderr: Vec::new(),
+    runtime.block_on(async {
+        let Ok(child) = cmd.spawn() else {
+            return Answer::NotStarted;
+        };
+        match tokio::time::timeout(patience, child.wait_with_output()).await {
+            Ok(Ok(out)) => Answer::Output(out),
+            Ok(Err(_)) => Answer::NotStarted,
+            Err(_) => Answer::Late,
+        }
     })
 }
 

@@ -150,6 +150,56 @@ fn a_run_every_task_would_refuse_is_refused_before_the_script() {
     assert!(said.contains("no-such-book.txt"), "{said}");
 }
 
+/// Where Slurm's controller is down, `sinfo` retries it for about ten seconds: `arbiter slurm`
+/// waits for it no more than a few, kills it, prints the script and says what it did not check.
+#[test]
+fn a_sinfo_that_does_not_answer_neither_holds_the_script_nor_outlives_it() {
+    let dir = scratch("slurm-script", "late-sinfo");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let started = dir.join("sinfo-started");
+    script(
+        &bin,
+        "sinfo",
+        &format!(
+            "#!/bin/sh
+echo $$ > {}
+exec sleep 60
+",
+            started.display()
+        ),
+        0o755,
+    );
+    let book = common::book("leiserchess");
+    let mut args: Vec<String> = ["slurm", "--shards", "2", "--"].map(String::from).to_vec();
+    args.extend(run_args("late", "e", &book));
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(&args)
+        .current_dir(&dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("sbatch"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("sinfo did not answer within 3 s"),
+        "{}",
+        stderr(&out)
+    );
+    let pid = std::fs::read_to_string(&started).expect("the late sinfo was asked");
+    // Gone, or a zombie left for init to reap: not sleeping on.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    let alive = stat
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']));
+    assert!(!alive, "sinfo (pid {}) outlived arbiter slurm", pid.trim());
+}
+
 /// An `--out` folder every task would refuse is refused before the script: one that holds a
 /// split run with other settings, or a run of one machine. A folder of the same split run (a
 /// resubmission, after a task was requeued) gets its script.
