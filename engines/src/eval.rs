@@ -95,9 +95,7 @@ impl Eval {
     pub fn leaf<P: Position>(&self, pos: &P, their_moves: usize) -> i32 {
         let mut score = pos.material() * self.material / 100;
         if self.mobility != 0 {
-            let mut moves = Vec::new();
-            pos.generate(&mut moves);
-            score += self.mobility * (moves.len() as i32 - their_moves as i32);
+            score += self.mobility * (pos.move_count() as i32 - their_moves as i32);
         }
         if self.blur != 0 {
             score += blur(pos.key(), self.blur);

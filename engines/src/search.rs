@@ -121,7 +121,8 @@ impl Searcher<'_> {
         if depth == 0 {
             return self.eval.leaf(pos, their_moves);
         }
-        let mut moves = Vec::new();
+        // Room for the widest position's moves at once: one allocation a node, none to grow.
+        let mut moves = Vec::with_capacity(256);
         pos.generate(&mut moves);
         if moves.is_empty() {
             return 0;

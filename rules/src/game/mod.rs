@@ -427,6 +427,14 @@ pub trait Position: Clone + Send + Sync + 'static {
     /// board).
     fn generate(&self, out: &mut Vec<Self::Move>);
 
+    /// How many moves `generate` would append: an engine's mobility. Games with a bulk count
+    /// answer without listing the moves.
+    fn move_count(&self) -> usize {
+        let mut moves = Vec::new();
+        self.generate(&mut moves);
+        moves.len()
+    }
+
     /// Plays a move produced by `generate`, returning what it removed from the board.
     fn play(&mut self, mv: Self::Move) -> Removals;
 

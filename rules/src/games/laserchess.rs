@@ -553,6 +553,10 @@ impl Position for LaserChess {
         self.for_each_move(|mv| out.push(mv));
     }
 
+    fn move_count(&self) -> usize {
+        self.count_moves() as usize
+    }
+
     fn play(&mut self, mv: LaserChessMove) -> Removals {
         match self.make(mv) {
             Some((s, cell)) => Removals::one(square_name(s), &token(cell)),

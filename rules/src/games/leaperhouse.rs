@@ -607,6 +607,10 @@ impl Position for Leaperhouse {
         self.for_each_legal(|mv| out.push(mv));
     }
 
+    fn move_count(&self) -> usize {
+        self.count_legal() as usize
+    }
+
     fn play(&mut self, mv: LeaperMove) -> Removals {
         match self.make(mv) {
             Some((s, cell)) => Removals::one(square_name(s), &piece_text(cell)),

@@ -117,6 +117,10 @@ impl Position for Leiserchess2012 {
         self.for_each_move(|mv| out.push(mv));
     }
 
+    fn move_count(&self) -> usize {
+        self.count_moves() as usize
+    }
+
     fn play(&mut self, mv: LaserMove) -> Removals {
         LaserBoard::removals(self.make(mv))
     }
