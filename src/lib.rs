@@ -803,15 +803,13 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
             quiet: job.quiet,
             resume: None,
         };
+        let script = cluster::slurm_script(&run_job, run, opts, cluster::AfterTasks::Nothing)?;
         cluster::refuse_if_no_node_fits(
             run_job.spec.concurrency,
             opts.partition.as_deref(),
             opts.force,
         )?;
-        say_inline!(
-            "{}",
-            cluster::slurm_script(&run_job, run, opts, cluster::AfterTasks::Nothing)?
-        );
+        say_inline!("{script}");
         return Ok(Exit::Success);
     }
     if let Command::Bisect(args) = &cli.command {
@@ -821,15 +819,13 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
         // Checked (and a git range built) here, once, before anything is submitted: the
         // tasks find every version built.
         let job = bisectcmd::check_for_cluster(args, engine_groups(sub))?;
+        let script = cluster::slurm_script(&job, run, opts, cluster::AfterTasks::ResumeBisect)?;
         cluster::refuse_if_no_node_fits(
             job.spec.concurrency,
             opts.partition.as_deref(),
             opts.force,
         )?;
-        say_inline!(
-            "{}",
-            cluster::slurm_script(&job, run, opts, cluster::AfterTasks::ResumeBisect)?
-        );
+        say_inline!("{script}");
         return Ok(Exit::Success);
     }
     if !matches!(
@@ -845,11 +841,11 @@ fn slurm(run: &[String], opts: &cluster::SlurmOptions) -> Result<Exit, Failure> 
     // Everything a task will check, checked before anything is submitted: settings, book,
     // output files and the engines' start-up.
     runcmd::check_before_play(&job)?;
+    // What is checked here (the out folder) before what the cluster is asked, which may take
+    // seconds where its controller is down.
+    let script = cluster::slurm_script(&job, run, opts, cluster::AfterTasks::Merge)?;
     cluster::refuse_if_no_node_fits(job.spec.concurrency, opts.partition.as_deref(), opts.force)?;
-    say_inline!(
-        "{}",
-        cluster::slurm_script(&job, run, opts, cluster::AfterTasks::Merge)?
-    );
+    say_inline!("{script}");
     Ok(Exit::Success)
 }
 

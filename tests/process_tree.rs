@@ -657,7 +657,7 @@ fn a_run_pinned_by_hand_keeps_auto_runs_off_its_cpu() {
             "--games",
             "2",
             "--max-plies",
-            "40",
+            "20",
             "--quiet",
             &pinned,
         ])

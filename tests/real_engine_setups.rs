@@ -185,7 +185,7 @@ fn their_engines_are_found_where_their_tools_look() {
     std::fs::create_dir(dir.join("engines")).unwrap();
     std::os::unix::fs::symlink(bundled_engine(), dir.join("engines/Engine2.exe")).unwrap();
     let line = "-engine cmd=Engine1.exe -engine cmd=Engine2.exe dir=engines -each tc=40/0:02+0.02 \
-        -variant ultima -maxmoves 20";
+        -variant ultima -maxmoves 4";
     let args: Vec<&str> = line.split_whitespace().collect();
     let out = arbiter_in(&dir, &args);
     let text = stdout(&out);

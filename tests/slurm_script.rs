@@ -192,12 +192,23 @@ exec sleep 60
         stderr(&out)
     );
     let pid = std::fs::read_to_string(&started).expect("the late sinfo was asked");
-    // Gone, or a zombie left for init to reap: not sleeping on.
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    let alive = stat
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']));
-    assert!(!alive, "sinfo (pid {}) outlived arbiter slurm", pid.trim());
+    // Gone, or a zombie left for init to reap: not sleeping on. Killed, it dies when next
+    // scheduled, which a busy machine may put off past arbiter's exit.
+    let alive = || {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !alive(),
+        "sinfo (pid {}) outlived arbiter slurm",
+        pid.trim()
+    );
 }
 
 /// An `--out` folder every task would refuse is refused before the script: one that holds a
