@@ -121,7 +121,7 @@ impl Searcher<'_> {
         if depth == 0 {
             return self.eval.leaf(pos, their_moves);
         }
-        // Room for a usual position's moves at once (Leiserchess has about 100): one
+        // Room for a usual position's moves at once (Leiserchess starts with 61): one
         // allocation a node; only a wider one (drops in Leaperhouse) grows it.
         let mut moves = Vec::with_capacity(256);
         pos.generate(&mut moves);
